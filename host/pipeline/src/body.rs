@@ -1,0 +1,77 @@
+//! The tool body: what runs at the centre of the wrappers.
+
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{ContentBlock, ToolFailure};
+use toolhost_policy::ToolPolicy;
+use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent};
+
+/// Everything the body gets for one attempt.
+#[derive(Debug, Clone)]
+pub struct BodyInput<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// The validated arguments as JSON text.
+    pub arguments: &'a str,
+    /// The tool's policy.
+    pub policy: &'a ToolPolicy,
+    /// The budget the wrappers set.
+    pub budget: Budget,
+    /// The re-joined signal: cancelled by the caller or by any wrapper.
+    pub cancel: CancellationToken,
+    /// Randomness source.
+    pub entropy: Entropy,
+}
+
+/// Runs a tool and renders its values. Implemented by wasm components;
+/// tests substitute their own.
+#[async_trait::async_trait]
+pub trait ToolBody: Send + Sync {
+    /// Executes the tool.
+    async fn execute(&self, input: BodyInput<'_>) -> Execution;
+    /// Renders a value; `Ok(None)` means use the host's default rendering.
+    async fn render(
+        &self,
+        tool: &str,
+        arguments: &str,
+        value: &str,
+        policy: &ToolPolicy,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure>;
+    /// Why this body may not run under `policy` (e.g. an import the policy
+    /// does not grant), if it may not.
+    fn refusal(&self, _policy: &ToolPolicy) -> Option<String> {
+        None
+    }
+}
+
+/// A tool of a loaded wasm component.
+#[async_trait::async_trait]
+impl ToolBody for Arc<LoadedComponent> {
+    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+        let inv = Invocation {
+            tool: input.tool,
+            arguments: input.arguments,
+            policy: input.policy,
+            budget: input.budget,
+            cancel: input.cancel,
+            entropy: input.entropy,
+        };
+        LoadedComponent::execute(self, inv).await
+    }
+
+    async fn render(
+        &self,
+        tool: &str,
+        arguments: &str,
+        value: &str,
+        policy: &ToolPolicy,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        LoadedComponent::render(self, tool, arguments, value, policy, cancel).await
+    }
+
+    fn refusal(&self, policy: &ToolPolicy) -> Option<String> {
+        self.import_denial(&policy.sandbox)
+    }
+}

@@ -1,0 +1,49 @@
+//! The tool-calling contract, end to end.
+//!
+//! A [`Registry`] holds tools (registered as a service: dropping the
+//! [`Registration`] unregisters them; per-agent tools shadow global ones).
+//! [`advertise`] projects the visible tools to a model-facing allow-list in a
+//! stable order. A [`Pipeline`] runs one call through every stage, in the
+//! order written out in [`pipeline`], and always returns a
+//! [`toolhost_contract::ToolResult`]: there is no path where a call vanishes.
+//!
+//! Authority lives in types: the pre-execute waterfall can allow, ask or
+//! deny; a [`Guard`] can only deny or abstain; only a call that passed
+//! validation, policy, approval and guards reaches the around-dispatch
+//! [`wrappers`], and those can change the budget and the signal, never the
+//! call.
+//!
+//! ```no_run
+//! # async fn demo(registry: toolhost_pipeline::Registry) {
+//! use toolhost_pipeline::Pipeline;
+//! use toolhost_contract::ToolCall;
+//! let pipeline = Pipeline::builder(registry).build();
+//! let result = pipeline
+//!     .execute(ToolCall::new("call_1", "read", r#"{"path":"src/a.rs"}"#), Default::default())
+//!     .await;
+//! println!("{}", result.text());
+//! # }
+//! ```
+
+pub mod advertise;
+pub mod baseline;
+pub mod body;
+pub mod bound;
+pub mod call;
+pub mod listeners;
+pub mod paths;
+pub mod pipeline;
+pub mod registry;
+pub mod session_log;
+pub mod summary;
+pub mod wrappers;
+
+pub use body::{BodyInput, ToolBody};
+pub use call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
+pub use listeners::{
+    ApproveAll, Approval, ApprovalRequest, Approver, Guard, GuardDenial, ListenerError, PostAction,
+    PostExecute, PreDecision, PreExecute, ResultListener,
+};
+pub use pipeline::{Pipeline, PipelineBuilder, StageObserver};
+pub use registry::{RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec};
+pub use session_log::{LogContents, LogError, SessionLog, read_log};

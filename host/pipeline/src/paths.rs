@@ -1,0 +1,201 @@
+//! The path stage: every declared path argument must resolve inside a
+//! granted directory with the right permission, and write targets are
+//! classified (create / overwrite / patch) before anything runs.
+//!
+//! The host's own look at the filesystem goes through `cap-std` directories
+//! opened on each grant, so a `..` or a symlink cannot take the host out of
+//! a granted directory either.
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use serde_json::Value;
+use std::path::{Component, Path, PathBuf};
+use toolhost_contract::{FailureCode, PathAccess, ToolDescriptor, ToolFailure};
+use toolhost_policy::{FsGrant, FsMode, Sandbox};
+
+/// A path argument after the path stage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// The argument's JSON Pointer.
+    pub pointer: String,
+    /// The absolute, normalized guest path.
+    pub guest: String,
+    /// The grant it falls in.
+    pub grant: FsGrant,
+    /// The path relative to the grant's root.
+    pub relative: PathBuf,
+    /// The access, with `write` resolved to `create` or `overwrite`.
+    pub access: PathAccess,
+    /// Whether it exists now.
+    pub exists: bool,
+}
+
+impl ResolvedPath {
+    /// Opens the grant's directory for the host's own access.
+    pub fn open_grant(&self) -> std::io::Result<Dir> {
+        Dir::open_ambient_dir(&self.grant.host, ambient_authority())
+    }
+}
+
+fn denied(msg: String) -> ToolFailure {
+    ToolFailure::new(FailureCode::PathDenied, msg)
+}
+
+/// Normalizes a guest path lexically: relative paths are joined onto `cwd`;
+/// `.` is dropped; `..` pops, and popping past `/` is an error.
+pub fn normalize(path: &str, cwd: &str) -> Result<String, String> {
+    let joined = if path.starts_with('/') {
+        PathBuf::from(path)
+    } else {
+        Path::new(cwd).join(path)
+    };
+    let mut parts: Vec<String> = Vec::new();
+    for c in joined.components() {
+        match c {
+            Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                if parts.pop().is_none() {
+                    return Err(format!("`{path}` climbs above the root"));
+                }
+            }
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            Component::Prefix(_) => return Err(format!("`{path}` is not a guest path")),
+        }
+    }
+    Ok(format!("/{}", parts.join("/")))
+}
+
+/// The grant containing `guest` (longest prefix) and the path relative to it.
+fn find_grant<'a>(sandbox: &'a Sandbox, guest: &str) -> Option<(&'a FsGrant, PathBuf)> {
+    sandbox
+        .fs
+        .iter()
+        .filter_map(|g| {
+            let root = g.guest.trim_end_matches('/');
+            let rest = guest.strip_prefix(root)?;
+            if !(rest.is_empty() || rest.starts_with('/') || root.is_empty()) {
+                return None;
+            }
+            Some((g, root.len(), PathBuf::from(rest.trim_start_matches('/'))))
+        })
+        .max_by_key(|(_, len, _)| *len)
+        .map(|(g, _, rel)| (g, rel))
+}
+
+/// Runs the path stage for every declared path argument of `tool`.
+pub fn check_paths(
+    tool: &ToolDescriptor,
+    args: &Value,
+    sandbox: &Sandbox,
+) -> Result<Vec<ResolvedPath>, ToolFailure> {
+    let cwd = sandbox.fs.first().map_or("/", |g| g.guest.as_str());
+    let mut out = Vec::new();
+    for param in &tool.paths {
+        let Some(raw) = args.pointer(&param.pointer) else {
+            continue; // optional and absent
+        };
+        let Some(raw) = raw.as_str() else {
+            return Err(ToolFailure::new(
+                FailureCode::InvalidArguments,
+                format!("`{}` must be a path string", param.pointer),
+            ));
+        };
+        let guest = normalize(raw, cwd).map_err(|e| denied(format!("path {e}")))?;
+        let granted: Vec<&str> = sandbox.fs.iter().map(|g| g.guest.as_str()).collect();
+        let Some((grant, relative)) = find_grant(sandbox, &guest) else {
+            return Err(denied(if granted.is_empty() {
+                format!("`{raw}` is not accessible: this tool is granted no directories")
+            } else {
+                format!(
+                    "`{raw}` is outside the granted directories ({})",
+                    granted.join(", ")
+                )
+            }));
+        };
+        if param.access.is_write() && grant.mode == FsMode::ReadOnly {
+            return Err(denied(format!(
+                "`{raw}` is in {}, which is granted read-only",
+                grant.guest
+            )));
+        }
+        let dir = Dir::open_ambient_dir(&grant.host, ambient_authority()).map_err(|e| {
+            ToolFailure::new(
+                FailureCode::HostError,
+                format!("granted directory {} cannot be opened: {e}", grant.guest),
+            )
+        })?;
+        let target: &Path = if relative.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &relative
+        };
+        // cap-std resolves inside `dir` only: a symlink or `..` that leaves
+        // the grant is an error here, not a path on the host.
+        let exists = match dir.metadata(target) {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // The parent must still be inside the grant.
+                if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    if let Err(pe) = dir.metadata(parent) {
+                        if pe.kind() != std::io::ErrorKind::NotFound {
+                            return Err(denied(format!(
+                                "`{raw}` resolves outside the granted directory {}",
+                                grant.guest
+                            )));
+                        }
+                    }
+                }
+                false
+            }
+            Err(_) => {
+                return Err(denied(format!(
+                    "`{raw}` resolves outside the granted directory {} (through a symlink or `..`)",
+                    grant.guest
+                )));
+            }
+        };
+        let access = match (param.access, exists) {
+            (PathAccess::Write, true) => PathAccess::Overwrite,
+            (PathAccess::Write, false) => PathAccess::Create,
+            (a, _) => a,
+        };
+        match (access, exists) {
+            (PathAccess::Create, true) => {
+                return Err(ToolFailure::new(
+                    FailureCode::PathConflict,
+                    format!("`{raw}` already exists; this tool only creates new files"),
+                ));
+            }
+            (PathAccess::Overwrite | PathAccess::Patch, false) => {
+                return Err(ToolFailure::new(
+                    FailureCode::PathConflict,
+                    format!("`{raw}` does not exist"),
+                ));
+            }
+            _ => {}
+        }
+        out.push(ResolvedPath {
+            pointer: param.pointer.clone(),
+            guest,
+            grant: grant.clone(),
+            relative,
+            access,
+            exists,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalization() {
+        assert_eq!(normalize("a/b", "/workspace").unwrap(), "/workspace/a/b");
+        assert_eq!(normalize("/workspace/./a/../b", "/").unwrap(), "/workspace/b");
+        assert_eq!(normalize("../etc/passwd", "/workspace").unwrap(), "/etc/passwd");
+        assert!(normalize("/../x", "/").is_err());
+        assert_eq!(normalize(".", "/workspace").unwrap(), "/workspace");
+    }
+}

@@ -1,0 +1,233 @@
+//! The tool registry: a service, not a map. Registering returns a handle
+//! whose drop unregisters exactly what it registered; per-agent tools shadow
+//! global ones of the same name. Schemas are compiled once, here.
+
+use crate::body::ToolBody;
+use jsonschema::Validator;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+use toolhost_contract::ToolDescriptor;
+use toolhost_policy::{Policy, ToolPolicy};
+use toolhost_runtime::LoadedComponent;
+
+/// Where a tool is visible.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// To every agent (and calls without an agent).
+    Global,
+    /// To one agent only; shadows a global tool of the same name.
+    Agent(String),
+}
+
+/// A registered tool: its declaration, its resolved policy, its body and
+/// its compiled validators. Host-only: never serialized for a model.
+pub struct RegisteredTool {
+    /// What the tool declared.
+    pub descriptor: ToolDescriptor,
+    /// Its resolved policy.
+    pub policy: ToolPolicy,
+    /// What runs it.
+    pub body: Arc<dyn ToolBody>,
+    /// Where it came from (component path or a label).
+    pub source: String,
+    pub(crate) input: Validator,
+    pub(crate) output: Validator,
+}
+
+impl std::fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("name", &self.descriptor.name)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool to register.
+pub struct ToolSpec {
+    /// Its declaration.
+    pub descriptor: ToolDescriptor,
+    /// Its resolved policy.
+    pub policy: ToolPolicy,
+    /// What runs it.
+    pub body: Arc<dyn ToolBody>,
+    /// Where it came from.
+    pub source: String,
+}
+
+/// Registration failed; nothing was registered.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A schema does not compile.
+    #[error("tool `{tool}`: {which} schema does not compile: {reason}")]
+    Schema {
+        /// The tool.
+        tool: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// The compiler's message.
+        reason: String,
+    },
+    /// The name is taken in this scope.
+    #[error("tool `{0}` is already registered in this scope")]
+    Duplicate(String),
+}
+
+type Entries = BTreeMap<(Scope, String), (u64, Arc<RegisteredTool>)>;
+
+#[derive(Default)]
+struct Inner {
+    entries: Entries,
+    next_id: u64,
+}
+
+/// The registry service. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Registry {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry").finish_non_exhaustive()
+    }
+}
+
+/// Unregisters its tools when dropped (or on [`Registration::dispose`]).
+#[must_use = "dropping a Registration unregisters its tools"]
+#[derive(Debug)]
+pub struct Registration {
+    registry: Weak<Mutex<Inner>>,
+    keys: Vec<((Scope, String), u64)>,
+}
+
+impl Registration {
+    /// Unregisters now.
+    pub fn dispose(self) {}
+
+    /// Names registered by this handle.
+    pub fn names(&self) -> Vec<&str> {
+        self.keys.iter().map(|((_, n), _)| n.as_str()).collect()
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let Some(inner) = self.registry.upgrade() else {
+            return;
+        };
+        let mut inner = inner.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, id) in self.keys.drain(..) {
+            if inner.entries.get(&key).is_some_and(|(i, _)| *i == id) {
+                inner.entries.remove(&key);
+            }
+        }
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Registers tools in `scope`, all or nothing.
+    pub fn register(&self, scope: Scope, tools: Vec<ToolSpec>) -> Result<Registration, RegistryError> {
+        let mut compiled = Vec::with_capacity(tools.len());
+        for t in tools {
+            let compile = |which: &'static str, schema| {
+                jsonschema::validator_for(schema).map_err(|e| RegistryError::Schema {
+                    tool: t.descriptor.name.clone(),
+                    which,
+                    reason: e.to_string(),
+                })
+            };
+            let input = compile("input", &t.descriptor.input_schema)?;
+            let output = compile("output", &t.descriptor.output_schema)?;
+            compiled.push(RegisteredTool {
+                descriptor: t.descriptor,
+                policy: t.policy,
+                body: t.body,
+                source: t.source,
+                input,
+                output,
+            });
+        }
+        let mut inner = self.lock();
+        for t in &compiled {
+            let key = (scope.clone(), t.descriptor.name.clone());
+            let dup_in_batch = compiled
+                .iter()
+                .filter(|o| o.descriptor.name == t.descriptor.name)
+                .count()
+                > 1;
+            if inner.entries.contains_key(&key) || dup_in_batch {
+                return Err(RegistryError::Duplicate(t.descriptor.name.clone()));
+            }
+        }
+        let mut keys = Vec::with_capacity(compiled.len());
+        for t in compiled {
+            inner.next_id += 1;
+            let id = inner.next_id;
+            let key = (scope.clone(), t.descriptor.name.clone());
+            keys.push((key.clone(), id));
+            inner.entries.insert(key, (id, Arc::new(t)));
+        }
+        Ok(Registration {
+            registry: Arc::downgrade(&self.inner),
+            keys,
+        })
+    }
+
+    /// Registers every tool of a loaded component, each with its policy from `policy`.
+    pub fn register_component(
+        &self,
+        scope: Scope,
+        component: &Arc<LoadedComponent>,
+        policy: &Policy,
+    ) -> Result<Registration, RegistryError> {
+        let specs = component
+            .tools()
+            .iter()
+            .map(|d| ToolSpec {
+                descriptor: d.clone(),
+                policy: policy.for_tool(&d.name),
+                body: Arc::new(component.clone()),
+                source: component.path().display().to_string(),
+            })
+            .collect();
+        self.register(scope, specs)
+    }
+
+    /// The tool `name` as `agent` sees it: the agent's own, else the global one.
+    pub fn resolve(&self, name: &str, agent: Option<&str>) -> Option<Arc<RegisteredTool>> {
+        let inner = self.lock();
+        agent
+            .and_then(|a| inner.entries.get(&(Scope::Agent(a.to_owned()), name.to_owned())))
+            .or_else(|| inner.entries.get(&(Scope::Global, name.to_owned())))
+            .map(|(_, t)| t.clone())
+    }
+
+    /// Every tool `agent` can see, sorted by name (stable for prompt caches).
+    pub fn visible(&self, agent: Option<&str>) -> Vec<Arc<RegisteredTool>> {
+        let inner = self.lock();
+        let mut by_name: BTreeMap<&str, Arc<RegisteredTool>> = BTreeMap::new();
+        for ((scope, name), (_, t)) in &inner.entries {
+            match scope {
+                Scope::Global => {
+                    by_name.entry(name).or_insert_with(|| t.clone());
+                }
+                Scope::Agent(a) if Some(a.as_str()) == agent => {
+                    by_name.insert(name, t.clone());
+                }
+                Scope::Agent(_) => {}
+            }
+        }
+        by_name.into_values().collect()
+    }
+}

@@ -1,0 +1,133 @@
+//! The durable session log: JSON Lines, one event per line, append-only,
+//! flushed and synced per event.
+//!
+//! A crash can leave a torn last line. Opening a log for append moves such a
+//! fragment aside (to `<log>.torn-<offset>`, so nothing is lost) before
+//! writing; reading skips a torn last line and reports it. A malformed line
+//! anywhere else is an error naming its line: never silently merged.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use toolhost_contract::SessionEvent;
+
+/// A session log could not be opened, written or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LogError {
+    /// I/O failed.
+    #[error("session log {path}: {source}")]
+    Io {
+        /// The log.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A line in the middle of the log is not an event.
+    #[error("session log {path}:{line}: not a session event: {reason}")]
+    Malformed {
+        /// The log.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Appends events to a log file.
+#[derive(Debug)]
+pub struct SessionLog {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl SessionLog {
+    /// Opens (creating) `path` for appending; a torn last line left by a
+    /// crash is moved to a side file first.
+    pub fn open(path: &Path) -> Result<SessionLog, LogError> {
+        let io = |source| LogError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(io)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            let start = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let side = path.with_extension(format!("torn-{start}"));
+            std::fs::write(&side, &bytes[start..]).map_err(io)?;
+            file.set_len(start as u64).map_err(io)?;
+            file.seek(SeekFrom::End(0)).map_err(io)?;
+            tracing::warn!(log = %path.display(), side = %side.display(), "moved a torn last line aside");
+        }
+        Ok(SessionLog {
+            path: path.to_owned(),
+            file: Mutex::new(file),
+        })
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event as one line, then flushes and syncs it to disk.
+    pub fn append(&self, event: &SessionEvent) -> Result<(), LogError> {
+        let io = |source| LogError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut line = serde_json::to_vec(event).map_err(|e| io(e.into()))?;
+        line.push(b'\n');
+        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        f.write_all(&line).map_err(io)?;
+        f.flush().map_err(io)?;
+        f.sync_data().map_err(io)
+    }
+}
+
+/// What [`read_log`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogContents {
+    /// The events, in order.
+    pub events: Vec<SessionEvent>,
+    /// A torn last line that was skipped.
+    pub torn_tail: Option<String>,
+}
+
+/// Reads a whole log.
+pub fn read_log(path: &Path) -> Result<LogContents, LogError> {
+    let text = std::fs::read(path).map_err(|source| LogError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let text = String::from_utf8_lossy(&text);
+    let complete = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut events = Vec::new();
+    let mut torn_tail = None;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<SessionEvent>(line) {
+            Ok(e) => events.push(e),
+            Err(_) if i + 1 == lines.len() && !complete => torn_tail = Some((*line).to_owned()),
+            Err(e) => {
+                return Err(LogError::Malformed {
+                    path: path.to_owned(),
+                    line: i + 1,
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(LogContents { events, torn_tail })
+}

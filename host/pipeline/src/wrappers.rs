@@ -1,0 +1,247 @@
+//! Around-dispatch wrappers: middleware around one dispatch of a tool body.
+//!
+//! Wrappers are applied in order, the first added is the outermost (as in
+//! tower's `ServiceBuilder`). A wrapper sees the frozen call and the tool
+//! read-only; it may change the [`Budget`] (fuel, deadline), the
+//! cancellation signal and the metrics it records, nothing else. The signal
+//! a wrapper installs is restored after it returns, and the body always
+//! receives a signal re-joined with the caller's, so no wrapper can detach
+//! the caller's cancellation.
+
+use crate::body::{BodyInput, ToolBody};
+use crate::call::FrozenCall;
+use crate::registry::RegisteredTool;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{ErrorCode, FailureCode};
+use toolhost_runtime::{Budget, Entropy, Execution};
+
+/// The mutable part of one dispatch, as wrappers see it.
+pub struct DispatchCtx<'a> {
+    call: &'a FrozenCall,
+    tool: &'a RegisteredTool,
+    arguments: &'a str,
+    entropy: Entropy,
+    /// Fuel and deadline for the body.
+    pub budget: Budget,
+    /// The signal the body will observe (joined with the caller's).
+    pub signal: CancellationToken,
+    /// Facts for the result's `meta.extra`.
+    pub metrics: Map<String, Value>,
+}
+
+impl<'a> DispatchCtx<'a> {
+    /// The frozen call.
+    pub fn call(&self) -> &FrozenCall {
+        self.call
+    }
+    /// The tool being dispatched.
+    pub fn tool(&self) -> &RegisteredTool {
+        self.tool
+    }
+}
+
+/// An around-dispatch wrapper.
+#[async_trait::async_trait]
+pub trait Wrapper: Send + Sync {
+    /// Name, for traces.
+    fn name(&self) -> &str;
+    /// Runs around `next` (call `next.run(ctx)` zero or more times).
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution;
+}
+
+/// The rest of the chain.
+#[derive(Clone, Copy)]
+pub struct Next<'a> {
+    wrappers: &'a [Arc<dyn Wrapper>],
+    body: &'a dyn ToolBody,
+    caller: &'a CancellationToken,
+}
+
+impl Next<'_> {
+    /// Runs the remaining wrappers and the body.
+    pub async fn run(self, ctx: &mut DispatchCtx<'_>) -> Execution {
+        match self.wrappers.split_first() {
+            Some((w, rest)) => {
+                let saved = ctx.signal.clone();
+                let next = Next {
+                    wrappers: rest,
+                    ..self
+                };
+                let span = tracing::debug_span!("wrapper", name = w.name());
+                let _g = span.enter();
+                let out = w.around(ctx, next).await;
+                ctx.signal = saved; // restored whatever the wrapper did
+                out
+            }
+            None => {
+                // Re-join the caller's signal: the body is cancelled when the
+                // caller cancels, whatever signal the wrappers installed.
+                let joined = self.caller.child_token();
+                let relay = {
+                    let (w, j) = (ctx.signal.clone(), joined.clone());
+                    tokio::spawn(async move {
+                        w.cancelled().await;
+                        j.cancel();
+                    })
+                };
+                let out = self
+                    .body
+                    .execute(BodyInput {
+                        tool: ctx.tool.descriptor.name.as_str(),
+                        arguments: ctx.arguments,
+                        policy: &ctx.tool.policy,
+                        budget: ctx.budget,
+                        cancel: joined,
+                        entropy: ctx.entropy,
+                    })
+                    .await;
+                relay.abort();
+                out
+            }
+        }
+    }
+}
+
+/// Runs `wrappers` around `body` for one call.
+pub(crate) async fn dispatch(
+    wrappers: &[Arc<dyn Wrapper>],
+    call: &FrozenCall,
+    tool: &RegisteredTool,
+    arguments: &str,
+    entropy: Entropy,
+    caller: &CancellationToken,
+) -> (Execution, Map<String, Value>) {
+    let mut ctx = DispatchCtx {
+        call,
+        tool,
+        arguments,
+        entropy,
+        budget: Budget::default(),
+        signal: caller.clone(),
+        metrics: Map::new(),
+    };
+    let next = Next {
+        wrappers,
+        body: tool.body.as_ref(),
+        caller,
+    };
+    let out = next.run(&mut ctx).await;
+    (out, ctx.metrics)
+}
+
+/// Sets the wall-clock deadline from the tool's policy (`timeout_ms`).
+#[derive(Debug, Default)]
+pub struct DeadlineWrapper;
+
+#[async_trait::async_trait]
+impl Wrapper for DeadlineWrapper {
+    fn name(&self) -> &str {
+        "deadline"
+    }
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+        ctx.budget.deadline = Duration::from_millis(ctx.tool.policy.limits.timeout_ms);
+        next.run(ctx).await
+    }
+}
+
+/// Sets the CPU fuel budget from the tool's policy (`fuel`).
+#[derive(Debug, Default)]
+pub struct FuelWrapper;
+
+#[async_trait::async_trait]
+impl Wrapper for FuelWrapper {
+    fn name(&self) -> &str {
+        "fuel"
+    }
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+        ctx.budget.fuel = ctx.tool.policy.limits.fuel;
+        next.run(ctx).await
+    }
+}
+
+/// Retries idempotent tools after a transient failure (`timeout`, or a
+/// tool-reported `unavailable`), at most `max_attempts` times in all.
+#[derive(Debug)]
+pub struct RetryWrapper {
+    /// Attempts in all, including the first.
+    pub max_attempts: u32,
+}
+
+impl Default for RetryWrapper {
+    fn default() -> Self {
+        RetryWrapper { max_attempts: 2 }
+    }
+}
+
+fn transient(e: &Execution) -> bool {
+    match &e.outcome {
+        Err(f) => match &f.code {
+            ErrorCode::Host(c) => *c == FailureCode::Timeout,
+            ErrorCode::Tool(c) => c == "unavailable",
+        },
+        Ok(_) => false,
+    }
+}
+
+#[async_trait::async_trait]
+impl Wrapper for RetryWrapper {
+    fn name(&self) -> &str {
+        "retry"
+    }
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+        let idempotent = ctx.tool.descriptor.annotations.idempotent;
+        let mut attempt = 1;
+        loop {
+            let out = next.run(ctx).await;
+            let retry = idempotent
+                && attempt < self.max_attempts
+                && transient(&out)
+                && !ctx.signal.is_cancelled();
+            if !retry {
+                ctx.metrics.insert("attempts".into(), json!(attempt));
+                return out;
+            }
+            tracing::info!(attempt, "retrying idempotent tool after transient failure");
+            attempt += 1;
+        }
+    }
+}
+
+/// Records elapsed time, fuel and output sizes into the result's meta.
+#[derive(Debug, Default)]
+pub struct MetricsWrapper;
+
+#[async_trait::async_trait]
+impl Wrapper for MetricsWrapper {
+    fn name(&self) -> &str {
+        "metrics"
+    }
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+        let t = Instant::now();
+        let out = next.run(ctx).await;
+        ctx.metrics.insert(
+            "sandbox".into(),
+            json!({
+                "elapsedUs": u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX),
+                "instantiateUs": u64::try_from(out.report.instantiate.as_micros()).unwrap_or(u64::MAX),
+                "fuelConsumed": out.report.fuel_consumed,
+                "stdoutBytes": out.report.stdout.len(),
+                "stderrBytes": out.report.stderr.len(),
+            }),
+        );
+        out
+    }
+}
+
+/// The standard chain, outermost first: metrics, retry, deadline, fuel.
+pub fn standard() -> Vec<Arc<dyn Wrapper>> {
+    vec![
+        Arc::new(MetricsWrapper),
+        Arc::new(RetryWrapper::default()),
+        Arc::new(DeadlineWrapper),
+        Arc::new(FuelWrapper),
+    ]
+}

@@ -1,0 +1,125 @@
+//! The single error type of this crate, with file positions.
+
+use std::ops::Range;
+
+/// Why a policy was rejected, and where.
+///
+/// `line` and `column` are 1-based and point at the offending key or value
+/// (columns count characters, not bytes). They are `None` when there is no
+/// position to give: a missing required key, an unreadable file, or a policy
+/// made with [`PolicyBuilder`](crate::PolicyBuilder).
+///
+/// Displays as `{origin}:{line}:{column}: {message}`, leaving out the parts
+/// that are missing, e.g. `read.toml:7:8: unknown variant `rx`, expected `ro` or `rw``.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}{}: {message}", position(*.line, *.column))]
+pub struct PolicyError {
+    /// Where the policy came from: the file name (or path) given by the caller,
+    /// or `<builder>` for programmatic policies.
+    pub origin: String,
+    /// 1-based line of the offending key or value, when known.
+    pub line: Option<usize>,
+    /// 1-based column (in characters) of the offending key or value, when known.
+    pub column: Option<usize>,
+    /// What is wrong, and where possible what is expected instead.
+    pub message: String,
+}
+
+/// Renders the `:{line}:{column}` part of an error, leaving out missing parts.
+fn position(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(line), Some(column)) => format!(":{line}:{column}"),
+        (Some(line), None) => format!(":{line}"),
+        _ => String::new(),
+    }
+}
+
+/// Where errors found while resolving a policy are reported.
+///
+/// `text` is the source the spans index into; without it (policies made by
+/// the builder) errors carry no position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub origin: &'a str,
+    pub text: Option<&'a str>,
+}
+
+impl Ctx<'_> {
+    /// An error with no position.
+    pub fn plain(&self, message: impl Into<String>) -> PolicyError {
+        PolicyError {
+            origin: self.origin.to_owned(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error pointing at the start of `span` (a byte range of the source).
+    pub fn at(&self, span: Range<usize>, message: impl Into<String>) -> PolicyError {
+        let mut err = self.plain(message);
+        if let Some(text) = self.text {
+            let (line, column) = line_column(text, span.start);
+            err.line = Some(line);
+            err.column = Some(column);
+        }
+        err
+    }
+
+    /// Converts an error of the TOML parser or deserializer.
+    pub fn toml_error(&self, err: &toml::de::Error) -> PolicyError {
+        let message = err.message().trim().to_owned();
+        match err.span() {
+            Some(span) => self.at(span, message),
+            None => self.plain(message),
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+///
+/// An offset past the end, or inside a multi-byte character, is moved back to
+/// the nearest character boundary rather than panicking.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = before.matches('\n').count() + 1;
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_omits_missing_parts() {
+        let mut err = PolicyError {
+            origin: "p.toml".into(),
+            line: Some(3),
+            column: Some(9),
+            message: "bad".into(),
+        };
+        assert_eq!(err.to_string(), "p.toml:3:9: bad");
+        err.column = None;
+        assert_eq!(err.to_string(), "p.toml:3: bad");
+        err.line = None;
+        assert_eq!(err.to_string(), "p.toml: bad");
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        let text = "a = 1\nbé = \"x\"\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 6), (2, 1));
+        // `=` on line 2 is after `bé ` (4 bytes, 3 characters)
+        assert_eq!(line_column(text, 10), (2, 4));
+        // inside the two-byte `é`, and past the end: no panic
+        assert_eq!(line_column(text, 8), (2, 2));
+        assert_eq!(line_column(text, 999), (3, 1));
+    }
+}

@@ -1,0 +1,360 @@
+//! The resolved policy types the runtime consumes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Default fuel budget per call: 2×10⁹ units (roughly one unit per wasm
+/// instruction, a few seconds of work).
+///
+/// Fuel is the deterministic bound on CPU: a tool stuck in a loop stops after
+/// the same amount of work on every machine, independent of load, which a
+/// wall-clock deadline alone cannot promise.
+pub const DEFAULT_FUEL: u64 = 2_000_000_000;
+
+/// Default wall-clock deadline per call: 10 s.
+///
+/// Bounds what fuel does not see (time spent blocked in host calls such as
+/// file or network I/O), so a model's turn never waits indefinitely on a tool.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+
+/// Default maximum linear memory per instance: 128 MiB.
+///
+/// Keeps one tool from exhausting host memory; several instances may run at
+/// once on a small machine.
+pub const DEFAULT_MEMORY_BYTES: u64 = 128 * 1024 * 1024;
+
+/// Default cap on captured stdout, and separately on stderr: 64 KiB per stream.
+///
+/// A tool that prints without end must not grow host buffers without end;
+/// output past the cap is dropped (the runtime reports the truncation).
+pub const DEFAULT_MAX_STDOUT_BYTES: u64 = 64 * 1024;
+
+/// Default cap on the result the model reads: 32 KiB.
+///
+/// Whatever a tool returns lands in the model's context window; an unbounded
+/// result wastes the context, costs tokens, and lets data the tool read (which
+/// may be hostile) crowd out the conversation.
+pub const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024;
+
+/// Default approximate token cap on the result: none, only
+/// [`DEFAULT_MAX_RESULT_BYTES`] applies.
+///
+/// When a policy sets `max_result_tokens`, the tighter of the byte cap and
+/// `tokens × APPROX_BYTES_PER_TOKEN` wins (see [`Limits::result_byte_budget`]).
+pub const DEFAULT_MAX_RESULT_TOKENS: Option<u64> = None;
+
+/// Bytes assumed per model token when converting a token bound into bytes.
+///
+/// Four bytes per token is the usual estimate for English text and code; it
+/// is an approximation, which is why the byte cap always applies as well.
+pub const APPROX_BYTES_PER_TOKEN: u64 = 4;
+
+/// Default cap on one HTTP response body read by a tool: 10 MiB.
+///
+/// A remote server chooses how much it sends; the host stops reading past the
+/// cap so a hostile or broken server cannot fill memory.
+pub const DEFAULT_MAX_HTTP_RESPONSE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Default deadline for one outgoing HTTP request: 10 s.
+///
+/// A server that accepts the connection and then stalls must not hold the
+/// tool (and the model's turn) until the overall call deadline.
+pub const DEFAULT_HTTP_TIMEOUT_MS: u64 = 10_000;
+
+/// What the host does when the model calls a tool.
+///
+/// The default is [`Decision::Deny`]: a tool runs only if a policy says so.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Run the tool without asking.
+    Allow,
+    /// Ask the user to confirm each call before running it.
+    Ask,
+    /// Refuse the call; the model is told the tool was denied.
+    #[default]
+    Deny,
+}
+
+impl Decision {
+    /// The word used in policy files: `allow`, `ask` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Access granted to a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FsMode {
+    /// `"ro"`: the tool may read, list and stat, never modify.
+    #[serde(rename = "ro")]
+    ReadOnly,
+    /// `"rw"`: the tool may also create, write, rename and delete.
+    #[serde(rename = "rw")]
+    ReadWrite,
+}
+
+impl FsMode {
+    /// The word used in policy files: `ro` or `rw`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FsMode::ReadOnly => "ro",
+            FsMode::ReadWrite => "rw",
+        }
+    }
+
+    /// Whether this mode allows modifications.
+    pub fn is_writable(self) -> bool {
+        self == FsMode::ReadWrite
+    }
+}
+
+impl fmt::Display for FsMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One host directory made visible to the tool (a WASI preopen).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FsGrant {
+    /// Host directory. A relative path in the file is joined onto the base
+    /// directory given to [`Policy::parse`](crate::Policy::parse), so it is
+    /// absolute whenever that base is. It is cleaned of `.` components but not
+    /// canonicalized, and may not exist: the runtime checks it when it opens it.
+    pub host: PathBuf,
+    /// Where the tool sees the directory: an absolute, normalized guest path
+    /// (no `.` or `..` components, no empty components, no trailing slash
+    /// except for `/` itself). Unique among the grants of one tool.
+    pub guest: String,
+    /// Read-only or read-write.
+    pub mode: FsMode,
+}
+
+/// One entry of the network allow-list: a host and a port (or any port).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct NetRule {
+    /// A DNS name or an IP address, lowercase; IPv6 without brackets, in the
+    /// canonical compressed form (`::1`). Never contains wildcards.
+    pub host: String,
+    /// The allowed port; `None` (written `*`) allows every port.
+    pub port: Option<u16>,
+}
+
+impl NetRule {
+    /// Whether a connection to `host:port` is allowed by this rule.
+    ///
+    /// Hosts compare exactly but case-insensitively; there are no wildcards.
+    /// `host` may be an IPv6 literal with or without brackets, and IP
+    /// addresses compare as addresses (`0:0::1` matches `::1`). One trailing
+    /// dot of a fully-qualified name is ignored (`example.com.`).
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        if self.port.is_some_and(|p| p != port) {
+            return false;
+        }
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        if let (Ok(want), Ok(got)) = (self.host.parse::<IpAddr>(), host.parse::<IpAddr>()) {
+            return want == got;
+        }
+        let host = host.strip_suffix('.').unwrap_or(host);
+        !host.is_empty() && self.host.eq_ignore_ascii_case(host)
+    }
+}
+
+impl fmt::Display for NetRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]", self.host)?;
+        } else {
+            f.write_str(&self.host)?;
+        }
+        match self.port {
+            Some(port) => write!(f, ":{port}"),
+            None => f.write_str(":*"),
+        }
+    }
+}
+
+/// Resource bounds for one tool call. Every value is greater than zero.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Wasm fuel units per call (see [`DEFAULT_FUEL`]).
+    pub fuel: u64,
+    /// Wall-clock deadline per call, in milliseconds (see [`DEFAULT_TIMEOUT_MS`]).
+    pub timeout_ms: u64,
+    /// Maximum linear memory per instance, in bytes (see [`DEFAULT_MEMORY_BYTES`]).
+    pub memory_bytes: u64,
+    /// Cap on captured stdout, and separately on stderr, in bytes
+    /// (see [`DEFAULT_MAX_STDOUT_BYTES`]).
+    pub max_stdout_bytes: u64,
+    /// Cap on the result the model reads, in bytes (see [`DEFAULT_MAX_RESULT_BYTES`]).
+    pub max_result_bytes: u64,
+    /// Optional approximate token cap on the result; the tighter of this and
+    /// `max_result_bytes` wins (see [`Limits::result_byte_budget`]).
+    pub max_result_tokens: Option<u64>,
+    /// Cap on one HTTP response body, in bytes
+    /// (see [`DEFAULT_MAX_HTTP_RESPONSE_BYTES`]).
+    pub max_http_response_bytes: u64,
+    /// Deadline for one outgoing HTTP request, in milliseconds
+    /// (see [`DEFAULT_HTTP_TIMEOUT_MS`]).
+    pub http_timeout_ms: u64,
+}
+
+impl Default for Limits {
+    /// The `DEFAULT_*` constants of this crate.
+    fn default() -> Self {
+        Limits {
+            fuel: DEFAULT_FUEL,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
+            max_http_response_bytes: DEFAULT_MAX_HTTP_RESPONSE_BYTES,
+            http_timeout_ms: DEFAULT_HTTP_TIMEOUT_MS,
+        }
+    }
+}
+
+impl Limits {
+    /// The number of result bytes the model may read: `max_result_bytes`, or
+    /// `max_result_tokens × APPROX_BYTES_PER_TOKEN` when that is smaller.
+    pub fn result_byte_budget(&self) -> u64 {
+        match self.max_result_tokens {
+            Some(tokens) => self
+                .max_result_bytes
+                .min(tokens.saturating_mul(APPROX_BYTES_PER_TOKEN)),
+            None => self.max_result_bytes,
+        }
+    }
+}
+
+/// What a tool may reach outside its own memory. Empty = nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Sandbox {
+    /// Directories made visible to the tool.
+    pub fs: Vec<FsGrant>,
+    /// Names of host environment variables passed through when set on the host.
+    pub env_allow: Vec<String>,
+    /// Environment variables set to fixed values (these win over `env_allow`).
+    pub env_set: BTreeMap<String, String>,
+    /// Network allow-list; empty means no network at all.
+    pub network: Vec<NetRule>,
+}
+
+impl Sandbox {
+    /// Whether some rule allows a connection to `host:port`.
+    pub fn allows_network(&self, host: &str, port: u16) -> bool {
+        self.network.iter().any(|rule| rule.matches(host, port))
+    }
+
+    /// Whether any network access is granted (the allow-list is not empty).
+    pub fn grants_network(&self) -> bool {
+        !self.network.is_empty()
+    }
+}
+
+/// The fully resolved policy for one tool: what the runtime enforces for a call.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolPolicy {
+    /// Whether the call runs, is asked about, or is refused.
+    pub decision: Decision,
+    /// Resource bounds for the call.
+    pub limits: Limits,
+    /// Directories, environment and network the tool may use.
+    pub sandbox: Sandbox,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(host: &str, port: Option<u16>) -> NetRule {
+        NetRule {
+            host: host.into(),
+            port,
+        }
+    }
+
+    #[test]
+    fn net_rule_port_wildcard() {
+        let any = rule("127.0.0.1", None);
+        assert!(any.matches("127.0.0.1", 1));
+        assert!(any.matches("127.0.0.1", 65535));
+        assert!(!any.matches("127.0.0.2", 80));
+
+        let https = rule("example.com", Some(443));
+        assert!(https.matches("example.com", 443));
+        assert!(!https.matches("example.com", 80));
+    }
+
+    #[test]
+    fn net_rule_host_is_exact_and_case_insensitive() {
+        let r = rule("example.com", Some(443));
+        assert!(r.matches("EXAMPLE.com", 443));
+        assert!(r.matches("example.com.", 443));
+        assert!(!r.matches("www.example.com", 443));
+        assert!(!r.matches("example.com.evil.net", 443));
+        assert!(!r.matches("xexample.com", 443));
+        assert!(!r.matches("", 443));
+        assert!(!r.matches(".", 443));
+    }
+
+    #[test]
+    fn net_rule_ipv6() {
+        let r = rule("::1", Some(80));
+        assert!(r.matches("::1", 80));
+        assert!(r.matches("[::1]", 80));
+        assert!(r.matches("0:0:0:0:0:0:0:1", 80));
+        assert!(!r.matches("::2", 80));
+        assert!(!r.matches("::1", 81));
+        assert!(!r.matches("127.0.0.1", 80));
+
+        let r = rule("2001:db8::1", None);
+        assert!(r.matches("[2001:DB8::1]", 8080));
+        assert_eq!(r.to_string(), "[2001:db8::1]:*");
+    }
+
+    #[test]
+    fn result_byte_budget_takes_the_tighter_bound() {
+        let mut limits = Limits::default();
+        assert_eq!(limits.result_byte_budget(), DEFAULT_MAX_RESULT_BYTES);
+        limits.max_result_bytes = 32_768;
+        limits.max_result_tokens = Some(8_000);
+        assert_eq!(limits.result_byte_budget(), 32_000);
+        limits.max_result_tokens = Some(10_000);
+        assert_eq!(limits.result_byte_budget(), 32_768);
+        limits.max_result_tokens = Some(u64::MAX);
+        assert_eq!(limits.result_byte_budget(), 32_768);
+    }
+
+    #[test]
+    fn sandbox_network() {
+        let mut sandbox = Sandbox::default();
+        assert!(!sandbox.grants_network());
+        assert!(!sandbox.allows_network("example.com", 443));
+        sandbox.network.push(rule("example.com", Some(443)));
+        assert!(sandbox.grants_network());
+        assert!(sandbox.allows_network("example.com", 443));
+        assert!(!sandbox.allows_network("example.org", 443));
+    }
+}

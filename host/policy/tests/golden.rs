@@ -1,0 +1,177 @@
+//! Golden tests: every `tests/invalid/*.toml` must fail with exactly the
+//! message in its sibling `.err` file; every `tests/valid/*.toml` and every
+//! default policy in `policies/` must parse.
+//!
+//! Run with `BLESS=1` to rewrite the `.err` files from the current messages.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use toolhost_policy::{Decision, FsMode, Policy};
+
+const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
+const POLICIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies");
+
+/// The `.toml` files of `dir`, sorted.
+fn toml_files(dir: &Path) -> Vec<PathBuf> {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut files: Vec<PathBuf> = entries
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .expect("UTF-8 file name")
+}
+
+#[test]
+fn invalid_policies_match_golden_errors() {
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    let files = toml_files(&Path::new(TESTS).join("invalid"));
+    assert!(files.len() >= 14, "only {} invalid cases", files.len());
+    let mut failures = Vec::new();
+    for path in files {
+        let name = file_name(&path);
+        let text = fs::read_to_string(&path).expect("readable test file");
+        let actual = match Policy::parse(&text, name, Path::new("/base")) {
+            Ok(policy) => {
+                failures.push(format!("{name}: parsed but should fail: {policy:?}"));
+                continue;
+            }
+            Err(err) => err.to_string(),
+        };
+        assert!(
+            !actual.contains('\n'),
+            "{name}: multi-line message {actual:?}"
+        );
+        let err_path = path.with_extension("err");
+        if bless {
+            fs::write(&err_path, format!("{actual}\n")).expect("writable .err file");
+            continue;
+        }
+        match fs::read_to_string(&err_path) {
+            Ok(expected) if expected.trim_end() == actual => {}
+            Ok(expected) => failures.push(format!(
+                "{name}:\n  expected: {}\n  actual:   {actual}",
+                expected.trim_end()
+            )),
+            Err(e) => failures.push(format!(
+                "{}: {e} (run with BLESS=1 to create it; actual: {actual})",
+                err_path.display()
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn valid_policies_parse() {
+    let files = toml_files(&Path::new(TESTS).join("valid"));
+    assert!(!files.is_empty());
+    for path in files {
+        if let Err(err) = Policy::load(&path, Path::new("/base")) {
+            panic!("{err}");
+        }
+    }
+}
+
+#[test]
+fn full_policy_uses_every_key() {
+    let path = Path::new(TESTS).join("valid/full.toml");
+    let policy = Policy::load(&path, Path::new("/base")).unwrap_or_else(|e| panic!("{e}"));
+
+    let component = policy.component();
+    assert_eq!(component.decision, Decision::Ask);
+    let l = &component.limits;
+    assert_eq!(l.fuel, 2_000_000_000);
+    assert_eq!(l.timeout_ms, 10_000);
+    assert_eq!(l.memory_bytes, 134_217_728);
+    assert_eq!(l.max_stdout_bytes, 65_536);
+    assert_eq!(l.max_result_bytes, 32_768);
+    assert_eq!(l.max_result_tokens, Some(8_000));
+    assert_eq!(l.result_byte_budget(), 32_000);
+    assert_eq!(l.max_http_response_bytes, 10_485_760);
+    assert_eq!(l.http_timeout_ms, 10_000);
+    let s = &component.sandbox;
+    assert_eq!(s.fs.len(), 2);
+    assert_eq!(s.fs[0].host, Path::new("/base"));
+    assert_eq!(s.fs[0].guest, "/workspace");
+    assert_eq!(s.fs[0].mode, FsMode::ReadOnly);
+    assert_eq!(s.fs[1].host, Path::new("/tmp/toolhost-scratch"));
+    assert_eq!(s.fs[1].mode, FsMode::ReadWrite);
+    assert_eq!(s.env_allow, ["LANG", "TZ"]);
+    assert_eq!(s.env_set.get("TOOL_MODE").map(String::as_str), Some("ci"));
+    assert!(s.allows_network("example.com", 443));
+    assert!(!s.allows_network("example.com", 80));
+    assert!(s.allows_network("127.0.0.1", 8080));
+    assert!(s.allows_network("[::1]", 80));
+
+    assert_eq!(
+        policy.tool_overrides().collect::<Vec<_>>(),
+        ["read", "write"]
+    );
+    let write = policy.for_tool("write");
+    assert_eq!(write.decision, Decision::Ask);
+    assert_eq!(write.limits.timeout_ms, 2_000);
+    assert_eq!(write.limits.fuel, 2_000_000_000);
+    assert_eq!(write.sandbox.fs.len(), 1);
+    assert_eq!(write.sandbox.fs[0].mode, FsMode::ReadWrite);
+    assert!(write.sandbox.env_allow.is_empty());
+    assert_eq!(
+        write.sandbox.env_set.get("TOOL_MODE").map(String::as_str),
+        Some("write")
+    );
+    assert!(!write.sandbox.grants_network());
+    let read = policy.for_tool("read");
+    assert_eq!(read.decision, Decision::Allow);
+    assert_eq!(read.sandbox, component.sandbox);
+}
+
+#[test]
+fn default_policies_parse() {
+    let files = toml_files(Path::new(POLICIES));
+    let names: Vec<&str> = files.iter().map(|p| file_name(p)).collect();
+    for expected in [
+        "edit.toml",
+        "fetch.toml",
+        "grep.toml",
+        "list.toml",
+        "read.toml",
+        "write.toml",
+    ] {
+        assert!(names.contains(&expected), "policies/{expected} is missing");
+    }
+    for path in &files {
+        let policy = Policy::load(path, Path::new("/base")).unwrap_or_else(|e| panic!("{e}"));
+        let tool = file_name(path).trim_end_matches(".toml");
+        let p = policy.for_tool(tool);
+        match tool {
+            "read" | "list" | "grep" => {
+                assert_eq!(p.decision, Decision::Allow, "{tool}");
+                assert_eq!(p.sandbox.fs.len(), 1, "{tool}");
+                assert_eq!(p.sandbox.fs[0].guest, "/workspace");
+                assert_eq!(p.sandbox.fs[0].mode, FsMode::ReadOnly, "{tool}");
+                assert!(!p.sandbox.grants_network(), "{tool}");
+            }
+            "write" | "edit" => {
+                assert_eq!(p.decision, Decision::Ask, "{tool}");
+                assert_eq!(p.sandbox.fs.len(), 1, "{tool}");
+                assert_eq!(p.sandbox.fs[0].guest, "/workspace");
+                assert_eq!(p.sandbox.fs[0].mode, FsMode::ReadWrite, "{tool}");
+                assert!(!p.sandbox.grants_network(), "{tool}");
+            }
+            "fetch" => {
+                assert_eq!(p.decision, Decision::Ask);
+                assert!(p.sandbox.fs.is_empty());
+                assert!(p.sandbox.allows_network("example.com", 443));
+                assert!(!p.sandbox.allows_network("example.com", 80));
+            }
+            _ => {}
+        }
+    }
+}

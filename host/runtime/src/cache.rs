@@ -1,0 +1,168 @@
+//! On-disk cache of compiled components.
+//!
+//! An artifact is keyed by the component's SHA-256 and a hash of the engine's
+//! compatibility settings and wasmtime version. Its file carries a digest of
+//! its own bytes, so a torn or corrupted file is detected and recompiled;
+//! wasmtime itself refuses an artifact from another engine configuration, and
+//! that too is recompiled, never trusted. The directory is created private
+//! (0700) and refused when group- or world-writable, because a planted
+//! artifact is native code.
+
+use crate::error::RuntimeError;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use toolhost_contract::sha256_hex;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+const MAGIC: &[u8] = b"toolhost-cwasm-v1\n";
+
+/// Whether a load was served from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// No cache configured.
+    Disabled,
+    /// A valid artifact was used.
+    Hit,
+    /// No artifact existed; compiled and stored.
+    Miss,
+    /// An artifact existed but was corrupt or from another engine; recompiled.
+    Stale,
+}
+
+pub(crate) struct ArtifactCache {
+    dir: Option<(Dir, PathBuf)>,
+    engine_key: String,
+}
+
+impl ArtifactCache {
+    pub(crate) fn open(path: Option<&Path>, engine: &Engine) -> Result<Self, RuntimeError> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut h);
+        env!("CARGO_PKG_VERSION").hash(&mut h);
+        let engine_key = format!("{:016x}", h.finish());
+        let Some(path) = path else {
+            return Ok(ArtifactCache {
+                dir: None,
+                engine_key,
+            });
+        };
+        let err = |reason: String| RuntimeError::Cache {
+            path: path.to_owned(),
+            reason,
+        };
+        create_private_dir(path).map_err(|e| err(e.to_string()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path)
+                .map_err(|e| err(e.to_string()))?
+                .permissions()
+                .mode();
+            if mode & 0o022 != 0 {
+                return Err(err(format!(
+                    "is group- or world-writable (mode {:o}); refusing to load native code from it",
+                    mode & 0o777
+                )));
+            }
+        }
+        let dir = Dir::open_ambient_dir(path, ambient_authority()).map_err(|e| err(e.to_string()))?;
+        Ok(ArtifactCache {
+            dir: Some((dir, path.to_owned())),
+            engine_key,
+        })
+    }
+
+    /// Returns the compiled component for `bytes` (whose SHA-256 is `id`).
+    pub(crate) fn load_or_compile(
+        &self,
+        engine: &Engine,
+        id: &str,
+        bytes: &[u8],
+    ) -> Result<(Component, CacheOutcome), String> {
+        let Some((dir, _)) = &self.dir else {
+            let c = Component::new(engine, bytes).map_err(|e| format!("{e:#}"))?;
+            return Ok((c, CacheOutcome::Disabled));
+        };
+        let name = format!("{id}-{}.cwasm", self.engine_key);
+        let mut outcome = CacheOutcome::Miss;
+        if let Ok(file) = dir.read(&name) {
+            match payload(&file).and_then(|p| deserialize(engine, p)) {
+                Some(c) => return Ok((c, CacheOutcome::Hit)),
+                None => {
+                    tracing::warn!(artifact = %name, "stale or corrupt artifact; recompiling");
+                    outcome = CacheOutcome::Stale;
+                }
+            }
+        }
+        let compiled = engine
+            .precompile_component(bytes)
+            .map_err(|e| format!("{e:#}"))?;
+        let c = deserialize(engine, &compiled)
+            .ok_or_else(|| "freshly compiled artifact did not load".to_owned())?;
+        if let Err(e) = store(dir, &name, &compiled) {
+            tracing::warn!(artifact = %name, "could not store artifact: {e}");
+        }
+        Ok((c, outcome))
+    }
+}
+
+fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(path)
+}
+
+/// The payload of an artifact file, when its digest matches.
+fn payload(file: &[u8]) -> Option<&[u8]> {
+    let rest = file.strip_prefix(MAGIC)?;
+    let (digest, body) = (rest.get(..64)?, rest.get(65..)?);
+    (sha256_hex(body).as_bytes() == digest).then_some(body)
+}
+
+#[allow(unsafe_code)]
+fn deserialize(engine: &Engine, artifact: &[u8]) -> Option<Component> {
+    // SAFETY: the bytes are either what `precompile_component` just produced
+    // or a file from the private cache directory whose embedded SHA-256
+    // matches; wasmtime additionally checks that the artifact was produced by
+    // a compatible engine and rejects it otherwise.
+    unsafe { Component::deserialize(engine, artifact) }.ok()
+}
+
+/// Writes atomically: a temporary file renamed into place, so a killed
+/// process leaves either the old state or the complete new artifact.
+fn store(dir: &Dir, name: &str, compiled: &[u8]) -> std::io::Result<()> {
+    let tmp = format!(".{name}.{}.tmp", std::process::id());
+    let mut f = dir.create(&tmp)?;
+    f.write_all(MAGIC)?;
+    f.write_all(sha256_hex(compiled).as_bytes())?;
+    f.write_all(b"\n")?;
+    f.write_all(compiled)?;
+    f.sync_all()?;
+    drop(f);
+    dir.rename(&tmp, dir, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_checks_digest() {
+        let body = b"hello";
+        let mut file = MAGIC.to_vec();
+        file.extend_from_slice(sha256_hex(body).as_bytes());
+        file.push(b'\n');
+        file.extend_from_slice(body);
+        assert_eq!(payload(&file), Some(&body[..]));
+        let mut torn = file.clone();
+        torn.pop();
+        assert_eq!(payload(&torn), None);
+        assert_eq!(payload(b"garbage"), None);
+    }
+}

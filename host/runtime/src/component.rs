@@ -1,0 +1,224 @@
+//! Loading a component: compile (or take from cache), read imports, pre-link,
+//! ask it for its tools.
+
+use crate::bindings::ToolProviderPre;
+use crate::bindings::types as wit;
+use crate::cache::CacheOutcome;
+use crate::engine::{Runtime, RuntimeInner};
+use crate::error::LoadError;
+use crate::imports::{self, ImportCheck, ImportVerdict};
+use crate::invoke::{Budget, Call, Returned};
+use crate::sandbox::{Entropy, HostState};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{Annotations, PathAccess, PathParam, ToolDescriptor, sha256_hex};
+use toolhost_policy::{Policy, Sandbox};
+
+/// CPU budget for `list-tools` at load: generous for any honest component,
+/// and it stops a hostile one from hanging the host while loading.
+const LIST_TOOLS_FUEL: u64 = 20_000_000_000;
+/// Wall-clock budget for `list-tools` at load.
+const LIST_TOOLS_DEADLINE: Duration = Duration::from_secs(30);
+
+/// A compiled, pre-linked component and the tools it declared.
+pub struct LoadedComponent {
+    pub(crate) rt: Arc<RuntimeInner>,
+    pub(crate) pre: ToolProviderPre<HostState>,
+    path: PathBuf,
+    id: String,
+    tools: Vec<ToolDescriptor>,
+    imports: Vec<String>,
+    cache: CacheOutcome,
+    compile_time: Duration,
+}
+
+impl std::fmt::Debug for LoadedComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedComponent")
+            .field("path", &self.path)
+            .field("id", &self.id)
+            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Loads a component file. Fails with a [`LoadError`] naming the step:
+    /// read, compile, an import toolhost does not provide, instantiate,
+    /// `list-tools`, or a malformed descriptor.
+    pub async fn load(&self, path: &Path) -> Result<Arc<LoadedComponent>, LoadError> {
+        let _span = tracing::info_span!("load", path = %path.display()).entered();
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let id = sha256_hex(&bytes);
+        let started = Instant::now();
+        let inner = self.inner.clone();
+        let id2 = id.clone();
+        let (component, cache) = tokio::task::spawn_blocking(move || {
+            inner.cache.load_or_compile(&inner.engine, &id2, &bytes)
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r)
+        .map_err(|reason| LoadError::Compile {
+            path: path.to_owned(),
+            reason,
+        })?;
+        let compile_time = started.elapsed();
+        let engine = &self.inner.engine;
+        let imports: Vec<String> = component
+            .component_type()
+            .imports(engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        if let Some(bad) = imports.iter().find(|i| !imports::is_provided(i)) {
+            return Err(LoadError::UnknownImport {
+                path: path.to_owned(),
+                import: bad.clone(),
+            });
+        }
+        let instantiate = |reason: String| LoadError::Instantiate {
+            path: path.to_owned(),
+            reason,
+        };
+        let pre = self
+            .inner
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| instantiate(format!("{e:#}")))?;
+        let pre = ToolProviderPre::new(pre).map_err(|e| instantiate(format!("{e:#}")))?;
+        let mut loaded = LoadedComponent {
+            rt: self.inner.clone(),
+            pre,
+            path: path.to_owned(),
+            id,
+            tools: Vec::new(),
+            imports,
+            cache,
+            compile_time,
+        };
+        loaded.tools = loaded.list_tools().await?;
+        tracing::info!(tools = loaded.tools.len(), ?cache, ?compile_time, "component loaded");
+        Ok(Arc::new(loaded))
+    }
+}
+
+impl LoadedComponent {
+    async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, LoadError> {
+        let path = self.path.clone();
+        let fail = |reason: String| LoadError::ListTools {
+            path: path.clone(),
+            reason,
+        };
+        let policy = Policy::deny_all().component();
+        let budget = Budget {
+            fuel: LIST_TOOLS_FUEL,
+            deadline: LIST_TOOLS_DEADLINE,
+        };
+        let (r, _) = self
+            .run(Call::ListTools, &policy, budget, CancellationToken::new(), Entropy::Os)
+            .await;
+        let raw = match r {
+            Ok(Returned::Tools(t)) => t,
+            Ok(_) => return Err(fail("unexpected return".into())),
+            Err(e) => return Err(fail(format!("[{}] {}", e.code, e.message))),
+        };
+        let mut out: Vec<ToolDescriptor> = Vec::with_capacity(raw.len());
+        for t in raw {
+            let d = ToolDescriptor::from_raw(
+                t.name,
+                t.description,
+                &t.input_schema,
+                &t.output_schema,
+                Annotations {
+                    read_only: t.annotations.read_only,
+                    destructive: t.annotations.destructive,
+                    idempotent: t.annotations.idempotent,
+                    open_world: t.annotations.open_world,
+                },
+                t.paths
+                    .into_iter()
+                    .map(|p| PathParam {
+                        pointer: p.pointer,
+                        access: match p.access {
+                            wit::PathAccess::Read => PathAccess::Read,
+                            wit::PathAccess::List => PathAccess::List,
+                            wit::PathAccess::Create => PathAccess::Create,
+                            wit::PathAccess::Overwrite => PathAccess::Overwrite,
+                            wit::PathAccess::Patch => PathAccess::Patch,
+                            wit::PathAccess::Write => PathAccess::Write,
+                        },
+                    })
+                    .collect(),
+            )
+            .map_err(|source| LoadError::Descriptor {
+                path: self.path.clone(),
+                source,
+            })?;
+            if out.iter().any(|o| o.name == d.name) {
+                return Err(LoadError::Descriptor {
+                    path: self.path.clone(),
+                    source: toolhost_contract::DescriptorError::Duplicate(d.name),
+                });
+            }
+            out.push(d);
+        }
+        Ok(out)
+    }
+
+    /// The file it was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// SHA-256 of the component's bytes.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tools it declared, in its order.
+    pub fn tools(&self) -> &[ToolDescriptor] {
+        &self.tools
+    }
+
+    /// One declared tool.
+    pub fn tool(&self, name: &str) -> Option<&ToolDescriptor> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Its imports, e.g. `wasi:filesystem/types@0.2.6`.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// Whether the load used the artifact cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.cache
+    }
+
+    /// Time spent compiling or deserializing.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+
+    /// Every import, ruled against `sandbox`.
+    pub fn check_imports(&self, sandbox: &Sandbox) -> Vec<ImportCheck> {
+        imports::check(&self.imports, sandbox)
+    }
+
+    /// The first reason this component may not run under `sandbox`, if any.
+    pub fn import_denial(&self, sandbox: &Sandbox) -> Option<String> {
+        self.check_imports(sandbox)
+            .into_iter()
+            .find_map(|c| match c.verdict {
+                ImportVerdict::Denied(why) => Some(why),
+                _ => None,
+            })
+    }
+}
+
+pub use crate::cache::CacheOutcome as ArtifactCacheOutcome;

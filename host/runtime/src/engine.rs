@@ -1,0 +1,142 @@
+//! The one wasmtime engine, its linker and the epoch ticker.
+
+use crate::cache::ArtifactCache;
+use crate::error::RuntimeError;
+use crate::sandbox::HostState;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use toolhost_contract::clock::{Clock, SystemClock};
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the epoch ticks. A deadline is enforced to within one tick.
+pub const DEFAULT_EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// Wasm stack per call. Bounded so deep recursion ends in `stack_overflow`
+/// long before it can exhaust the host thread's stack.
+pub const DEFAULT_MAX_WASM_STACK: usize = 512 * 1024;
+
+/// Largest linear memory any instance may have, whatever its policy says:
+/// the size of one pooling-allocator slot.
+pub const MAX_MEMORY_SLOT: u64 = 4 << 30;
+
+/// Settings of a [`Runtime`].
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached; `None` compiles on every load.
+    pub cache_dir: Option<PathBuf>,
+    /// Epoch tick length (deadline granularity).
+    pub epoch_tick: Duration,
+    /// Wasm stack limit per call.
+    pub max_wasm_stack: usize,
+    /// How many component instances may be alive at once (pool size): the
+    /// bound on concurrent calls.
+    pub max_instances: u32,
+    /// The clock guests see through `wasi:clocks` (virtual in replay tests).
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            cache_dir: None,
+            epoch_tick: DEFAULT_EPOCH_TICK,
+            max_wasm_stack: DEFAULT_MAX_WASM_STACK,
+            max_instances: 64,
+            clock: SystemClock::shared(),
+        }
+    }
+}
+
+/// Shared state behind a [`Runtime`] and every component it loaded.
+pub(crate) struct RuntimeInner {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<HostState>,
+    pub(crate) cache: ArtifactCache,
+    pub(crate) config: RuntimeConfig,
+}
+
+/// Loads and runs tool components. Cheap to clone; one per process is enough.
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) inner: Arc<RuntimeInner>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Builds the engine and linker and starts the epoch ticker thread (it
+    /// stops by itself when the last clone of the engine is dropped).
+    pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
+        let engine = Engine::new(&engine_config(&config))
+            .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::<HostState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| RuntimeError::Engine(format!("linking WASI: {e:#}")))?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
+        let cache = ArtifactCache::open(config.cache_dir.as_deref(), &engine)?;
+        spawn_ticker(&engine, config.epoch_tick);
+        Ok(Runtime {
+            inner: Arc::new(RuntimeInner {
+                engine,
+                linker,
+                cache,
+                config,
+            }),
+        })
+    }
+
+    /// The wasmtime engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+}
+
+fn engine_config(config: &RuntimeConfig) -> Config {
+    let mut cfg = Config::new();
+    cfg.wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        .cranelift_nan_canonicalization(true)
+        .max_wasm_stack(config.max_wasm_stack)
+        // The component-model concurrency machinery is not used by tools and
+        // costs per-store set-up on every call.
+        .concurrency_support(false);
+    let mut pool = PoolingAllocationConfig::default();
+    let n = config.max_instances.max(1);
+    pool.total_component_instances(n)
+        .total_core_instances(n.saturating_mul(8))
+        .total_memories(n.saturating_mul(4))
+        .total_tables(n.saturating_mul(8))
+        .total_stacks(n)
+        .max_memory_size(usize::try_from(MAX_MEMORY_SLOT).unwrap_or(usize::MAX));
+    cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    cfg
+}
+
+fn spawn_ticker(engine: &Engine, tick: Duration) {
+    let weak = engine.weak();
+    let spawned = std::thread::Builder::new()
+        .name("toolhost-epoch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(tick);
+                match weak.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        // Without a ticker deadlines are still enforced by the tokio backstop.
+        tracing::error!("could not start the epoch ticker: {e}");
+    }
+}

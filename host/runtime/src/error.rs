@@ -1,0 +1,74 @@
+//! Errors of the runtime itself (not of a call: calls end in results).
+
+use std::path::PathBuf;
+
+/// The runtime could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The wasmtime engine rejected the configuration.
+    #[error("engine configuration: {0}")]
+    Engine(String),
+    /// The compiled-component cache directory is unusable.
+    #[error("cache directory {path}: {reason}")]
+    Cache {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A component could not be loaded. Each variant names the failing step.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("reading component {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid component, or failed to compile.
+    #[error("compiling component {path}: {reason}")]
+    Compile {
+        /// The file.
+        path: PathBuf,
+        /// The compiler's message.
+        reason: String,
+    },
+    /// The component imports something toolhost does not provide.
+    #[error("component {path} imports `{import}`, which toolhost does not provide")]
+    UnknownImport {
+        /// The file.
+        path: PathBuf,
+        /// The import's name.
+        import: String,
+    },
+    /// Linking or instantiating failed.
+    #[error("instantiating component {path}: {reason}")]
+    Instantiate {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// `list-tools` failed or trapped.
+    #[error("component {path}: list-tools failed: {reason}")]
+    ListTools {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A declared tool is malformed.
+    #[error("component {path}: {source}")]
+    Descriptor {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        source: toolhost_contract::DescriptorError,
+    },
+}

@@ -1,0 +1,76 @@
+//! What a component imports, against what its policy grants.
+
+use toolhost_policy::Sandbox;
+
+/// The ruling on one import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportVerdict {
+    /// Provided (clocks, random, cli, io; filesystem with grants; http with a network grant).
+    Granted,
+    /// Linked, but the policy grants nothing through it (e.g. filesystem
+    /// without preopens): every use fails inside the guest.
+    Inert,
+    /// Refused: the component is not run under this policy.
+    Denied(String),
+}
+
+/// One import and its ruling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportCheck {
+    /// The import's full name, e.g. `wasi:http/outgoing-handler@0.2.6`.
+    pub import: String,
+    /// The ruling.
+    pub verdict: ImportVerdict,
+}
+
+/// Whether toolhost links an import at all.
+pub(crate) fn is_provided(import: &str) -> bool {
+    ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:filesystem/", "wasi:sockets/", "wasi:http/"]
+        .iter()
+        .any(|p| import.starts_with(p))
+}
+
+/// Rules every import of a component against a policy's sandbox.
+pub(crate) fn check(imports: &[String], sandbox: &Sandbox) -> Vec<ImportCheck> {
+    imports
+        .iter()
+        .map(|import| {
+            let i = import.as_str();
+            let verdict = if ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/"]
+                .iter()
+                .any(|p| i.starts_with(p))
+            {
+                ImportVerdict::Granted
+            } else if i.starts_with("wasi:filesystem/") {
+                if sandbox.fs.is_empty() {
+                    ImportVerdict::Inert
+                } else {
+                    ImportVerdict::Granted
+                }
+            } else if i.starts_with("wasi:http/") {
+                if sandbox.grants_network() {
+                    ImportVerdict::Granted
+                } else {
+                    ImportVerdict::Denied(format!(
+                        "`{i}` needs a network grant; the policy's [network] allow-list is empty"
+                    ))
+                }
+            } else if i.starts_with("wasi:sockets/") {
+                if sandbox.grants_network() {
+                    // Raw sockets stay off; network access is HTTP through the allow-list.
+                    ImportVerdict::Inert
+                } else {
+                    ImportVerdict::Denied(format!(
+                        "`{i}` (raw sockets) is not granted; the policy grants no network"
+                    ))
+                }
+            } else {
+                ImportVerdict::Denied(format!("`{i}` is not provided by toolhost"))
+            };
+            ImportCheck {
+                import: import.clone(),
+                verdict,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,368 @@
+//! One call into a component: a fresh store and instance, the budget
+//! applied, every way it can end classified into a stable code.
+
+use crate::bindings::{ToolProvider, guest, types as wit};
+use crate::component::LoadedComponent;
+use crate::limiter::MemoryLimitExceeded;
+use crate::pipe::OutputLimitExceeded;
+use crate::sandbox::{Entropy, HostState};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
+use toolhost_policy::{Policy, ToolPolicy};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+/// Grace after the deadline before the tokio backstop gives up on a guest
+/// blocked inside a host call (where epoch interruption cannot reach it).
+const BACKSTOP_GRACE: Duration = Duration::from_millis(200);
+
+/// Most bytes of a guest's stderr quoted in a crash message.
+const STDERR_TAIL: usize = 1024;
+
+/// The limits one call runs under. The default budget is empty and cannot
+/// run anything (fail closed): the pipeline's around-dispatch wrappers fill
+/// it in from the policy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// CPU fuel units.
+    pub fuel: u64,
+    /// Wall-clock time from the start of instantiation.
+    pub deadline: Duration,
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Invocation<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The arguments as a JSON document (already validated by the pipeline).
+    pub arguments: &'a str,
+    /// The policy the sandbox is built from.
+    pub policy: &'a ToolPolicy,
+    /// Fuel and deadline.
+    pub budget: Budget,
+    /// Cancels the call.
+    pub cancel: CancellationToken,
+    /// Source of the guest's randomness.
+    pub entropy: Entropy,
+}
+
+impl<'a> Invocation<'a> {
+    /// An invocation with an empty budget, a fresh cancellation token and OS entropy.
+    pub fn new(tool: &'a str, arguments: &'a str, policy: &'a ToolPolicy) -> Invocation<'a> {
+        Invocation {
+            tool,
+            arguments,
+            policy,
+            budget: Budget::default(),
+            cancel: CancellationToken::new(),
+            entropy: Entropy::Os,
+        }
+    }
+}
+
+/// What the sandbox observed about a call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecutionReport {
+    /// Fuel units used.
+    pub fuel_consumed: u64,
+    /// The guest's stdout (bounded, lossily decoded).
+    pub stdout: String,
+    /// The guest's stderr (bounded, lossily decoded).
+    pub stderr: String,
+    /// Outgoing requests refused by policy, as `host:port`.
+    pub network_denied: Vec<String>,
+    /// Time spent instantiating.
+    pub instantiate: Duration,
+    /// Wall-clock time of the whole call.
+    pub elapsed: Duration,
+}
+
+/// The outcome of [`LoadedComponent::execute`]: the value as a JSON document,
+/// or a failure with a stable code, plus what the sandbox observed.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// The canonical value's JSON, or why there is none.
+    pub outcome: Result<String, ToolFailure>,
+    /// What the sandbox observed.
+    pub report: ExecutionReport,
+}
+
+/// A failure of a call inside the sandbox (alias kept for readers of the runtime API).
+pub type SandboxFailure = ToolFailure;
+
+pub(crate) enum Call<'a> {
+    ListTools,
+    Execute { name: &'a str, args: &'a str },
+    Render { name: &'a str, args: &'a str, value: &'a str },
+}
+
+pub(crate) enum Returned {
+    Tools(Vec<wit::ToolDescriptor>),
+    Executed(Result<String, wit::ToolFailure>),
+    Rendered(Option<Vec<wit::ContentBlock>>),
+}
+
+/// Cancellation observed by the epoch callback.
+#[derive(Debug, thiserror::Error)]
+#[error("the call was cancelled by its caller")]
+struct CallCancelled;
+
+impl LoadedComponent {
+    /// Runs one tool call in a fresh sandbox built from `inv.policy`.
+    pub async fn execute(&self, inv: Invocation<'_>) -> Execution {
+        let span = tracing::info_span!("sandbox", tool = inv.tool);
+        let _g = span.enter();
+        if let Some(why) = self.import_denial(&inv.policy.sandbox) {
+            return Execution {
+                outcome: Err(ToolFailure::new(
+                    FailureCode::ImportDenied,
+                    format!("the tool's component cannot run under this policy: {why}"),
+                )),
+                report: ExecutionReport::default(),
+            };
+        }
+        let call = Call::Execute {
+            name: inv.tool,
+            args: inv.arguments,
+        };
+        let (r, report) = self
+            .run(call, inv.policy, inv.budget, inv.cancel, inv.entropy)
+            .await;
+        let outcome = match r {
+            Ok(Returned::Executed(Ok(json))) => Ok(json),
+            Ok(Returned::Executed(Err(f))) if !report.network_denied.is_empty() => {
+                Err(ToolFailure::new(
+                    FailureCode::NetworkDenied,
+                    format!(
+                        "request to {} denied by policy (not on the network allow-list)",
+                        report.network_denied.join(", ")
+                    ),
+                )
+                .with_info(serde_json::json!({"denied": report.network_denied, "toolMessage": f.message})))
+            }
+            Ok(Returned::Executed(Err(f))) => Err(ToolFailure {
+                code: ErrorCode::from_tool(&f.code),
+                message: f.message,
+                info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
+            }),
+            Ok(_) => Err(ToolFailure::new(FailureCode::HostError, "unexpected return")),
+            Err(e) => Err(e),
+        };
+        Execution { outcome, report }
+    }
+
+    /// Runs the tool's pure `render` in a fresh sandbox that grants nothing
+    /// (only the policy's limits apply). `Ok(None)`: use the host's default.
+    pub async fn render(
+        &self,
+        tool: &str,
+        arguments: &str,
+        value: &str,
+        policy: &ToolPolicy,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        let mut pure = Policy::deny_all().component();
+        pure.limits = policy.limits.clone();
+        let budget = Budget {
+            fuel: policy.limits.fuel,
+            deadline: Duration::from_millis(policy.limits.timeout_ms),
+        };
+        let call = Call::Render {
+            name: tool,
+            args: arguments,
+            value,
+        };
+        match self.run(call, &pure, budget, cancel, Entropy::Seeded(0)).await.0? {
+            Returned::Rendered(blocks) => Ok(blocks.map(|b| b.into_iter().map(content).collect())),
+            _ => Err(ToolFailure::new(FailureCode::HostError, "unexpected return")),
+        }
+    }
+
+    pub(crate) async fn run(
+        &self,
+        call: Call<'_>,
+        policy: &ToolPolicy,
+        budget: Budget,
+        cancel: CancellationToken,
+        entropy: Entropy,
+    ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
+        let started = Instant::now();
+        let mut report = ExecutionReport::default();
+        if budget.fuel == 0 {
+            return (
+                Err(ToolFailure::new(FailureCode::FuelExhausted, "the call has no CPU budget")),
+                report,
+            );
+        }
+        if budget.deadline.is_zero() {
+            return (
+                Err(ToolFailure::new(FailureCode::Timeout, "the call has no time budget")),
+                report,
+            );
+        }
+        let state = match HostState::build(policy, &self.rt.config.clock, entropy, cancel.clone()) {
+            Ok(s) => s,
+            Err(e) => return (Err(ToolFailure::new(FailureCode::HostError, e.to_string())), report),
+        };
+        let mut store = Store::new(&self.rt.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        if let Err(e) = store.set_fuel(budget.fuel) {
+            return (Err(ToolFailure::new(FailureCode::HostError, format!("{e:#}"))), report);
+        }
+        let tick = self.rt.config.epoch_tick.max(Duration::from_micros(100));
+        store.data_mut().ticks_left =
+            u64::try_from(budget.deadline.as_nanos().div_ceil(tick.as_nanos())).unwrap_or(u64::MAX);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut ctx| {
+            let s = ctx.data_mut();
+            if s.cancel.is_cancelled() {
+                return Err(wasmtime::Error::new(CallCancelled));
+            }
+            if s.ticks_left == 0 {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            s.ticks_left -= 1;
+            // Yield so other tasks (and this call's cancellation) make progress.
+            Ok(UpdateDeadline::Yield(1))
+        });
+
+        let mut instantiated = None;
+        let result: Result<wasmtime::Result<Returned>, FailureCode> = {
+            let fut = async {
+                let t0 = Instant::now();
+                let provider: ToolProvider = self.pre.instantiate_async(&mut store).await?;
+                instantiated = Some(t0.elapsed());
+                let api = provider.toolhost_tool_tool();
+                Ok(match call {
+                    Call::ListTools => Returned::Tools(api.call_list_tools(&mut store).await?),
+                    Call::Execute { name, args } => {
+                        Returned::Executed(api.call_execute(&mut store, name, args).await?)
+                    }
+                    Call::Render { name, args, value } => {
+                        Returned::Rendered(api.call_render(&mut store, name, args, value).await?)
+                    }
+                })
+            };
+            tokio::select! {
+                r = tokio::time::timeout(budget.deadline + BACKSTOP_GRACE, fut) => {
+                    r.map_err(|_| FailureCode::Timeout)
+                }
+                () = cancel.cancelled() => Err(FailureCode::Cancelled),
+            }
+        };
+
+        let state = store.data();
+        report.fuel_consumed = budget.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+        report.stdout = state.stdout.contents();
+        report.stderr = state.stderr.contents();
+        report.network_denied = state
+            .denied
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default();
+        report.instantiate = instantiated.unwrap_or_default();
+        report.elapsed = started.elapsed();
+        let outcome = match result {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(classify(&e, state, budget, policy)),
+            Err(FailureCode::Cancelled) => Err(cancelled()),
+            Err(_) => Err(timeout(budget)),
+        };
+        if let Err(f) = &outcome {
+            tracing::info!(code = %f.code, fuel = report.fuel_consumed, "call failed in sandbox");
+        }
+        (outcome, report)
+    }
+}
+
+fn cancelled() -> ToolFailure {
+    ToolFailure::new(FailureCode::Cancelled, "the call was cancelled by its caller")
+}
+
+fn timeout(budget: Budget) -> ToolFailure {
+    ToolFailure::new(
+        FailureCode::Timeout,
+        format!(
+            "the tool did not finish within its {} ms deadline",
+            budget.deadline.as_millis()
+        ),
+    )
+}
+
+/// Maps how a guest died to a stable code and a message the model can read.
+fn classify(e: &wasmtime::Error, state: &HostState, budget: Budget, policy: &ToolPolicy) -> ToolFailure {
+    if state.stdout.overflowed() || state.stderr.overflowed() || e.downcast_ref::<OutputLimitExceeded>().is_some() {
+        return ToolFailure::new(
+            FailureCode::OutputLimit,
+            format!(
+                "the tool wrote more than {} bytes to stdout/stderr and was stopped",
+                policy.limits.max_stdout_bytes
+            ),
+        );
+    }
+    if state.limiter.hit || e.downcast_ref::<MemoryLimitExceeded>().is_some() {
+        return ToolFailure::new(
+            FailureCode::MemoryLimit,
+            format!(
+                "the tool tried to use more than its {} bytes of memory and was stopped",
+                policy.limits.memory_bytes
+            ),
+        );
+    }
+    if e.downcast_ref::<CallCancelled>().is_some() {
+        return cancelled();
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => ToolFailure::new(
+            FailureCode::FuelExhausted,
+            format!(
+                "the tool used its whole CPU budget ({} fuel units) and was stopped",
+                budget.fuel
+            ),
+        ),
+        Some(Trap::Interrupt) => timeout(budget),
+        Some(Trap::StackOverflow) => ToolFailure::new(
+            FailureCode::StackOverflow,
+            "the tool's call stack overflowed (unbounded or too deep recursion)",
+        ),
+        Some(trap) => {
+            let stderr = state.stderr.contents();
+            let tail = tail(&stderr, STDERR_TAIL);
+            let mut f = ToolFailure::new(FailureCode::Trap, format!("the tool crashed: {trap}"));
+            if !tail.trim().is_empty() {
+                f.message.push_str(&format!("\nstderr: {}", tail.trim()));
+            }
+            f
+        }
+        None => ToolFailure::new(FailureCode::HostError, format!("{e:#}")),
+    }
+}
+
+/// The last `max` bytes of `s`, on a char boundary.
+fn tail(s: &str, max: usize) -> &str {
+    let mut start = s.len().saturating_sub(max);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+fn content(b: wit::ContentBlock) -> ContentBlock {
+    match b {
+        wit::ContentBlock::Text(text) => ContentBlock::Text { text },
+        wit::ContentBlock::Image(i) => ContentBlock::Image {
+            data: i.data,
+            mime_type: i.mime_type,
+        },
+        wit::ContentBlock::ResourceLink(l) => ContentBlock::ResourceLink {
+            uri: l.uri,
+            name: l.name,
+            mime_type: l.mime_type,
+            description: l.description,
+        },
+    }
+}
+
+#[allow(unused_imports)]
+use guest as _;

@@ -1,0 +1,183 @@
+//! The per-call sandbox: a WASI context built from the policy and nothing else.
+//!
+//! Defaults, all deny: no preopened directories, no environment variables, no
+//! arguments, stdin closed, stdout/stderr captured into bounded pipes, TCP,
+//! UDP and name lookup off (never granted: network access is only outgoing
+//! HTTP through the allow-list in [`crate::egress`]). Clocks come from the
+//! runtime's injected clock; randomness from the OS unless the call asks for
+//! seeded [`Entropy`].
+
+use crate::egress::EgressHooks;
+use crate::limiter::Limiter;
+use crate::pipe::BoundedPipe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::clock::Clock;
+use toolhost_policy::{FsMode, ToolPolicy};
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{
+    Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
+    WasiCtxView, WasiView,
+};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+/// Where a call's randomness comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Entropy {
+    /// The operating system's generator.
+    #[default]
+    Os,
+    /// A deterministic stream derived from this seed (tests and replay).
+    Seeded(u64),
+}
+
+/// The `T` of every `Store<T>`.
+pub(crate) struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    http: WasiHttpCtx,
+    hooks: EgressHooks,
+    pub(crate) limiter: Limiter,
+    pub(crate) stdout: BoundedPipe,
+    pub(crate) stderr: BoundedPipe,
+    /// Epoch ticks left before the deadline interrupts the guest.
+    pub(crate) ticks_left: u64,
+    /// The caller's (re-joined) cancellation.
+    pub(crate) cancel: CancellationToken,
+    pub(crate) denied: Arc<Mutex<Vec<String>>>,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}
+
+/// Why a sandbox could not be built (reported as `host_error`).
+#[derive(Debug, thiserror::Error)]
+#[error("granted directory {host} (guest {guest}) cannot be opened: {reason}")]
+pub(crate) struct SandboxError {
+    host: String,
+    guest: String,
+    reason: String,
+}
+
+struct WasiClock(Arc<dyn Clock>);
+
+impl HostWallClock for WasiClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_millis(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::from_millis(self.0.wall_ms())
+    }
+}
+
+impl HostMonotonicClock for WasiClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+    fn now(&self) -> u64 {
+        self.0.monotonic_ns()
+    }
+}
+
+/// Bytes of a seeded random stream (cycled by `Deterministic`).
+fn seeded_bytes(seed: u64) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    (0u64..128)
+        .flat_map(|i| {
+            let mut h = Sha256::new();
+            h.update(seed.to_le_bytes());
+            h.update(i.to_le_bytes());
+            h.finalize().to_vec()
+        })
+        .collect()
+}
+
+impl HostState {
+    /// Builds the sandbox for one call from `policy` alone.
+    pub(crate) fn build(
+        policy: &ToolPolicy,
+        clock: &Arc<dyn Clock>,
+        entropy: Entropy,
+        cancel: CancellationToken,
+    ) -> Result<HostState, SandboxError> {
+        let limits = &policy.limits;
+        let sb = &policy.sandbox;
+        let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let stdout = BoundedPipe::new("stdout", cap(limits.max_stdout_bytes));
+        let stderr = BoundedPipe::new("stderr", cap(limits.max_stdout_bytes));
+        let mut b = WasiCtxBuilder::new();
+        b.stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .wall_clock(WasiClock(clock.clone()))
+            .monotonic_clock(WasiClock(clock.clone()));
+        for grant in &sb.fs {
+            let perms = match grant.mode {
+                FsMode::ReadOnly => FsPerms::ReadOnly,
+                FsMode::ReadWrite => FsPerms::ReadWrite,
+            };
+            b.preopened_dir(&grant.host, &grant.guest, perms)
+                .map_err(|e| SandboxError {
+                    host: grant.host.display().to_string(),
+                    guest: grant.guest.clone(),
+                    reason: format!("{e:#}"),
+                })?;
+        }
+        if let Some(first) = sb.fs.first() {
+            b.initial_cwd(&first.guest);
+        }
+        for name in &sb.env_allow {
+            if let Ok(value) = std::env::var(name) {
+                b.env(name, value);
+            }
+        }
+        for (k, v) in &sb.env_set {
+            b.env(k, v);
+        }
+        if let Entropy::Seeded(seed) = entropy {
+            b.secure_random(Deterministic::new(seeded_bytes(seed)))
+                .insecure_random(Deterministic::new(seeded_bytes(seed ^ 0x5eed)))
+                .insecure_random_seed(u128::from(seed));
+        }
+        let denied = Arc::new(Mutex::new(Vec::new()));
+        Ok(HostState {
+            wasi: b.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            hooks: EgressHooks {
+                rules: sb.network.clone(),
+                max_response_bytes: cap(limits.max_http_response_bytes),
+                timeout: Duration::from_millis(limits.http_timeout_ms),
+                denied: denied.clone(),
+            },
+            limiter: Limiter {
+                memory_limit: cap(limits.memory_bytes),
+                hit: false,
+            },
+            stdout,
+            stderr,
+            ticks_left: 0,
+            cancel,
+            denied,
+        })
+    }
+}

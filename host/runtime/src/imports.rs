@@ -23,11 +23,23 @@ pub struct ImportCheck {
     pub verdict: ImportVerdict,
 }
 
+/// The contract's own types interface: types only, nothing to provide.
+const CONTRACT_TYPES: &str = "toolhost:tool/types@";
+
 /// Whether toolhost links an import at all.
 pub(crate) fn is_provided(import: &str) -> bool {
-    ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:filesystem/", "wasi:sockets/", "wasi:http/"]
-        .iter()
-        .any(|p| import.starts_with(p))
+    [
+        "wasi:cli/",
+        "wasi:io/",
+        "wasi:clocks/",
+        "wasi:random/",
+        "wasi:filesystem/",
+        "wasi:sockets/",
+        "wasi:http/",
+        CONTRACT_TYPES,
+    ]
+    .iter()
+    .any(|p| import.starts_with(p))
 }
 
 /// Rules every import of a component against a policy's sandbox.
@@ -36,7 +48,7 @@ pub(crate) fn check(imports: &[String], sandbox: &Sandbox) -> Vec<ImportCheck> {
         .iter()
         .map(|import| {
             let i = import.as_str();
-            let verdict = if ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/"]
+            let verdict = if ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", CONTRACT_TYPES]
                 .iter()
                 .any(|p| i.starts_with(p))
             {

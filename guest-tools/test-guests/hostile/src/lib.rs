@@ -1,0 +1,370 @@
+//! Hostile test tools: one component whose tools misbehave on purpose, so
+//! the host's integration tests can prove the sandbox limits (time, fuel,
+//! memory, stack, output, filesystem, fresh instances, output validation,
+//! traps and render failures). All annotations are false and no tool
+//! declares path arguments, so the host does not pre-check any path.
+//!
+//! | tool | behaviour | the host should report |
+//! | --- | --- | --- |
+//! | `spin` | loops forever without host calls | `timeout` / `fuel_exhausted` |
+//! | `memory_bomb` | allocates 1 MiB blocks until allocation fails | `memory_limit` |
+//! | `recurse` | unbounded non-tail recursion | `stack_overflow` |
+//! | `flood_stdout` | prints 64 KiB lines forever | `output_limit` |
+//! | `read_file` | `{path}` → `{content}` with `std::fs` | WASI refuses escapes: `io_error` |
+//! | `write_file` | `{path, content}` → `{ok}` | read-only preopen: `io_error` |
+//! | `env` | `{name}` → `{value}` | what the host passes |
+//! | `counter` | a static counter → `{count}` | always 1 (fresh instances) |
+//! | `echo` | `{…}` → `{args}`, render `None` | the host's default render |
+//! | `bad_output` | returns `{"n":"x"}`, schema says integer | `output_invalid` |
+//! | `panic` | panics | `trap` |
+//! | `slow_sleep` | `{ms}` → sleeps (blocking host call) | timeout backstop |
+//! | `random` | 16 random bytes as hex, wall clock ns | deterministic replay |
+//! | `fail` | failure `boom` / `it failed` | the tool's failure |
+//! | `render_fail` | `{ok: true}`, render panics | `render_failed` |
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolhost_kit::{Annotations, Content, Tool, ToolError};
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// A value that is never produced (the tool does not return).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Never {}
+
+/// `{ok: true}`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OkValue {
+    /// Always true.
+    pub ok: bool,
+}
+
+fn io_error(e: &std::io::Error) -> ToolError {
+    ToolError::new("io_error", e.to_string())
+        .with_info(serde_json::json!({ "kind": format!("{:?}", e.kind()) }))
+}
+
+/// Declares a tool with all annotations false and no path arguments.
+macro_rules! hostile {
+    ($ty:ident, $name:literal, $desc:literal, $args:ty => $out:ty, |$a:pat_param| $body:expr) => {
+        #[doc = $desc]
+        pub struct $ty;
+        impl Tool for $ty {
+            const NAME: &'static str = $name;
+            const DESCRIPTION: &'static str = $desc;
+            type Args = $args;
+            type Output = $out;
+            fn annotations() -> Annotations {
+                Annotations::NONE
+            }
+            fn execute($a: $args) -> Result<$out, ToolError> {
+                $body
+            }
+        }
+    };
+}
+
+hostile!(Spin, "spin", "Loops forever without host calls.", NoArgs => Never, |_| {
+    let mut x: u64 = 0;
+    loop {
+        x = black_box(x.wrapping_add(1));
+    }
+});
+
+hostile!(MemoryBomb, "memory_bomb", "Allocates and touches 1 MiB blocks until allocation fails.", NoArgs => Never, |_| {
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
+    let mut n: u8 = 0;
+    loop {
+        // An allocation failure aborts (a trap), as it does in ordinary code.
+        let mut block = vec![0u8; 1 << 20];
+        for (i, b) in block.iter_mut().enumerate().step_by(4096) {
+            *b = n.wrapping_add(i as u8);
+        }
+        n = n.wrapping_add(1);
+        blocks.push(black_box(block));
+    }
+});
+
+static mut RECURSION_SINK: u64 = 0;
+
+/// Unbounded non-tail recursion. The volatile store before the call and the
+/// non-associative use of the result afterwards keep LLVM from turning it into
+/// a loop or removing it; locals stay in wasm locals, so it is the wasm call
+/// stack (not the linear-memory shadow stack) that overflows.
+#[inline(never)]
+#[allow(unconditional_recursion)]
+fn recurse(n: u64) -> u64 {
+    // SAFETY: a plain volatile store to a static that nothing else reads
+    // concurrently (components are single-threaded).
+    unsafe { std::ptr::write_volatile(&raw mut RECURSION_SINK, n) };
+    let r = recurse(n.wrapping_add(1));
+    r.rotate_left(3) ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+hostile!(Recurse, "recurse", "Recurses without bound.", NoArgs => Never, |_| {
+    let _ = black_box(recurse(black_box(0)));
+    Err(ToolError::new("unreachable", "recursion returned"))
+});
+
+hostile!(FloodStdout, "flood_stdout", "Writes 64 KiB lines to stdout forever.", NoArgs => Never, |_| {
+    let mut line = "x".repeat(64 * 1024 - 1);
+    line.push('\n');
+    loop {
+        print!("{line}");
+    }
+});
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathArgs {
+    /// Path (resolved against the working directory when relative).
+    pub path: String,
+}
+
+/// Value of `read_file`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileContent {
+    /// The file's content (lossy UTF-8).
+    pub content: String,
+}
+
+hostile!(ReadFile, "read_file", "Reads a file with std::fs, with no declared path argument.", PathArgs => FileContent, |a| {
+    let path = toolhost_kit::resolve_path(&a.path);
+    let bytes = std::fs::read(&path).map_err(|e| io_error(&e))?;
+    Ok(FileContent { content: String::from_utf8_lossy(&bytes).into_owned() })
+});
+
+/// Arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// Path (resolved against the working directory when relative).
+    pub path: String,
+    /// Content to write.
+    pub content: String,
+}
+
+hostile!(WriteFile, "write_file", "Writes a file with std::fs, with no declared path argument.", WriteArgs => OkValue, |a| {
+    let path = toolhost_kit::resolve_path(&a.path);
+    std::fs::write(&path, a.content).map_err(|e| io_error(&e))?;
+    Ok(OkValue { ok: true })
+});
+
+/// Arguments of `env`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvArgs {
+    /// Variable name.
+    pub name: String,
+}
+
+/// Value of `env`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvValue {
+    /// The variable's value, or null when unset.
+    pub value: Option<String>,
+}
+
+hostile!(Env, "env", "Reads an environment variable.", EnvArgs => EnvValue, |a| {
+    Ok(EnvValue { value: std::env::var_os(&a.name).map(|v| v.to_string_lossy().into_owned()) })
+});
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Value of `counter`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Count {
+    /// Calls seen by this instance.
+    pub count: u64,
+}
+
+hostile!(Counter, "counter", "Increments a static counter and returns it.", NoArgs => Count, |_| {
+    Ok(Count { count: COUNTER.fetch_add(1, Ordering::SeqCst) + 1 })
+});
+
+/// Value of `echo`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Echoed {
+    /// The arguments object, as received.
+    pub args: serde_json::Map<String, serde_json::Value>,
+}
+
+hostile!(Echo, "echo", "Returns its arguments; leaves rendering to the host.", serde_json::Map<String, serde_json::Value> => Echoed, |a| {
+    Ok(Echoed { args: a })
+});
+
+/// Value of `bad_output`: the schema says `n` is an integer, the tool sends a string.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BadValue {
+    /// Declared as an integer.
+    #[schemars(with = "i64")]
+    pub n: String,
+}
+
+hostile!(BadOutput, "bad_output", "Returns a value that violates its own output schema.", NoArgs => BadValue, |_| {
+    Ok(BadValue { n: "x".into() })
+});
+
+hostile!(Panic, "panic", "Panics.", NoArgs => Never, |_| {
+    panic!("hostile panic")
+});
+
+/// Arguments of `slow_sleep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SleepArgs {
+    /// Milliseconds to sleep.
+    pub ms: u64,
+}
+
+/// Value of `slow_sleep`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Slept {
+    /// Milliseconds slept.
+    pub ms: u64,
+}
+
+hostile!(SlowSleep, "slow_sleep", "Sleeps with std::thread::sleep (a blocking host call).", SleepArgs => Slept, |a| {
+    std::thread::sleep(std::time::Duration::from_millis(a.ms));
+    Ok(Slept { ms: a.ms })
+});
+
+/// Value of `random`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RandomValue {
+    /// 16 bytes from `wasi:random/random`, as lowercase hex.
+    pub hex: String,
+    /// `wasi:clocks/wall-clock.now()` in nanoseconds since the Unix epoch.
+    pub wall_clock_ns: u64,
+}
+
+fn random_bytes() -> Vec<u8> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        toolhost_kit::wasi::random::random::get_random_bytes(16)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        vec![0; 16]
+    }
+}
+
+fn wall_clock_ns() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let now = toolhost_kit::wasi::clocks::wall_clock::now();
+        now.seconds
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(now.nanoseconds))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+hostile!(Random, "random", "Returns 16 random bytes as hex and the wall-clock time in ns.", NoArgs => RandomValue, |_| {
+    let hex = random_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    Ok(RandomValue { hex, wall_clock_ns: wall_clock_ns() })
+});
+
+hostile!(Fail, "fail", "Always fails with code boom.", NoArgs => Never, |_| {
+    Err(ToolError::new("boom", "it failed"))
+});
+
+/// Succeeds, but its render panics.
+pub struct RenderFail;
+
+impl Tool for RenderFail {
+    const NAME: &'static str = "render_fail";
+    const DESCRIPTION: &'static str = "Succeeds with {ok: true}; its render panics.";
+    type Args = NoArgs;
+    type Output = OkValue;
+    fn annotations() -> Annotations {
+        Annotations::NONE
+    }
+    fn execute(_: NoArgs) -> Result<OkValue, ToolError> {
+        Ok(OkValue { ok: true })
+    }
+    fn render(_: &NoArgs, _: &OkValue) -> Option<Vec<Content>> {
+        panic!("hostile render panic")
+    }
+}
+
+toolhost_kit::export_tools!(
+    Spin,
+    MemoryBomb,
+    Recurse,
+    FloodStdout,
+    ReadFile,
+    WriteFile,
+    Env,
+    Counter,
+    Echo,
+    BadOutput,
+    Panic,
+    SlowSleep,
+    Random,
+    Fail,
+    RenderFail,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_kit::{ToolEntry, Toolset};
+
+    static SET: Toolset = Toolset::new(&[
+        ToolEntry::of::<Counter>(),
+        ToolEntry::of::<Echo>(),
+        ToolEntry::of::<BadOutput>(),
+        ToolEntry::of::<Fail>(),
+        ToolEntry::of::<Env>(),
+        ToolEntry::of::<Random>(),
+    ]);
+
+    #[test]
+    fn benign_ones() {
+        assert_eq!(
+            SET.execute("echo", r#"{"a":[1,2],"b":"x"}"#).unwrap(),
+            r#"{"args":{"a":[1,2],"b":"x"}}"#
+        );
+        assert_eq!(SET.render("echo", "{}", r#"{"args":{}}"#), None);
+        assert_eq!(SET.execute("bad_output", "{}").unwrap(), r#"{"n":"x"}"#);
+        let schema: serde_json::Value = serde_json::from_str(&SET.list()[2].output_schema).unwrap();
+        assert_eq!(schema["properties"]["n"]["type"], "integer");
+        let e = SET.execute("fail", "{}").unwrap_err();
+        assert_eq!((e.code.as_str(), e.message.as_str()), ("boom", "it failed"));
+        assert_eq!(
+            SET.execute("env", r#"{"name":"TOOLHOST_SURELY_UNSET"}"#)
+                .unwrap(),
+            r#"{"value":null}"#
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&SET.execute("random", "{}").unwrap()).unwrap();
+        assert_eq!(v["hex"].as_str().map(str::len), Some(32));
+        assert!(SET.execute("counter", "{}").is_ok());
+        assert_eq!(
+            SET.execute("counter", r#"{"x":1}"#).unwrap_err().code,
+            "invalid_arguments"
+        );
+    }
+}

@@ -1,0 +1,91 @@
+//! Builds every component in `guest-tools/` for `wasm32-wasip2` (release),
+//! in its own target directory, and generates constants with their paths.
+//! Installs the rustup target when it is missing, so a fresh machine needs
+//! no manual step.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TARGET: &str = "wasm32-wasip2";
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir.join("../..").canonicalize().expect("repository root");
+    let guests = root.join("guest-tools");
+    for p in ["Cargo.toml", "Cargo.lock", "kit", "tools", "test-guests"] {
+        println!("cargo:rerun-if-changed={}", guests.join(p).display());
+    }
+    println!("cargo:rerun-if-changed={}", root.join("wit").display());
+
+    ensure_target();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target_dir = guests.join("target");
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(guests.join("Cargo.toml"))
+        .arg("--target")
+        .arg(TARGET)
+        .arg("--release")
+        .arg("--target-dir")
+        .arg(&target_dir);
+    // The outer build's settings must not leak into the guest build.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CARGO_") && k != "CARGO_HOME" || k == "RUSTFLAGS" || k == "RUSTC_WRAPPER" || k == "RUSTC_WORKSPACE_WRAPPER" {
+            cmd.env_remove(&k);
+        }
+    }
+    let status = cmd.status().expect("running cargo for guest-tools");
+    if !status.success() {
+        panic!("building guest-tools for {TARGET} failed (see the cargo output above)");
+    }
+
+    let out_dir = target_dir.join(TARGET).join("release");
+    let mut consts = String::new();
+    let mut all = String::from("/// Every built component: (file stem, path).\npub const ALL: &[(&str, &str)] = &[\n");
+    let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+        .expect("guest output directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    for stem in names {
+        let path = out_dir.join(format!("{stem}.wasm"));
+        consts.push_str(&format!(
+            "/// `{stem}.wasm`, built from guest-tools/.\npub const {}: &str = {:?};\n",
+            stem.to_uppercase(),
+            path.display().to_string()
+        ));
+        all.push_str(&format!("    ({stem:?}, {:?}),\n", path.display().to_string()));
+    }
+    all.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("guests.rs");
+    std::fs::write(out, consts + &all).expect("writing guests.rs");
+    write_root_hint(&root);
+}
+
+fn ensure_target() {
+    let installed = Command::new("rustc")
+        .args(["--print", "target-libdir", "--target", TARGET])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .is_some_and(|p| p.exists());
+    if !installed {
+        println!("cargo:warning=installing the {TARGET} target with rustup");
+        let ok = Command::new("rustup")
+            .args(["target", "add", TARGET])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            panic!("the {TARGET} target is missing; run `rustup target add {TARGET}`");
+        }
+    }
+}
+
+fn write_root_hint(root: &Path) {
+    println!("cargo:rustc-env=TOOLHOST_REPO_ROOT={}", root.display());
+}

@@ -6,14 +6,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{
-    Annotations, ContentBlock, FailureCode, SessionEvent, Stage, ToolCall, ToolDescriptor, ToolFailure, ToolResult,
+    Annotations, ContentBlock, FailureCode, SessionEvent, Stage, ToolCall, ToolDescriptor,
+    ToolFailure, ToolResult,
 };
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::wrappers::{DispatchCtx, Next, Wrapper};
 use toolhost_pipeline::{
-    Approval, ApprovalRequest, ApproveAll, Approver, BodyInput, FrozenCall, Guard, GuardDenial, ListenerError,
-    Pipeline, PostAction, PostExecute, PreDecision, PreExecute, Registry, ResultListener, Scope, SessionLog,
-    StageObserver, ToolBody, ToolSpec, read_log,
+    Approval, ApprovalRequest, ApproveAll, Approver, BodyInput, FrozenCall, Guard, GuardDenial,
+    ListenerError, Pipeline, PostAction, PostExecute, PreDecision, PreExecute, Registry,
+    ResultListener, Scope, SessionLog, StageObserver, ToolBody, ToolSpec, read_log,
 };
 use toolhost_policy::{Decision, FsMode, PolicyBuilder, ToolPolicy};
 use toolhost_runtime::{Execution, ExecutionReport};
@@ -35,11 +36,18 @@ struct FakeBody {
 impl ToolBody for FakeBody {
     async fn execute(&self, input: BodyInput<'_>) -> Execution {
         let on_disk = self.log.as_ref().is_some_and(|p| {
-            read_log(p).unwrap().events.iter().any(|e| matches!(e, SessionEvent::ToolCall(c) if c.tool == input.tool))
+            read_log(p)
+                .unwrap()
+                .events
+                .iter()
+                .any(|e| matches!(e, SessionEvent::ToolCall(c) if c.tool == input.tool))
         });
         push(&self.events, format!("body(call_on_disk={on_disk})"));
         let args: Value = serde_json::from_str(input.arguments).unwrap();
-        Execution { outcome: Ok(json!({"x": args["x"]}).to_string()), report: ExecutionReport::default() }
+        Execution {
+            outcome: Ok(json!({"x": args["x"]}).to_string()),
+            report: ExecutionReport::default(),
+        }
     }
     async fn render(
         &self,
@@ -66,11 +74,19 @@ fn fake_descriptor(name: &str) -> ToolDescriptor {
     .unwrap()
 }
 
-fn fake(name: &str, decision: Decision, events: &Events, log: Option<std::path::PathBuf>) -> ToolSpec {
+fn fake(
+    name: &str,
+    decision: Decision,
+    events: &Events,
+    log: Option<std::path::PathBuf>,
+) -> ToolSpec {
     ToolSpec {
         descriptor: fake_descriptor(name),
         policy: build(PolicyBuilder::new().decision(decision)).component(),
-        body: Arc::new(FakeBody { events: events.clone(), log }),
+        body: Arc::new(FakeBody {
+            events: events.clone(),
+            log,
+        }),
         source: "fake".into(),
     }
 }
@@ -85,7 +101,12 @@ impl PreExecute for Recorder {
     fn name(&self) -> &str {
         "recorder"
     }
-    fn decide(&self, _: &FrozenCall, _: &ToolDescriptor, so_far: &PreDecision) -> Result<PreDecision, ListenerError> {
+    fn decide(
+        &self,
+        _: &FrozenCall,
+        _: &ToolDescriptor,
+        so_far: &PreDecision,
+    ) -> Result<PreDecision, ListenerError> {
         push(&self.0, "pre-listener");
         Ok(so_far.clone())
     }
@@ -133,7 +154,10 @@ impl PostExecute for Recorder {
 }
 impl ResultListener for Recorder {
     fn on_result(&self, call: &FrozenCall, r: &ToolResult) {
-        push(&self.0, format!("result({},{})", call.call_id(), r.code().unwrap_or("ok")));
+        push(
+            &self.0,
+            format!("result({},{})", call.call_id(), r.code().unwrap_or("ok")),
+        );
     }
 }
 
@@ -144,7 +168,10 @@ async fn stages_run_in_order_and_the_call_is_on_disk_before_the_body() {
     let log_path = dir.path().join("session.jsonl");
     let registry = Registry::new();
     let _reg = registry
-        .register(Scope::Global, vec![fake("echo", Decision::Ask, &events, Some(log_path.clone()))])
+        .register(
+            Scope::Global,
+            vec![fake("echo", Decision::Ask, &events, Some(log_path.clone()))],
+        )
         .unwrap();
     let rec = Arc::new(Recorder(events.clone()));
     let pipeline = Pipeline::builder(registry)
@@ -157,15 +184,39 @@ async fn stages_run_in_order_and_the_call_is_on_disk_before_the_body() {
         .on_result(rec.clone())
         .session_log(Arc::new(SessionLog::open(&log_path).unwrap()))
         .build();
-    let r = pipeline.execute(ToolCall::new("c1", "echo", r#"{"x": 5}"#), CancellationToken::new()).await;
+    let r = pipeline
+        .execute(
+            ToolCall::new("c1", "echo", r#"{"x": 5}"#),
+            CancellationToken::new(),
+        )
+        .await;
     assert!(!r.is_error(), "{r:?}");
     assert_eq!(r.value(), Some(&json!({"x": 5})));
     assert_eq!(r.text(), r#"value {"x":5}"#);
     let got = events.lock().unwrap().clone();
     let want = [
-        "Lookup", "Parse", "Schema", "Path", "Repeat", "PreExecute", "pre-listener", "Approval", "approve(echo)",
-        "Guard", "guard", "Dispatch", "wrapper-in", "body(call_on_disk=true)", "wrapper-out", "Output", "Render",
-        "render", "PostExecute", "post-listener", "Bound", "result(c1,ok)",
+        "Lookup",
+        "Parse",
+        "Schema",
+        "Path",
+        "Repeat",
+        "PreExecute",
+        "pre-listener",
+        "Approval",
+        "approve(echo)",
+        "Guard",
+        "guard",
+        "Dispatch",
+        "wrapper-in",
+        "body(call_on_disk=true)",
+        "wrapper-out",
+        "Output",
+        "Render",
+        "render",
+        "PostExecute",
+        "post-listener",
+        "Bound",
+        "result(c1,ok)",
     ];
     assert_eq!(got, want);
     let ToolResult::Success(s) = &r else { panic!() };
@@ -204,11 +255,19 @@ async fn every_failure_is_an_error_result_with_a_stable_code() {
         l.timeout_ms = 300;
     }));
     let _h = registry
-        .register_component(Scope::Global, &toolhost_tests::hostile().await, &hostile_policy)
+        .register_component(
+            Scope::Global,
+            &toolhost_tests::hostile().await,
+            &hostile_policy,
+        )
         .unwrap();
     let ws_policy = build(allow_in(ws.path(), FsMode::ReadWrite));
-    let _r = registry.register_component(Scope::Global, &toolhost_tests::read().await, &ws_policy).unwrap();
-    let _e = registry.register_component(Scope::Global, &toolhost_tests::edit().await, &ws_policy).unwrap();
+    let _r = registry
+        .register_component(Scope::Global, &toolhost_tests::read().await, &ws_policy)
+        .unwrap();
+    let _e = registry
+        .register_component(Scope::Global, &toolhost_tests::edit().await, &ws_policy)
+        .unwrap();
     let rec = Arc::new(Recorder(events.clone()));
     let pipeline = Pipeline::builder(registry)
         .guard(rec.clone())
@@ -219,32 +278,85 @@ async fn every_failure_is_an_error_result_with_a_stable_code() {
 
     let cases: &[(&str, &str, &str, &str)] = &[
         ("deny", "denied_tool", r#"{"x":1}"#, "denied"),
-        ("ask without approver", "asking", r#"{"x":1}"#, "approval_denied"),
+        (
+            "ask without approver",
+            "asking",
+            r#"{"x":1}"#,
+            "approval_denied",
+        ),
         ("guard denial", "guarded", r#"{"x":1}"#, "denied"),
         ("unknown tool", "no_such_tool", "{}", "unknown_tool"),
-        ("unparseable args", "probe", r#"{"x": 1"#, "invalid_arguments"),
-        ("schema-invalid args", "probe", r#"{"x": "one"}"#, "invalid_arguments"),
-        ("path escape", "read", r#"{"path": "/workspace/../../etc/passwd"}"#, "path_denied"),
+        (
+            "unparseable args",
+            "probe",
+            r#"{"x": 1"#,
+            "invalid_arguments",
+        ),
+        (
+            "schema-invalid args",
+            "probe",
+            r#"{"x": "one"}"#,
+            "invalid_arguments",
+        ),
+        (
+            "path escape",
+            "read",
+            r#"{"path": "/workspace/../../etc/passwd"}"#,
+            "path_denied",
+        ),
         ("tool-reported failure", "fail", "{}", "boom"),
         ("repeated failure", "fail", "{}", "repeated_failure"),
-        ("stale baseline", "edit", r#"{"path": "src/a.rs", "old_text": "a", "new_text": "b"}"#, "stale_baseline"),
+        (
+            "stale baseline",
+            "edit",
+            r#"{"path": "src/a.rs", "old_text": "a", "new_text": "b"}"#,
+            "stale_baseline",
+        ),
         ("trap", "panic", "{}", "trap"),
         ("timeout", "slow_sleep", r#"{"ms": 60000}"#, "timeout"),
         ("fuel", "spin", "{}", "fuel_exhausted"),
-        ("output schema violation", "bad_output", "{}", "output_invalid"),
+        (
+            "output schema violation",
+            "bad_output",
+            "{}",
+            "output_invalid",
+        ),
         ("render failure", "render_fail", "{}", "render_failed"),
-        ("failing post-execute listener", "post_err", r#"{"x":1}"#, "listener_failed"),
-        ("panicking post-execute listener", "post_panic", r#"{"x":1}"#, "listener_failed"),
+        (
+            "failing post-execute listener",
+            "post_err",
+            r#"{"x":1}"#,
+            "listener_failed",
+        ),
+        (
+            "panicking post-execute listener",
+            "post_panic",
+            r#"{"x":1}"#,
+            "listener_failed",
+        ),
     ];
     for (i, (what, tool, args, code)) in cases.iter().enumerate() {
         let id = format!("call-{i}");
-        let r = pipeline.execute(ToolCall::new(&id, *tool, *args), CancellationToken::new()).await;
+        let r = pipeline
+            .execute(ToolCall::new(&id, *tool, *args), CancellationToken::new())
+            .await;
         assert_eq!(r.code(), Some(*code), "{what}: {r:?}");
-        assert!(r.text().contains(code), "{what}: the model reads the code: {}", r.text());
-        let denial = r.meta().trace.denial().unwrap_or_else(|| panic!("{what}: trace names the deciding stage"));
+        assert!(
+            r.text().contains(code),
+            "{what}: the model reads the code: {}",
+            r.text()
+        );
+        let denial = r
+            .meta()
+            .trace
+            .denial()
+            .unwrap_or_else(|| panic!("{what}: trace names the deciding stage"));
         assert!(!denial.by.is_empty());
         assert!(
-            events.lock().unwrap().contains(&format!("result({id},{code})")),
+            events
+                .lock()
+                .unwrap()
+                .contains(&format!("result({id},{code})")),
             "{what}: reached tools/result"
         );
     }
@@ -260,7 +372,12 @@ async fn every_failure_is_an_error_result_with_a_stable_code() {
         assert_eq!(result.unwrap().code.as_deref(), Some(*code));
     }
     // ... and the process carries on.
-    let ok = pipeline.execute(ToolCall::new("after", "probe", r#"{"x": 2}"#), CancellationToken::new()).await;
+    let ok = pipeline
+        .execute(
+            ToolCall::new("after", "probe", r#"{"x": 2}"#),
+            CancellationToken::new(),
+        )
+        .await;
     assert!(!ok.is_error(), "{ok:?}");
 }
 
@@ -284,8 +401,12 @@ async fn a_wrapper_that_swaps_the_signal_is_still_cancelled_by_the_caller() {
         l.fuel = u64::MAX;
         l.timeout_ms = 60_000;
     }));
-    let _h = registry.register_component(Scope::Global, &toolhost_tests::hostile().await, &policy).unwrap();
-    let pipeline = Pipeline::builder(registry).wrapper(Arc::new(Detacher)).build();
+    let _h = registry
+        .register_component(Scope::Global, &toolhost_tests::hostile().await, &policy)
+        .unwrap();
+    let pipeline = Pipeline::builder(registry)
+        .wrapper(Arc::new(Detacher))
+        .build();
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     tokio::spawn(async move {
@@ -293,7 +414,9 @@ async fn a_wrapper_that_swaps_the_signal_is_still_cancelled_by_the_caller() {
         c2.cancel();
     });
     let t = Instant::now();
-    let r = pipeline.execute(ToolCall::new("c", "spin", "{}"), cancel).await;
+    let r = pipeline
+        .execute(ToolCall::new("c", "spin", "{}"), cancel)
+        .await;
     assert_eq!(r.code(), Some("cancelled"), "{r:?}");
     assert!(t.elapsed() < Duration::from_secs(10));
 }
@@ -311,23 +434,46 @@ async fn approval_sees_a_bounded_summary_with_the_change_shape() {
     let ws = Workspace::new(&[("a.txt", "one\ntwo\nthree\n")]);
     let registry = Registry::new();
     let policy = build(allow_in(ws.path(), FsMode::ReadWrite).decision(Decision::Ask));
-    let _r = registry.register_component(Scope::Global, &toolhost_tests::read().await, &policy).unwrap();
-    let _e = registry.register_component(Scope::Global, &toolhost_tests::edit().await, &policy).unwrap();
+    let _r = registry
+        .register_component(Scope::Global, &toolhost_tests::read().await, &policy)
+        .unwrap();
+    let _e = registry
+        .register_component(Scope::Global, &toolhost_tests::edit().await, &policy)
+        .unwrap();
     let capture = Arc::new(Capture(Mutex::default()));
-    let pipeline = Pipeline::builder(registry).approver(capture.clone()).build();
+    let pipeline = Pipeline::builder(registry)
+        .approver(capture.clone())
+        .build();
     let huge = "new line\n".repeat(10_000);
     // Invalid calls are rejected before anyone is asked.
     let r = pipeline
-        .execute(ToolCall::new("c0", "edit", r#"{"path":"/elsewhere/a.txt","old_text":"two","new_text":"x"}"#), CancellationToken::new())
+        .execute(
+            ToolCall::new(
+                "c0",
+                "edit",
+                r#"{"path":"/elsewhere/a.txt","old_text":"two","new_text":"x"}"#,
+            ),
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(r.code(), Some("path_denied"));
-    assert!(capture.0.lock().unwrap().is_empty(), "nobody is asked to approve an invalid call");
+    assert!(
+        capture.0.lock().unwrap().is_empty(),
+        "nobody is asked to approve an invalid call"
+    );
     let args = json!({"path": "a.txt", "old_text": "two\n", "new_text": huge}).to_string();
-    let r = pipeline.execute(ToolCall::new("c1", "edit", args), CancellationToken::new()).await;
+    let r = pipeline
+        .execute(ToolCall::new("c1", "edit", args), CancellationToken::new())
+        .await;
     assert_eq!(r.code(), Some("stale_baseline"));
     assert!(capture.0.lock().unwrap().is_empty());
     // Approval of the read is denied too: the user said no.
-    let r = pipeline.execute(ToolCall::new("c2", "read", r#"{"path":"a.txt"}"#), CancellationToken::new()).await;
+    let r = pipeline
+        .execute(
+            ToolCall::new("c2", "read", r#"{"path":"a.txt"}"#),
+            CancellationToken::new(),
+        )
+        .await;
     assert_eq!(r.code(), Some("approval_denied"));
     let reqs = capture.0.lock().unwrap().clone();
     assert_eq!(reqs.len(), 1);
@@ -335,18 +481,35 @@ async fn approval_sees_a_bounded_summary_with_the_change_shape() {
 
     // With a fresh baseline the edit reaches approval, with a bounded summary.
     let registry2 = Registry::new();
-    let allow_read = build(allow_in(ws.path(), FsMode::ReadWrite).tool("edit", |t| t.decision(Decision::Ask)));
-    let _r2 = registry2.register_component(Scope::Global, &toolhost_tests::read().await, &allow_read).unwrap();
-    let _e2 = registry2.register_component(Scope::Global, &toolhost_tests::edit().await, &allow_read).unwrap();
-    let pipeline = Pipeline::builder(registry2).approver(capture.clone()).build();
-    let r = pipeline.execute(ToolCall::new("c3", "read", r#"{"path":"a.txt"}"#), CancellationToken::new()).await;
+    let allow_read =
+        build(allow_in(ws.path(), FsMode::ReadWrite).tool("edit", |t| t.decision(Decision::Ask)));
+    let _r2 = registry2
+        .register_component(Scope::Global, &toolhost_tests::read().await, &allow_read)
+        .unwrap();
+    let _e2 = registry2
+        .register_component(Scope::Global, &toolhost_tests::edit().await, &allow_read)
+        .unwrap();
+    let pipeline = Pipeline::builder(registry2)
+        .approver(capture.clone())
+        .build();
+    let r = pipeline
+        .execute(
+            ToolCall::new("c3", "read", r#"{"path":"a.txt"}"#),
+            CancellationToken::new(),
+        )
+        .await;
     assert!(!r.is_error(), "{r:?}");
     let args = json!({"path": "a.txt", "old_text": "two\n", "new_text": huge}).to_string();
-    let r = pipeline.execute(ToolCall::new("c4", "edit", args), CancellationToken::new()).await;
+    let r = pipeline
+        .execute(ToolCall::new("c4", "edit", args), CancellationToken::new())
+        .await;
     assert_eq!(r.code(), Some("approval_denied"));
     let last = capture.0.lock().unwrap().last().cloned().unwrap();
     assert!(last.summary.len() <= toolhost_pipeline::summary::MAX_SUMMARY_BYTES);
-    assert_eq!(last.summary, "edit: patch /workspace/a.txt (+10000 −1 lines)");
+    assert_eq!(
+        last.summary,
+        "edit: patch /workspace/a.txt (+10000 −1 lines)"
+    );
     assert_eq!(ws.read("a.txt"), "one\ntwo\nthree\n", "nothing changed");
 }
 
@@ -356,34 +519,66 @@ async fn fresh_baselines_guard_writes() {
     let registry = Registry::new();
     let policy = build(allow_in(ws.path(), FsMode::ReadWrite));
     let mut regs = Vec::new();
-    for c in [toolhost_tests::read().await, toolhost_tests::edit().await, toolhost_tests::write().await] {
-        regs.push(registry.register_component(Scope::Global, &c, &policy).unwrap());
+    for c in [
+        toolhost_tests::read().await,
+        toolhost_tests::edit().await,
+        toolhost_tests::write().await,
+    ] {
+        regs.push(
+            registry
+                .register_component(Scope::Global, &c, &policy)
+                .unwrap(),
+        );
     }
     let p = Pipeline::builder(registry).build();
     let call = |id: &str, tool: &str, args: Value| ToolCall::new(id, tool, args.to_string());
     let edit = json!({"path": "a.txt", "old_text": "beta", "new_text": "gamma"});
-    let r = p.execute(call("1", "edit", edit.clone()), Default::default()).await;
+    let r = p
+        .execute(call("1", "edit", edit.clone()), Default::default())
+        .await;
     assert_eq!(r.code(), Some("stale_baseline"), "never read");
-    let r = p.execute(call("2", "read", json!({"path": "a.txt"})), Default::default()).await;
+    let r = p
+        .execute(
+            call("2", "read", json!({"path": "a.txt"})),
+            Default::default(),
+        )
+        .await;
     assert!(!r.is_error());
     let r = p.execute(call("3", "edit", edit), Default::default()).await;
     assert!(!r.is_error(), "{r:?}");
     assert_eq!(ws.read("a.txt"), "alpha\ngamma\n");
     // The session's own write refreshes the baseline: a second edit is fine.
     let r = p
-        .execute(call("4", "edit", json!({"path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"})), Default::default())
+        .execute(
+            call(
+                "4",
+                "edit",
+                json!({"path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}),
+            ),
+            Default::default(),
+        )
         .await;
     assert!(!r.is_error(), "{r:?}");
     // A change behind the session's back makes the baseline stale.
     std::fs::write(ws.file("a.txt"), "changed outside\n").unwrap();
     let r = p
-        .execute(call("5", "write", json!({"path": "a.txt", "content": "clobber"})), Default::default())
+        .execute(
+            call("5", "write", json!({"path": "a.txt", "content": "clobber"})),
+            Default::default(),
+        )
         .await;
     assert_eq!(r.code(), Some("stale_baseline"));
     assert_eq!(ws.read("a.txt"), "changed outside\n");
     // Creating a new file needs no baseline.
     let r = p
-        .execute(call("6", "write", json!({"path": "new.txt", "content": "fresh\n"})), Default::default())
+        .execute(
+            call(
+                "6",
+                "write",
+                json!({"path": "new.txt", "content": "fresh\n"}),
+            ),
+            Default::default(),
+        )
         .await;
     assert!(!r.is_error(), "{r:?}");
     assert_eq!(r.value().unwrap()["created"], true);
@@ -395,9 +590,16 @@ async fn big_results_are_bounded_and_kept_as_artifacts() {
     let ws = Workspace::new(&[("big.txt", &body)]);
     let registry = Registry::new();
     let policy = build(allow_in(ws.path(), FsMode::ReadOnly).limits(|l| l.max_result_bytes = 2000));
-    let _r = registry.register_component(Scope::Global, &toolhost_tests::read().await, &policy).unwrap();
+    let _r = registry
+        .register_component(Scope::Global, &toolhost_tests::read().await, &policy)
+        .unwrap();
     let p = Pipeline::builder(registry).build();
-    let r = p.execute(ToolCall::new("big", "read", r#"{"path":"big.txt"}"#), Default::default()).await;
+    let r = p
+        .execute(
+            ToolCall::new("big", "read", r#"{"path":"big.txt"}"#),
+            Default::default(),
+        )
+        .await;
     assert!(!r.is_error(), "{r:?}");
     assert_eq!(r.value().unwrap()["totalLines"], 2000, "the value is whole");
     let text = r.text();
@@ -419,14 +621,26 @@ async fn big_results_are_bounded_and_kept_as_artifacts() {
 async fn projections_are_allow_listed_sorted_and_stable() {
     async fn serialize(order_reversed: bool) -> Vec<String> {
         let registry = Registry::new();
-        let mut comps = vec![toolhost_tests::read().await, toolhost_tests::edit().await, toolhost_tests::fetch().await];
+        let mut comps = [
+            toolhost_tests::read().await,
+            toolhost_tests::edit().await,
+            toolhost_tests::fetch().await,
+        ];
         if order_reversed {
             comps.reverse();
         }
-        let policy = build(PolicyBuilder::new().decision(Decision::Ask).limits(|l| l.fuel = 12345));
+        let policy = build(
+            PolicyBuilder::new()
+                .decision(Decision::Ask)
+                .limits(|l| l.fuel = 12345),
+        );
         let _regs: Vec<_> = comps
             .iter()
-            .map(|c| registry.register_component(Scope::Global, c, &policy).unwrap())
+            .map(|c| {
+                registry
+                    .register_component(Scope::Global, c, &policy)
+                    .unwrap()
+            })
             .collect();
         [Format::Mcp, Format::OpenAi, Format::Anthropic]
             .into_iter()
@@ -435,10 +649,14 @@ async fn projections_are_allow_listed_sorted_and_stable() {
                 for tool in &all {
                     let keys: Vec<&String> = tool.as_object().unwrap().keys().collect();
                     for k in &keys {
-                        assert!(advertise::allowed_keys(f).contains(&k.as_str()), "{f:?} leaks `{k}`");
+                        assert!(
+                            advertise::allowed_keys(f).contains(&k.as_str()),
+                            "{f:?} leaks `{k}`"
+                        );
                     }
                     if f == Format::OpenAi {
-                        let inner: Vec<&String> = tool["function"].as_object().unwrap().keys().collect();
+                        let inner: Vec<&String> =
+                            tool["function"].as_object().unwrap().keys().collect();
                         assert_eq!(inner, ["name", "description", "parameters"]);
                     }
                 }
@@ -450,12 +668,25 @@ async fn projections_are_allow_listed_sorted_and_stable() {
     let b = serialize(true).await;
     assert_eq!(a, b, "byte-identical whatever the registration order");
     for s in &a {
-        for secret in ["12345", "\"fuel\"", "timeout_ms", "\"decision\"", "\"limits\"", "tool_read.wasm", "\"source\""] {
+        for secret in [
+            "12345",
+            "\"fuel\"",
+            "timeout_ms",
+            "\"decision\"",
+            "\"limits\"",
+            "tool_read.wasm",
+            "\"source\"",
+        ] {
             assert!(!s.contains(secret), "host-only `{secret}` leaked: {s}");
         }
     }
     let mcp: Value = serde_json::from_str(&a[0]).unwrap();
-    let names: Vec<&str> = mcp.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = mcp
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["edit", "fetch", "read"]);
 }
 
@@ -463,20 +694,41 @@ async fn projections_are_allow_listed_sorted_and_stable() {
 async fn registrations_unregister_on_drop_and_agents_shadow_globals() {
     let events: Events = Arc::default();
     let registry = Registry::new();
-    let global = registry.register(Scope::Global, vec![fake("echo", Decision::Allow, &events, None)]).unwrap();
+    let global = registry
+        .register(
+            Scope::Global,
+            vec![fake("echo", Decision::Allow, &events, None)],
+        )
+        .unwrap();
     let mut mine = fake("echo", Decision::Deny, &events, None);
     mine.source = "agent".into();
-    let agent = registry.register(Scope::Agent("a1".into()), vec![mine]).unwrap();
-    assert_eq!(registry.resolve("echo", Some("a1")).unwrap().source, "agent");
+    let agent = registry
+        .register(Scope::Agent("a1".into()), vec![mine])
+        .unwrap();
+    assert_eq!(
+        registry.resolve("echo", Some("a1")).unwrap().source,
+        "agent"
+    );
     assert_eq!(registry.resolve("echo", Some("a2")).unwrap().source, "fake");
     assert_eq!(registry.resolve("echo", None).unwrap().source, "fake");
-    assert!(registry.register(Scope::Global, vec![fake("echo", Decision::Allow, &events, None)]).is_err());
+    assert!(
+        registry
+            .register(
+                Scope::Global,
+                vec![fake("echo", Decision::Allow, &events, None)]
+            )
+            .is_err()
+    );
     drop(agent);
     assert_eq!(registry.resolve("echo", Some("a1")).unwrap().source, "fake");
     global.dispose();
     assert!(registry.resolve("echo", None).is_none());
-    let p = Pipeline::builder(registry).approver(Arc::new(ApproveAll)).build();
-    let r = p.execute(ToolCall::new("c", "echo", r#"{"x":1}"#), Default::default()).await;
+    let p = Pipeline::builder(registry)
+        .approver(Arc::new(ApproveAll))
+        .build();
+    let r = p
+        .execute(ToolCall::new("c", "echo", r#"{"x":1}"#), Default::default())
+        .await;
     assert_eq!(r.code(), Some("unknown_tool"));
 }
 
@@ -484,14 +736,18 @@ async fn registrations_unregister_on_drop_and_agents_shadow_globals() {
 fn a_torn_log_tail_is_skipped_on_read_and_set_aside_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    let good = r#"{"type":"tool/call","tsMs":1,"callId":"a","token":"t","tool":"read","arguments":"{}"}"#;
+    let good =
+        r#"{"type":"tool/call","tsMs":1,"callId":"a","token":"t","tool":"read","arguments":"{}"}"#;
     std::fs::write(&path, format!("{good}\n{{\"type\":\"tool/res")).unwrap();
     let c = read_log(&path).unwrap();
     assert_eq!(c.events.len(), 1);
     assert_eq!(c.torn_tail.as_deref(), Some(r#"{"type":"tool/res"#));
     let _log = SessionLog::open(&path).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), format!("{good}\n"));
-    let side: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).collect();
+    let side: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .collect();
     assert_eq!(side.len(), 2, "the torn fragment is kept beside the log");
     // A malformed line in the middle is an error naming it.
     std::fs::write(&path, format!("{good}\nnot json\n{good}\n")).unwrap();

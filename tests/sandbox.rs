@@ -41,16 +41,37 @@ fn plain() -> ToolPolicy {
 async fn infinite_loop_times_out_within_the_deadline() {
     let deadline = Duration::from_millis(300);
     let t = Instant::now();
-    let e = run("spin", json!({}), &plain(), Budget { fuel: u64::MAX, deadline }).await;
+    let e = run(
+        "spin",
+        json!({}),
+        &plain(),
+        Budget {
+            fuel: u64::MAX,
+            deadline,
+        },
+    )
+    .await;
     let took = t.elapsed();
     assert_eq!(code(&e), "timeout");
     assert!(took >= deadline, "ended early: {took:?}");
-    assert!(took < deadline + Duration::from_secs(2), "ended late: {took:?}");
+    assert!(
+        took < deadline + Duration::from_secs(2),
+        "ended late: {took:?}"
+    );
 }
 
 #[tokio::test]
 async fn fuel_bomb_runs_out_of_fuel() {
-    let e = run("spin", json!({}), &plain(), Budget { fuel: 50_000_000, ..GENEROUS }).await;
+    let e = run(
+        "spin",
+        json!({}),
+        &plain(),
+        Budget {
+            fuel: 50_000_000,
+            ..GENEROUS
+        },
+    )
+    .await;
     assert_eq!(code(&e), "fuel_exhausted");
     assert!(e.report.fuel_consumed >= 50_000_000 - 1000);
 }
@@ -60,7 +81,12 @@ async fn memory_bomb_hits_the_memory_limit() {
     let policy = build(PolicyBuilder::new().limits(|l| l.memory_bytes = 32 << 20)).component();
     let e = run("memory_bomb", json!({}), &policy, GENEROUS).await;
     assert_eq!(code(&e), "memory_limit");
-    assert!(e.outcome.unwrap_err().message.contains(&(32u64 << 20).to_string()));
+    assert!(
+        e.outcome
+            .unwrap_err()
+            .message
+            .contains(&(32u64 << 20).to_string())
+    );
 }
 
 #[tokio::test]
@@ -74,7 +100,11 @@ async fn stdout_flood_hits_the_output_limit() {
     let policy = build(PolicyBuilder::new().limits(|l| l.max_stdout_bytes = 100_000)).component();
     let e = run("flood_stdout", json!({}), &policy, GENEROUS).await;
     assert_eq!(code(&e), "output_limit");
-    assert_eq!(e.report.stdout.len(), 100_000, "kept exactly up to the limit");
+    assert_eq!(
+        e.report.stdout.len(),
+        100_000,
+        "kept exactly up to the limit"
+    );
 }
 
 #[tokio::test]
@@ -89,7 +119,16 @@ async fn a_panic_is_a_trap_with_the_panic_message() {
 async fn a_guest_blocked_in_a_host_call_is_stopped_by_the_backstop() {
     let deadline = Duration::from_millis(200);
     let t = Instant::now();
-    let e = run("slow_sleep", json!({"ms": 60_000}), &plain(), Budget { deadline, ..GENEROUS }).await;
+    let e = run(
+        "slow_sleep",
+        json!({"ms": 60_000}),
+        &plain(),
+        Budget {
+            deadline,
+            ..GENEROUS
+        },
+    )
+    .await;
     assert_eq!(code(&e), "timeout");
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 }
@@ -105,7 +144,10 @@ async fn cancellation_stops_a_spinning_guest() {
     });
     let c = hostile().await;
     let mut inv = Invocation::new("spin", "{}", &policy);
-    inv.budget = Budget { fuel: u64::MAX, deadline: Duration::from_secs(30) };
+    inv.budget = Budget {
+        fuel: u64::MAX,
+        deadline: Duration::from_secs(30),
+    };
     inv.cancel = cancel;
     let t = Instant::now();
     let e = c.execute(inv).await;
@@ -117,7 +159,16 @@ async fn cancellation_stops_a_spinning_guest() {
 async fn an_empty_budget_runs_nothing() {
     let e = run("counter", json!({}), &plain(), Budget::default()).await;
     assert_eq!(code(&e), "fuel_exhausted");
-    let e = run("counter", json!({}), &plain(), Budget { fuel: 1_000_000, deadline: Duration::ZERO }).await;
+    let e = run(
+        "counter",
+        json!({}),
+        &plain(),
+        Budget {
+            fuel: 1_000_000,
+            deadline: Duration::ZERO,
+        },
+    )
+    .await;
     assert_eq!(code(&e), "timeout");
 }
 
@@ -129,13 +180,37 @@ async fn wasi_refuses_escapes_from_a_preopen() {
     std::os::unix::fs::symlink(outside.file("secret.txt"), ws.file("link.txt")).unwrap();
     let policy = build(allow_in(ws.path(), FsMode::ReadOnly)).component();
 
-    let ok = run("read_file", json!({"path": "/workspace/inside.txt"}), &policy, GENEROUS).await;
+    let ok = run(
+        "read_file",
+        json!({"path": "/workspace/inside.txt"}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
     assert_eq!(value(&ok)["content"], "hello");
-    let relative = run("read_file", json!({"path": "inside.txt"}), &policy, GENEROUS).await;
-    assert_eq!(value(&relative)["content"], "hello", "relative paths resolve against /workspace");
+    let relative = run(
+        "read_file",
+        json!({"path": "inside.txt"}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(
+        value(&relative)["content"],
+        "hello",
+        "relative paths resolve against /workspace"
+    );
 
-    let secret = format!("/workspace/../{}/secret.txt", outside.path().file_name().unwrap().to_str().unwrap());
-    for path in ["/workspace/../secret.txt", secret.as_str(), "/workspace/link.txt", "/etc/passwd"] {
+    let secret = format!(
+        "/workspace/../{}/secret.txt",
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    for path in [
+        "/workspace/../secret.txt",
+        secret.as_str(),
+        "/workspace/link.txt",
+        "/etc/passwd",
+    ] {
         let e = run("read_file", json!({"path": path}), &policy, GENEROUS).await;
         assert_eq!(code(&e), "io_error", "{path} must not be readable: {e:?}");
     }
@@ -145,29 +220,58 @@ async fn wasi_refuses_escapes_from_a_preopen() {
 async fn a_read_only_preopen_refuses_writes() {
     let ws = Workspace::new(&[("a.txt", "original")]);
     let ro = build(allow_in(ws.path(), FsMode::ReadOnly)).component();
-    let e = run("write_file", json!({"path": "/workspace/a.txt", "content": "changed"}), &ro, GENEROUS).await;
+    let e = run(
+        "write_file",
+        json!({"path": "/workspace/a.txt", "content": "changed"}),
+        &ro,
+        GENEROUS,
+    )
+    .await;
     assert_eq!(code(&e), "io_error");
-    let e = run("write_file", json!({"path": "/workspace/new.txt", "content": "x"}), &ro, GENEROUS).await;
+    let e = run(
+        "write_file",
+        json!({"path": "/workspace/new.txt", "content": "x"}),
+        &ro,
+        GENEROUS,
+    )
+    .await;
     assert_eq!(code(&e), "io_error");
     assert_eq!(ws.read("a.txt"), "original");
     assert!(!ws.file("new.txt").exists());
 
     let rw = build(allow_in(ws.path(), FsMode::ReadWrite)).component();
-    let e = run("write_file", json!({"path": "/workspace/a.txt", "content": "changed"}), &rw, GENEROUS).await;
+    let e = run(
+        "write_file",
+        json!({"path": "/workspace/a.txt", "content": "changed"}),
+        &rw,
+        GENEROUS,
+    )
+    .await;
     assert!(e.outcome.is_ok(), "{e:?}");
     assert_eq!(ws.read("a.txt"), "changed");
 }
 
 #[tokio::test]
 async fn only_allow_listed_env_vars_are_visible() {
-    let policy = build(PolicyBuilder::new().env_allow("PATH").env_set("TOOL_MODE", "ci")).component();
+    let policy = build(
+        PolicyBuilder::new()
+            .env_allow("PATH")
+            .env_set("TOOL_MODE", "ci"),
+    )
+    .component();
     let get = |name: &'static str| {
         let policy = policy.clone();
-        async move { value(&run("env", json!({"name": name}), &policy, GENEROUS).await)["value"].clone() }
+        async move {
+            value(&run("env", json!({"name": name}), &policy, GENEROUS).await)["value"].clone()
+        }
     };
     assert_eq!(get("TOOL_MODE").await, "ci");
     assert_eq!(get("PATH").await, json!(std::env::var("PATH").unwrap()));
-    assert_eq!(get("HOME").await, Value::Null, "HOME is set on the host but not allow-listed");
+    assert_eq!(
+        get("HOME").await,
+        Value::Null,
+        "HOME is set on the host but not allow-listed"
+    );
     let none = value(&run("env", json!({"name": "PATH"}), &plain(), GENEROUS).await);
     assert_eq!(none["value"], Value::Null);
 }
@@ -198,7 +302,9 @@ async fn seeded_entropy_is_deterministic() {
 #[tokio::test]
 async fn network_imports_need_a_network_grant() {
     let fetch = toolhost_tests::fetch().await;
-    let denial = fetch.import_denial(&plain().sandbox).expect("fetch needs a grant");
+    let denial = fetch
+        .import_denial(&plain().sandbox)
+        .expect("fetch needs a grant");
     assert!(denial.contains("wasi:http/"), "{denial}");
     let granted = build(PolicyBuilder::new().network("127.0.0.1:*")).component();
     assert_eq!(fetch.import_denial(&granted.sandbox), None);
@@ -216,7 +322,10 @@ async fn the_host_survives_every_hostile_guest_in_a_row() {
         l.max_stdout_bytes = 10_000;
     }))
     .component();
-    let small = Budget { fuel: 200_000_000, deadline: Duration::from_secs(5) };
+    let small = Budget {
+        fuel: 200_000_000,
+        deadline: Duration::from_secs(5),
+    };
     for (tool, want) in [
         ("spin", "fuel_exhausted"),
         ("memory_bomb", "memory_limit"),
@@ -225,7 +334,14 @@ async fn the_host_survives_every_hostile_guest_in_a_row() {
         ("panic", "trap"),
         ("fail", "boom"),
     ] {
-        assert_eq!(code(&run(tool, json!({}), &policy, small).await), want, "{tool}");
+        assert_eq!(
+            code(&run(tool, json!({}), &policy, small).await),
+            want,
+            "{tool}"
+        );
     }
-    assert_eq!(value(&run("counter", json!({}), &policy, small).await)["count"], 1);
+    assert_eq!(
+        value(&run("counter", json!({}), &policy, small).await)["count"],
+        1
+    );
 }

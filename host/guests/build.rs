@@ -9,8 +9,12 @@ use std::process::Command;
 const TARGET: &str = "wasm32-wasip2";
 
 fn main() {
-    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = manifest_dir.join("../..").canonicalize().expect("repository root");
+    let manifest_dir =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .join("../..")
+        .canonicalize()
+        .expect("repository root");
     let guests = root.join("guest-tools");
     for p in ["Cargo.toml", "Cargo.lock", "kit", "tools", "test-guests"] {
         println!("cargo:rerun-if-changed={}", guests.join(p).display());
@@ -31,7 +35,11 @@ fn main() {
         .arg(&target_dir);
     // The outer build's settings must not leak into the guest build.
     for (k, _) in std::env::vars() {
-        if k.starts_with("CARGO_") && k != "CARGO_HOME" || k == "RUSTFLAGS" || k == "RUSTC_WRAPPER" || k == "RUSTC_WORKSPACE_WRAPPER" {
+        if k.starts_with("CARGO_") && k != "CARGO_HOME"
+            || k == "RUSTFLAGS"
+            || k == "RUSTC_WRAPPER"
+            || k == "RUSTC_WORKSPACE_WRAPPER"
+        {
             cmd.env_remove(&k);
         }
     }
@@ -42,7 +50,9 @@ fn main() {
 
     let out_dir = target_dir.join(TARGET).join("release");
     let mut consts = String::new();
-    let mut all = String::from("/// Every built component: (file stem, path).\npub const ALL: &[(&str, &str)] = &[\n");
+    let mut all = String::from(
+        "/// Every built component: (file stem, path).\npub const ALL: &[(&str, &str)] = &[\n",
+    );
     let mut names: Vec<String> = std::fs::read_dir(&out_dir)
         .expect("guest output directory")
         .filter_map(|e| e.ok())
@@ -58,10 +68,14 @@ fn main() {
             stem.to_uppercase(),
             path.display().to_string()
         ));
-        all.push_str(&format!("    ({stem:?}, {:?}),\n", path.display().to_string()));
+        all.push_str(&format!(
+            "    ({stem:?}, {:?}),\n",
+            path.display().to_string()
+        ));
     }
     all.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("guests.rs");
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("guests.rs");
     std::fs::write(out, consts + &all).expect("writing guests.rs");
     write_root_hint(&root);
 }

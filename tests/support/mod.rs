@@ -14,7 +14,8 @@ pub use toolhost_guests as guests;
 pub fn runtime() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();
     RT.get_or_init(|| {
-        let cache = std::env::temp_dir().join(format!("toolhost-test-cache-{}", std::process::id()));
+        let cache =
+            std::env::temp_dir().join(format!("toolhost-test-cache-{}", std::process::id()));
         Runtime::new(RuntimeConfig {
             cache_dir: Some(cache),
             max_instances: 32,
@@ -24,10 +25,18 @@ pub fn runtime() -> &'static Runtime {
     })
 }
 
-async fn load_once(cell: &'static OnceCell<Arc<LoadedComponent>>, path: &str) -> Arc<LoadedComponent> {
-    cell.get_or_init(|| async { runtime().load(Path::new(path)).await.expect("load component") })
-        .await
-        .clone()
+async fn load_once(
+    cell: &'static OnceCell<Arc<LoadedComponent>>,
+    path: &str,
+) -> Arc<LoadedComponent> {
+    cell.get_or_init(|| async {
+        runtime()
+            .load(Path::new(path))
+            .await
+            .expect("load component")
+    })
+    .await
+    .clone()
 }
 
 macro_rules! component {

@@ -13,7 +13,11 @@ use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
 use toolhost_runtime::ImportVerdict;
 
 #[derive(Parser)]
-#[command(name = "toolhost", version, about = "A sandbox host for LLM-agent tools")]
+#[command(
+    name = "toolhost",
+    version,
+    about = "A sandbox host for LLM-agent tools"
+)]
 struct Cli {
     /// Compiled-component cache directory (default: ~/.cache/toolhost).
     #[arg(long, global = true)]
@@ -153,7 +157,11 @@ async fn main() -> anyhow::Result<()> {
                             .iter()
                             .map(|p| format!("{}:{:?}", p.pointer, p.access).to_lowercase())
                             .collect();
-                        println!("{:<12} {}", d.name, d.description.lines().next().unwrap_or(""));
+                        println!(
+                            "{:<12} {}",
+                            d.name,
+                            d.description.lines().next().unwrap_or("")
+                        );
                         println!(
                             "{:<12} read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
                             "",
@@ -183,7 +191,15 @@ async fn main() -> anyhow::Result<()> {
                 loaded.compile_time(),
                 loaded.cache_outcome()
             );
-            println!("tools: {}", loaded.tools().iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "));
+            println!(
+                "tools: {}",
+                loaded
+                    .tools()
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             let mut denied = false;
             for t in loaded.tools() {
                 let tp = policy.for_tool(&t.name);
@@ -208,17 +224,29 @@ async fn main() -> anyhow::Result<()> {
             }
         }
         Cmd::Log { file } => {
-            let contents = read_log(&file).with_context(|| format!("reading {}", file.display()))?;
+            let contents =
+                read_log(&file).with_context(|| format!("reading {}", file.display()))?;
             for ev in &contents.events {
                 match ev {
                     SessionEvent::ToolCall(c) => {
                         println!("→ {} {} {}", c.call_id, c.tool, c.arguments);
                     }
                     SessionEvent::ToolResult(r) => {
-                        let status = r.code.as_deref().map_or("ok".to_owned(), |c| format!("error [{c}]"));
-                        println!("← {} {} {} ({} µs)", r.call_id, r.tool, status, r.timings.total_us);
+                        let status = r
+                            .code
+                            .as_deref()
+                            .map_or("ok".to_owned(), |c| format!("error [{c}]"));
+                        println!(
+                            "← {} {} {} ({} µs)",
+                            r.call_id, r.tool, status, r.timings.total_us
+                        );
                         if let Some(d) = r.trace.denial() {
-                            println!("    decided by {:?}/{}: {}", d.stage, d.by, d.note.as_deref().unwrap_or(""));
+                            println!(
+                                "    decided by {:?}/{}: {}",
+                                d.stage,
+                                d.by,
+                                d.note.as_deref().unwrap_or("")
+                            );
                         }
                         for b in &r.content {
                             if let toolhost_contract::ContentBlock::Text { text } = b {

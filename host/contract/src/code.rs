@@ -126,7 +126,9 @@ impl ErrorCode {
         let ok = !code.is_empty()
             && code.len() <= 64
             && code.as_bytes()[0].is_ascii_lowercase()
-            && code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
         if ok {
             ErrorCode::Tool(code.to_owned())
         } else {
@@ -206,10 +208,25 @@ mod tests {
 
     #[test]
     fn tool_codes_are_sanitized() {
-        assert_eq!(ErrorCode::from_tool("not_found"), ErrorCode::Tool("not_found".into()));
-        assert_eq!(ErrorCode::from_tool("timeout"), ErrorCode::Tool("timeout".into()));
-        assert_eq!(ErrorCode::from_tool("Bad Code!"), ErrorCode::Host(FailureCode::ToolError));
-        assert_eq!(ErrorCode::from_tool(""), ErrorCode::Host(FailureCode::ToolError));
-        assert_eq!(ErrorCode::from_tool(&"a".repeat(65)), ErrorCode::Host(FailureCode::ToolError));
+        assert_eq!(
+            ErrorCode::from_tool("not_found"),
+            ErrorCode::Tool("not_found".into())
+        );
+        assert_eq!(
+            ErrorCode::from_tool("timeout"),
+            ErrorCode::Tool("timeout".into())
+        );
+        assert_eq!(
+            ErrorCode::from_tool("Bad Code!"),
+            ErrorCode::Host(FailureCode::ToolError)
+        );
+        assert_eq!(
+            ErrorCode::from_tool(""),
+            ErrorCode::Host(FailureCode::ToolError)
+        );
+        assert_eq!(
+            ErrorCode::from_tool(&"a".repeat(65)),
+            ErrorCode::Host(FailureCode::ToolError)
+        );
     }
 }

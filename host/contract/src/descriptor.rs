@@ -184,7 +184,10 @@ mod tests {
     #[test]
     fn names_and_schemas_are_checked() {
         assert!(raw("read_file2", r#"{"type":"object"}"#).is_ok());
-        assert!(matches!(raw("Read", "{}"), Err(DescriptorError::BadName(_))));
+        assert!(matches!(
+            raw("Read", "{}"),
+            Err(DescriptorError::BadName(_))
+        ));
         assert!(matches!(raw("", "{}"), Err(DescriptorError::BadName(_))));
         assert!(matches!(
             raw("x", "[1]"),
@@ -194,6 +197,9 @@ mod tests {
             raw("x", r#"{"type":"string"}"#),
             Err(DescriptorError::BadSchema { .. })
         ));
-        assert!(matches!(raw("x", "{"), Err(DescriptorError::BadSchema { .. })));
+        assert!(matches!(
+            raw("x", "{"),
+            Err(DescriptorError::BadSchema { .. })
+        ));
     }
 }

@@ -33,8 +33,8 @@ pub use content::ContentBlock;
 pub use descriptor::{Annotations, DescriptorError, PathAccess, PathParam, ToolDescriptor};
 pub use event::{SessionEvent, ToolCallEvent, ToolResultEvent};
 pub use result::{
-    DecisionTrace, Meta, Stage, StageVerdict, Timings, ToolCall, ToolFailure, ToolResult, ToolSuccess,
-    TraceEntry,
+    DecisionTrace, Meta, Stage, StageVerdict, Timings, ToolCall, ToolFailure, ToolResult,
+    ToolSuccess, TraceEntry,
 };
 
 /// Lowercase hex SHA-256 of `bytes`, the one hash used for values, baselines

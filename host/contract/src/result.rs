@@ -265,7 +265,8 @@ impl ToolResult {
 
     /// Whether the call failed with this host code.
     pub fn failed_with(&self, code: FailureCode) -> bool {
-        self.error().is_some_and(|e| e.code == ErrorCode::Host(code))
+        self.error()
+            .is_some_and(|e| e.code == ErrorCode::Host(code))
     }
 
     /// The value, when succeeded.

@@ -24,7 +24,13 @@ pub enum Format {
 /// Keys each format may carry at the top level of one tool entry.
 pub fn allowed_keys(format: Format) -> &'static [&'static str] {
     match format {
-        Format::Mcp => &["name", "description", "inputSchema", "outputSchema", "annotations"],
+        Format::Mcp => &[
+            "name",
+            "description",
+            "inputSchema",
+            "outputSchema",
+            "annotations",
+        ],
         Format::OpenAi => &["type", "function"],
         Format::Anthropic => &["name", "description", "input_schema"],
     }

@@ -110,8 +110,12 @@ mod tests {
             ContentBlock::Text { text } => assert_eq!(text, &"line\n".repeat(10)),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(&out[1], ContentBlock::Text { text } if text.contains("truncated: showing 50 of 500")));
-        assert!(matches!(&out[2], ContentBlock::ResourceLink { uri, .. } if uri == "toolhost://artifacts/c2"));
+        assert!(
+            matches!(&out[1], ContentBlock::Text { text } if text.contains("truncated: showing 50 of 500"))
+        );
+        assert!(
+            matches!(&out[2], ContentBlock::ResourceLink { uri, .. } if uri == "toolhost://artifacts/c2")
+        );
         let (page, size) = a.page("toolhost://artifacts/c2", 495, 100).unwrap();
         assert_eq!((page.as_str(), size), ("line\n", 500));
         // Multi-byte characters are never split.

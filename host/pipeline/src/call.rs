@@ -116,8 +116,17 @@ mod tests {
     fn parsing_is_defensive() {
         assert_eq!(parse_arguments(""), ParsedArguments::Json(json!({})));
         assert_eq!(parse_arguments("  \n"), ParsedArguments::Json(json!({})));
-        assert_eq!(parse_arguments(r#"{"a":1}"#), ParsedArguments::Json(json!({"a": 1})));
-        assert_eq!(parse_arguments("{oops"), ParsedArguments::Raw("{oops".into()));
-        assert_eq!(parse_arguments("\u{0}\u{ffff}"), ParsedArguments::Raw("\u{0}\u{ffff}".into()));
+        assert_eq!(
+            parse_arguments(r#"{"a":1}"#),
+            ParsedArguments::Json(json!({"a": 1}))
+        );
+        assert_eq!(
+            parse_arguments("{oops"),
+            ParsedArguments::Raw("{oops".into())
+        );
+        assert_eq!(
+            parse_arguments("\u{0}\u{ffff}"),
+            ParsedArguments::Raw("\u{0}\u{ffff}".into())
+        );
     }
 }

@@ -41,7 +41,7 @@ pub mod wrappers;
 pub use body::{BodyInput, ToolBody};
 pub use call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
 pub use listeners::{
-    ApproveAll, Approval, ApprovalRequest, Approver, Guard, GuardDenial, ListenerError, PostAction,
+    Approval, ApprovalRequest, ApproveAll, Approver, Guard, GuardDenial, ListenerError, PostAction,
     PostExecute, PreDecision, PreExecute, ResultListener,
 };
 pub use pipeline::{Pipeline, PipelineBuilder, StageObserver};

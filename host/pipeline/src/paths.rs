@@ -135,15 +135,14 @@ pub fn check_paths(
             Ok(_) => true,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // The parent must still be inside the grant.
-                if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    if let Err(pe) = dir.metadata(parent) {
-                        if pe.kind() != std::io::ErrorKind::NotFound {
-                            return Err(denied(format!(
-                                "`{raw}` resolves outside the granted directory {}",
-                                grant.guest
-                            )));
-                        }
-                    }
+                if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty())
+                    && let Err(pe) = dir.metadata(parent)
+                    && pe.kind() != std::io::ErrorKind::NotFound
+                {
+                    return Err(denied(format!(
+                        "`{raw}` resolves outside the granted directory {}",
+                        grant.guest
+                    )));
                 }
                 false
             }
@@ -193,8 +192,14 @@ mod tests {
     #[test]
     fn normalization() {
         assert_eq!(normalize("a/b", "/workspace").unwrap(), "/workspace/a/b");
-        assert_eq!(normalize("/workspace/./a/../b", "/").unwrap(), "/workspace/b");
-        assert_eq!(normalize("../etc/passwd", "/workspace").unwrap(), "/etc/passwd");
+        assert_eq!(
+            normalize("/workspace/./a/../b", "/").unwrap(),
+            "/workspace/b"
+        );
+        assert_eq!(
+            normalize("../etc/passwd", "/workspace").unwrap(),
+            "/etc/passwd"
+        );
         assert!(normalize("/../x", "/").is_err());
         assert_eq!(normalize(".", "/workspace").unwrap(), "/workspace");
     }

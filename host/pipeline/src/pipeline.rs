@@ -264,7 +264,9 @@ impl Pipeline {
             .map_or_else(Limits::default, |t| t.policy.limits.clone());
         let budget = usize::try_from(limits.result_byte_budget()).unwrap_or(usize::MAX);
         let artifact_id = format!("{}-{}", call.token().as_str(), sanitize(call.call_id()));
-        if let Some((bounded, total)) = bound(result.content(), budget, &artifact_id, &self.artifacts) {
+        if let Some((bounded, total)) =
+            bound(result.content(), budget, &artifact_id, &self.artifacts)
+        {
             *result.content_mut() = bounded;
             run.trace.push(
                 Stage::Bound,
@@ -272,7 +274,10 @@ impl Pipeline {
                 "bound",
                 Some(format!("{total} bytes cut to {budget}")),
             );
-            run.extra.insert("truncated".into(), json!({"totalBytes": total, "budgetBytes": budget}));
+            run.extra.insert(
+                "truncated".into(),
+                json!({"totalBytes": total, "budgetBytes": budget}),
+            );
         }
 
         // Repeat bookkeeping (cancellations are not the tool's failure).
@@ -336,7 +341,11 @@ impl Pipeline {
                     format!(
                         "there is no tool named `{}`; available tools: {}",
                         clip(call.name(), 64),
-                        if names.is_empty() { "none".into() } else { names.join(", ") }
+                        if names.is_empty() {
+                            "none".into()
+                        } else {
+                            names.join(", ")
+                        }
                     ),
                 ),
             ));
@@ -375,7 +384,15 @@ impl Pipeline {
             .take(MAX_SCHEMA_ERRORS)
             .map(|e| {
                 let at = e.instance_path().to_string();
-                format!("{}: {}", if at.is_empty() { "arguments".into() } else { at }, clip(&e.to_string(), 200))
+                format!(
+                    "{}: {}",
+                    if at.is_empty() {
+                        "arguments".into()
+                    } else {
+                        at
+                    },
+                    clip(&e.to_string(), 200)
+                )
             })
             .collect();
         if !errors.is_empty() {
@@ -384,7 +401,11 @@ impl Pipeline {
                 "input_schema",
                 ToolFailure::new(
                     FailureCode::InvalidArguments,
-                    format!("invalid arguments for `{}`: {}", tool.descriptor.name, errors.join("; ")),
+                    format!(
+                        "invalid arguments for `{}`: {}",
+                        tool.descriptor.name,
+                        errors.join("; ")
+                    ),
                 )
                 .with_info(json!({"errors": errors})),
             ));
@@ -418,32 +439,51 @@ impl Pipeline {
         self.enter(call, Stage::PreExecute);
         let mut decision = match tool.policy.decision {
             Decision::Allow => PreDecision::Allow,
-            Decision::Ask => PreDecision::Ask(format!("policy requires approval for `{}`", tool.descriptor.name)),
-            Decision::Deny => PreDecision::Deny(format!("policy denies `{}`", tool.descriptor.name)),
+            Decision::Ask => PreDecision::Ask(format!(
+                "policy requires approval for `{}`",
+                tool.descriptor.name
+            )),
+            Decision::Deny => {
+                PreDecision::Deny(format!("policy denies `{}`", tool.descriptor.name))
+            }
         };
-        run.trace.push(Stage::PreExecute, verdict(&decision), "policy", None);
+        run.trace
+            .push(Stage::PreExecute, verdict(&decision), "policy", None);
         for l in &self.b.pre {
-            decision = match catch_unwind(AssertUnwindSafe(|| l.decide(call, &tool.descriptor, &decision))) {
+            decision = match catch_unwind(AssertUnwindSafe(|| {
+                l.decide(call, &tool.descriptor, &decision)
+            })) {
                 Ok(Ok(d)) => d,
                 Ok(Err(e)) => {
                     return Err(run.deny(
                         Stage::PreExecute,
                         l.name(),
-                        ToolFailure::new(FailureCode::ListenerFailed, format!("pre-execute listener `{}` failed: {e}", l.name())),
+                        ToolFailure::new(
+                            FailureCode::ListenerFailed,
+                            format!("pre-execute listener `{}` failed: {e}", l.name()),
+                        ),
                     ));
                 }
                 Err(_) => {
                     return Err(run.deny(
                         Stage::PreExecute,
                         l.name(),
-                        ToolFailure::new(FailureCode::ListenerFailed, format!("pre-execute listener `{}` panicked", l.name())),
+                        ToolFailure::new(
+                            FailureCode::ListenerFailed,
+                            format!("pre-execute listener `{}` panicked", l.name()),
+                        ),
                     ));
                 }
             };
-            run.trace.push(Stage::PreExecute, verdict(&decision), l.name(), None);
+            run.trace
+                .push(Stage::PreExecute, verdict(&decision), l.name(), None);
         }
         if let PreDecision::Deny(reason) = &decision {
-            return Err(run.deny(Stage::PreExecute, "decision", ToolFailure::new(FailureCode::Denied, reason.clone())));
+            return Err(run.deny(
+                Stage::PreExecute,
+                "decision",
+                ToolFailure::new(FailureCode::Denied, reason.clone()),
+            ));
         }
 
         // ── approval (one-shot, fail closed) ────────────────────────────
@@ -467,13 +507,21 @@ impl Pipeline {
             };
             match approver.approve(&request).await {
                 Approval::Approved => {
-                    run.trace.push(Stage::Approval, StageVerdict::Approved, "approver", Some(request.summary));
+                    run.trace.push(
+                        Stage::Approval,
+                        StageVerdict::Approved,
+                        "approver",
+                        Some(request.summary),
+                    );
                 }
                 Approval::Denied(why) => {
                     return Err(run.deny(
                         Stage::Approval,
                         "approver",
-                        ToolFailure::new(FailureCode::ApprovalDenied, format!("the user did not approve this call: {why}")),
+                        ToolFailure::new(
+                            FailureCode::ApprovalDenied,
+                            format!("the user did not approve this call: {why}"),
+                        ),
                     ));
                 }
             }
@@ -483,16 +531,25 @@ impl Pipeline {
         self.enter(call, Stage::Guard);
         for g in &self.b.guards {
             match catch_unwind(AssertUnwindSafe(|| g.check(call, &tool.descriptor))) {
-                Ok(None) => run.trace.push(Stage::Guard, StageVerdict::Abstain, g.name(), None),
+                Ok(None) => run
+                    .trace
+                    .push(Stage::Guard, StageVerdict::Abstain, g.name(), None),
                 Ok(Some(denial)) => {
-                    return Err(run.deny(Stage::Guard, g.name(), ToolFailure::new(FailureCode::Denied, denial.0)));
+                    return Err(run.deny(
+                        Stage::Guard,
+                        g.name(),
+                        ToolFailure::new(FailureCode::Denied, denial.0),
+                    ));
                 }
                 Err(_) => {
                     // A broken guard fails closed.
                     return Err(run.deny(
                         Stage::Guard,
                         g.name(),
-                        ToolFailure::new(FailureCode::Denied, format!("guard `{}` failed, so the call was denied", g.name())),
+                        ToolFailure::new(
+                            FailureCode::Denied,
+                            format!("guard `{}` failed, so the call was denied", g.name()),
+                        ),
                     ));
                 }
             }
@@ -504,7 +561,10 @@ impl Pipeline {
             return Err(run.deny(
                 Stage::Dispatch,
                 "imports",
-                ToolFailure::new(FailureCode::ImportDenied, format!("the tool cannot run under its policy: {why}")),
+                ToolFailure::new(
+                    FailureCode::ImportDenied,
+                    format!("the tool cannot run under its policy: {why}"),
+                ),
             ));
         }
         let args_text = args.to_string();
@@ -513,13 +573,18 @@ impl Pipeline {
             None => Entropy::Os,
         };
         let d0 = self.b.clock.monotonic_ns();
-        let (exec, metrics) = wrappers::dispatch(&self.b.wrappers, call, &tool, &args_text, entropy, signal)
-            .instrument(tracing::info_span!("dispatch"))
-            .await;
+        let (exec, metrics) =
+            wrappers::dispatch(&self.b.wrappers, call, &tool, &args_text, entropy, signal)
+                .instrument(tracing::info_span!("dispatch"))
+                .await;
         run.dispatch_ns = self.b.clock.monotonic_ns().saturating_sub(d0);
         run.extra.extend(metrics);
         let value_text = exec.outcome.map_err(|f| {
-            let by = if matches!(f.code, toolhost_contract::ErrorCode::Tool(_)) { "tool" } else { "sandbox" };
+            let by = if matches!(f.code, toolhost_contract::ErrorCode::Tool(_)) {
+                "tool"
+            } else {
+                "sandbox"
+            };
             run.deny(Stage::Dispatch, by, f)
         })?;
         run.pass(Stage::Dispatch, "sandbox");
@@ -530,7 +595,10 @@ impl Pipeline {
             run.deny(
                 Stage::Output,
                 "output_schema",
-                ToolFailure::new(FailureCode::OutputInvalid, format!("the tool returned a value that is not JSON: {e}")),
+                ToolFailure::new(
+                    FailureCode::OutputInvalid,
+                    format!("the tool returned a value that is not JSON: {e}"),
+                ),
             )
         })?;
         let errors: Vec<String> = tool
@@ -545,7 +613,10 @@ impl Pipeline {
                 "output_schema",
                 ToolFailure::new(
                     FailureCode::OutputInvalid,
-                    format!("the tool returned a value that violates its output schema: {}", errors.join("; ")),
+                    format!(
+                        "the tool returned a value that violates its output schema: {}",
+                        errors.join("; ")
+                    ),
                 ),
             ));
         }
@@ -557,7 +628,13 @@ impl Pipeline {
         self.enter(call, Stage::Render);
         let content = match tool
             .body
-            .render(&tool.descriptor.name, &args_text, &value_text, &tool.policy, signal.clone())
+            .render(
+                &tool.descriptor.name,
+                &args_text,
+                &value_text,
+                &tool.policy,
+                signal.clone(),
+            )
             .await
         {
             Ok(Some(c)) => c,
@@ -568,7 +645,10 @@ impl Pipeline {
                     "render",
                     ToolFailure::new(
                         FailureCode::RenderFailed,
-                        format!("the tool ran, but rendering its result failed: [{}] {}", f.code, f.message),
+                        format!(
+                            "the tool ran, but rendering its result failed: [{}] {}",
+                            f.code, f.message
+                        ),
                     ),
                 ));
             }
@@ -589,29 +669,49 @@ impl Pipeline {
                 Ok(Ok(PostAction::Accept)) => run.pass(Stage::PostExecute, l.name()),
                 Ok(Ok(PostAction::ReplaceContent(c))) => {
                     *result.content_mut() = c;
-                    run.trace.push(Stage::PostExecute, StageVerdict::Modify, l.name(), Some("replaced content".into()));
+                    run.trace.push(
+                        Stage::PostExecute,
+                        StageVerdict::Modify,
+                        l.name(),
+                        Some("replaced content".into()),
+                    );
                 }
                 Ok(Ok(PostAction::AddContext(text))) => {
                     if let ToolResult::Success(s) = &mut result {
                         s.additional_context.push(text);
                     }
-                    run.trace.push(Stage::PostExecute, StageVerdict::Modify, l.name(), Some("added context".into()));
+                    run.trace.push(
+                        Stage::PostExecute,
+                        StageVerdict::Modify,
+                        l.name(),
+                        Some("added context".into()),
+                    );
                 }
                 Ok(Ok(PostAction::Block(why))) => {
-                    return Err(run.deny(Stage::PostExecute, l.name(), ToolFailure::new(FailureCode::Blocked, why)));
+                    return Err(run.deny(
+                        Stage::PostExecute,
+                        l.name(),
+                        ToolFailure::new(FailureCode::Blocked, why),
+                    ));
                 }
                 Ok(Err(e)) => {
                     return Err(run.deny(
                         Stage::PostExecute,
                         l.name(),
-                        ToolFailure::new(FailureCode::ListenerFailed, format!("post-execute listener `{}` failed: {e}", l.name())),
+                        ToolFailure::new(
+                            FailureCode::ListenerFailed,
+                            format!("post-execute listener `{}` failed: {e}", l.name()),
+                        ),
                     ));
                 }
                 Err(_) => {
                     return Err(run.deny(
                         Stage::PostExecute,
                         l.name(),
-                        ToolFailure::new(FailureCode::ListenerFailed, format!("post-execute listener `{}` panicked", l.name())),
+                        ToolFailure::new(
+                            FailureCode::ListenerFailed,
+                            format!("post-execute listener `{}` panicked", l.name()),
+                        ),
                     ));
                 }
             }
@@ -634,7 +734,15 @@ fn fingerprint(call: &FrozenCall) -> String {
         ParsedArguments::Json(v) => v.to_string(),
         ParsedArguments::Raw(r) => r.clone(),
     };
-    sha256_hex(format!("{}\u{0}{}\u{0}{}", call.agent().unwrap_or(""), call.name(), args).as_bytes())
+    sha256_hex(
+        format!(
+            "{}\u{0}{}\u{0}{}",
+            call.agent().unwrap_or(""),
+            call.name(),
+            args
+        )
+        .as_bytes(),
+    )
 }
 
 fn hash64(s: &str) -> u64 {

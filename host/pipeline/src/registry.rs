@@ -137,7 +137,11 @@ impl Registry {
     }
 
     /// Registers tools in `scope`, all or nothing.
-    pub fn register(&self, scope: Scope, tools: Vec<ToolSpec>) -> Result<Registration, RegistryError> {
+    pub fn register(
+        &self,
+        scope: Scope,
+        tools: Vec<ToolSpec>,
+    ) -> Result<Registration, RegistryError> {
         let mut compiled = Vec::with_capacity(tools.len());
         for t in tools {
             let compile = |which: &'static str, schema| {
@@ -208,7 +212,11 @@ impl Registry {
     pub fn resolve(&self, name: &str, agent: Option<&str>) -> Option<Arc<RegisteredTool>> {
         let inner = self.lock();
         agent
-            .and_then(|a| inner.entries.get(&(Scope::Agent(a.to_owned()), name.to_owned())))
+            .and_then(|a| {
+                inner
+                    .entries
+                    .get(&(Scope::Agent(a.to_owned()), name.to_owned()))
+            })
             .or_else(|| inner.entries.get(&(Scope::Global, name.to_owned())))
             .map(|(_, t)| t.clone())
     }

@@ -42,8 +42,14 @@ pub fn approval_summary(tool: &str, args: &Value, paths: &[ResolvedPath]) -> Str
     }
     let s = |k: &str| args.get(k).and_then(Value::as_str);
     let shape = match (s("old_text"), s("new_text"), s("content")) {
-        (Some(old), Some(new), _) => Some(format!("+{} −{} lines", line_count(new), line_count(old))),
-        (_, _, Some(content)) => Some(format!("{} lines, {} bytes", line_count(content), content.len())),
+        (Some(old), Some(new), _) => {
+            Some(format!("+{} −{} lines", line_count(new), line_count(old)))
+        }
+        (_, _, Some(content)) => Some(format!(
+            "{} lines, {} bytes",
+            line_count(content),
+            content.len()
+        )),
         _ => None,
     };
     let mut out = format!("{tool}: ");

@@ -69,7 +69,8 @@ impl ArtifactCache {
                 )));
             }
         }
-        let dir = Dir::open_ambient_dir(path, ambient_authority()).map_err(|e| err(e.to_string()))?;
+        let dir =
+            Dir::open_ambient_dir(path, ambient_authority()).map_err(|e| err(e.to_string()))?;
         Ok(ArtifactCache {
             dir: Some((dir, path.to_owned())),
             engine_key,

@@ -39,7 +39,10 @@ impl std::fmt::Debug for LoadedComponent {
         f.debug_struct("LoadedComponent")
             .field("path", &self.path)
             .field("id", &self.id)
-            .field("tools", &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -102,7 +105,12 @@ impl Runtime {
             compile_time,
         };
         loaded.tools = loaded.list_tools().await?;
-        tracing::info!(tools = loaded.tools.len(), ?cache, ?compile_time, "component loaded");
+        tracing::info!(
+            tools = loaded.tools.len(),
+            ?cache,
+            ?compile_time,
+            "component loaded"
+        );
         Ok(Arc::new(loaded))
     }
 }
@@ -120,7 +128,13 @@ impl LoadedComponent {
             deadline: LIST_TOOLS_DEADLINE,
         };
         let (r, _) = self
-            .run(Call::ListTools, &policy, budget, CancellationToken::new(), Entropy::Os)
+            .run(
+                Call::ListTools,
+                &policy,
+                budget,
+                CancellationToken::new(),
+                Entropy::Os,
+            )
             .await;
         let raw = match r {
             Ok(Returned::Tools(t)) => t,

@@ -37,12 +37,10 @@ fn destination(uri: &http::Uri) -> Option<(String, u16)> {
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_ascii_lowercase();
-    let port = authority
-        .port_u16()
-        .or_else(|| match uri.scheme_str() {
-            Some("http") => Some(80),
-            _ => Some(443),
-        })?;
+    let port = authority.port_u16().or_else(|| match uri.scheme_str() {
+        Some("http") => Some(80),
+        _ => Some(443),
+    })?;
     Some((host, port))
 }
 
@@ -104,9 +102,15 @@ mod tests {
     #[test]
     fn destinations() {
         let d = |s: &str| destination(&s.parse().unwrap());
-        assert_eq!(d("https://Example.com/x"), Some(("example.com".into(), 443)));
+        assert_eq!(
+            d("https://Example.com/x"),
+            Some(("example.com".into(), 443))
+        );
         assert_eq!(d("http://example.com/x"), Some(("example.com".into(), 80)));
-        assert_eq!(d("http://127.0.0.1:8080/"), Some(("127.0.0.1".into(), 8080)));
+        assert_eq!(
+            d("http://127.0.0.1:8080/"),
+            Some(("127.0.0.1".into(), 8080))
+        );
         assert_eq!(d("http://[::1]:9/"), Some(("::1".into(), 9)));
         assert_eq!(d("/relative"), None);
     }

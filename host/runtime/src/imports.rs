@@ -48,9 +48,15 @@ pub(crate) fn check(imports: &[String], sandbox: &Sandbox) -> Vec<ImportCheck> {
         .iter()
         .map(|import| {
             let i = import.as_str();
-            let verdict = if ["wasi:cli/", "wasi:io/", "wasi:clocks/", "wasi:random/", CONTRACT_TYPES]
-                .iter()
-                .any(|p| i.starts_with(p))
+            let verdict = if [
+                "wasi:cli/",
+                "wasi:io/",
+                "wasi:clocks/",
+                "wasi:random/",
+                CONTRACT_TYPES,
+            ]
+            .iter()
+            .any(|p| i.starts_with(p))
             {
                 ImportVerdict::Granted
             } else if i.starts_with("wasi:filesystem/") {

@@ -93,8 +93,15 @@ pub type SandboxFailure = ToolFailure;
 
 pub(crate) enum Call<'a> {
     ListTools,
-    Execute { name: &'a str, args: &'a str },
-    Render { name: &'a str, args: &'a str, value: &'a str },
+    Execute {
+        name: &'a str,
+        args: &'a str,
+    },
+    Render {
+        name: &'a str,
+        args: &'a str,
+        value: &'a str,
+    },
 }
 
 pub(crate) enum Returned {
@@ -139,14 +146,19 @@ impl LoadedComponent {
                         report.network_denied.join(", ")
                     ),
                 )
-                .with_info(serde_json::json!({"denied": report.network_denied, "toolMessage": f.message})))
+                .with_info(
+                    serde_json::json!({"denied": report.network_denied, "toolMessage": f.message}),
+                ))
             }
             Ok(Returned::Executed(Err(f))) => Err(ToolFailure {
                 code: ErrorCode::from_tool(&f.code),
                 message: f.message,
                 info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
             }),
-            Ok(_) => Err(ToolFailure::new(FailureCode::HostError, "unexpected return")),
+            Ok(_) => Err(ToolFailure::new(
+                FailureCode::HostError,
+                "unexpected return",
+            )),
             Err(e) => Err(e),
         };
         Execution { outcome, report }
@@ -173,9 +185,16 @@ impl LoadedComponent {
             args: arguments,
             value,
         };
-        match self.run(call, &pure, budget, cancel, Entropy::Seeded(0)).await.0? {
+        match self
+            .run(call, &pure, budget, cancel, Entropy::Seeded(0))
+            .await
+            .0?
+        {
             Returned::Rendered(blocks) => Ok(blocks.map(|b| b.into_iter().map(content).collect())),
-            _ => Err(ToolFailure::new(FailureCode::HostError, "unexpected return")),
+            _ => Err(ToolFailure::new(
+                FailureCode::HostError,
+                "unexpected return",
+            )),
         }
     }
 
@@ -191,24 +210,38 @@ impl LoadedComponent {
         let mut report = ExecutionReport::default();
         if budget.fuel == 0 {
             return (
-                Err(ToolFailure::new(FailureCode::FuelExhausted, "the call has no CPU budget")),
+                Err(ToolFailure::new(
+                    FailureCode::FuelExhausted,
+                    "the call has no CPU budget",
+                )),
                 report,
             );
         }
         if budget.deadline.is_zero() {
             return (
-                Err(ToolFailure::new(FailureCode::Timeout, "the call has no time budget")),
+                Err(ToolFailure::new(
+                    FailureCode::Timeout,
+                    "the call has no time budget",
+                )),
                 report,
             );
         }
         let state = match HostState::build(policy, &self.rt.config.clock, entropy, cancel.clone()) {
             Ok(s) => s,
-            Err(e) => return (Err(ToolFailure::new(FailureCode::HostError, e.to_string())), report),
+            Err(e) => {
+                return (
+                    Err(ToolFailure::new(FailureCode::HostError, e.to_string())),
+                    report,
+                );
+            }
         };
         let mut store = Store::new(&self.rt.engine, state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(budget.fuel) {
-            return (Err(ToolFailure::new(FailureCode::HostError, format!("{e:#}"))), report);
+            return (
+                Err(ToolFailure::new(FailureCode::HostError, format!("{e:#}"))),
+                report,
+            );
         }
         let tick = self.rt.config.epoch_tick.max(Duration::from_micros(100));
         store.data_mut().ticks_left =
@@ -256,11 +289,7 @@ impl LoadedComponent {
         report.fuel_consumed = budget.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
         report.stdout = state.stdout.contents();
         report.stderr = state.stderr.contents();
-        report.network_denied = state
-            .denied
-            .lock()
-            .map(|d| d.clone())
-            .unwrap_or_default();
+        report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
         report.instantiate = instantiated.unwrap_or_default();
         report.elapsed = started.elapsed();
         let outcome = match result {
@@ -277,7 +306,10 @@ impl LoadedComponent {
 }
 
 fn cancelled() -> ToolFailure {
-    ToolFailure::new(FailureCode::Cancelled, "the call was cancelled by its caller")
+    ToolFailure::new(
+        FailureCode::Cancelled,
+        "the call was cancelled by its caller",
+    )
 }
 
 fn timeout(budget: Budget) -> ToolFailure {
@@ -291,8 +323,16 @@ fn timeout(budget: Budget) -> ToolFailure {
 }
 
 /// Maps how a guest died to a stable code and a message the model can read.
-fn classify(e: &wasmtime::Error, state: &HostState, budget: Budget, policy: &ToolPolicy) -> ToolFailure {
-    if state.stdout.overflowed() || state.stderr.overflowed() || e.downcast_ref::<OutputLimitExceeded>().is_some() {
+fn classify(
+    e: &wasmtime::Error,
+    state: &HostState,
+    budget: Budget,
+    policy: &ToolPolicy,
+) -> ToolFailure {
+    if state.stdout.overflowed()
+        || state.stderr.overflowed()
+        || e.downcast_ref::<OutputLimitExceeded>().is_some()
+    {
         return ToolFailure::new(
             FailureCode::OutputLimit,
             format!(

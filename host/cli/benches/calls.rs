@@ -90,6 +90,30 @@ async fn main() -> anyhow::Result<()> {
             .await?;
         regs.push(registry.register_component(Scope::Global, &c, &policy)?);
     }
+    // fetch, against a loopback server on the allow-list.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let port = listener.local_addr()?.port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 2048];
+                let _ = sock.read(&mut buf).await;
+                let body = "<p>hello</p>";
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    let net = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .network(format!("127.0.0.1:{port}"))
+        .build()?;
+    let fetch = rt.load(Path::new(toolhost_guests::TOOL_FETCH)).await?;
+    regs.push(registry.register_component(Scope::Global, &fetch, &net)?);
     let p = Pipeline::builder(registry)
         .approver(Arc::new(ApproveAll))
         .build();
@@ -107,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
         ("grep", json!({"pattern": "line 5", "path": "."})),
         ("edit", json!({})),
         ("write", json!({})),
+        ("fetch", json!({"url": format!("http://127.0.0.1:{port}/")})),
     ] {
         let mut times = Vec::new();
         for i in 0..100 {

@@ -7,6 +7,4 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-#[allow(unused_imports)]
-pub(crate) use exports::toolhost::tool::tool as guest;
 pub(crate) use toolhost::tool::types;

@@ -1,7 +1,7 @@
 //! One call into a component: a fresh store and instance, the budget
 //! applied, every way it can end classified into a stable code.
 
-use crate::bindings::{ToolProvider, guest, types as wit};
+use crate::bindings::{ToolProvider, types as wit};
 use crate::component::LoadedComponent;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
@@ -403,6 +403,3 @@ fn content(b: wit::ContentBlock) -> ContentBlock {
         },
     }
 }
-
-#[allow(unused_imports)]
-use guest as _;

@@ -30,17 +30,10 @@ impl Artifacts {
         let id = uri_or_id.strip_prefix(ARTIFACT_SCHEME).unwrap_or(uri_or_id);
         let items = self.items.lock().unwrap_or_else(|e| e.into_inner());
         let text = items.get(id)?;
-        let start = floor_boundary(text, offset.min(text.len()));
-        let end = floor_boundary(text, start.saturating_add(limit).min(text.len()));
+        let start = text.floor_char_boundary(offset);
+        let end = text.floor_char_boundary(start.saturating_add(limit));
         Some((text[start..end].to_owned(), text.len()))
     }
-}
-
-fn floor_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Bounds `content` to `budget` bytes of text. Returns `None` when it fits;
@@ -75,7 +68,7 @@ pub fn bound(
             continue;
         }
         if let ContentBlock::Text { text } = b {
-            let cut = floor_boundary(text, left);
+            let cut = text.floor_char_boundary(left);
             // Prefer cutting at a line end.
             let cut = text[..cut].rfind('\n').map_or(cut, |i| i + 1);
             out.push(ContentBlock::text(&text[..cut]));

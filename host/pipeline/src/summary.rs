@@ -17,11 +17,7 @@ pub fn clip(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_owned();
     }
-    let mut i = max.saturating_sub(1);
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    format!("{}…", &s[..i])
+    format!("{}…", &s[..s.floor_char_boundary(max.saturating_sub(1))])
 }
 
 /// A one-paragraph summary of a call for an approver: the tool, each path

@@ -81,11 +81,7 @@ impl Ctx<'_> {
 /// An offset past the end, or inside a multi-byte character, is moved back to
 /// the nearest character boundary rather than panicking.
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
+    let before = &text[..text.floor_char_boundary(offset)];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let line = before.matches('\n').count() + 1;
     let column = before[line_start..].chars().count() + 1;

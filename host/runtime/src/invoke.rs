@@ -381,11 +381,7 @@ fn classify(
 
 /// The last `max` bytes of `s`, on a char boundary.
 fn tail(s: &str, max: usize) -> &str {
-    let mut start = s.len().saturating_sub(max);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
+    &s[s.ceil_char_boundary(s.len().saturating_sub(max))..]
 }
 
 fn content(b: wit::ContentBlock) -> ContentBlock {

@@ -268,6 +268,10 @@ async fn every_failure_is_an_error_result_with_a_stable_code() {
     let _e = registry
         .register_component(Scope::Global, &toolhost_tests::edit().await, &ws_policy)
         .unwrap();
+    // No network grant: fetch's wasi:http import is refused before it runs.
+    let _f = registry
+        .register_component(Scope::Global, &toolhost_tests::fetch().await, &ws_policy)
+        .unwrap();
     let rec = Arc::new(Recorder(events.clone()));
     let pipeline = Pipeline::builder(registry)
         .guard(rec.clone())
@@ -303,6 +307,12 @@ async fn every_failure_is_an_error_result_with_a_stable_code() {
             "read",
             r#"{"path": "/workspace/../../etc/passwd"}"#,
             "path_denied",
+        ),
+        (
+            "import not granted",
+            "fetch",
+            r#"{"url": "https://example.com/"}"#,
+            "import_denied",
         ),
         ("tool-reported failure", "fail", "{}", "boom"),
         ("repeated failure", "fail", "{}", "repeated_failure"),

@@ -38,11 +38,6 @@ pub trait ToolBody: Send + Sync {
         policy: &ToolPolicy,
         cancel: CancellationToken,
     ) -> Result<Option<Vec<ContentBlock>>, ToolFailure>;
-    /// Why this body may not run under `policy` (e.g. an import the policy
-    /// does not grant), if it may not.
-    fn refusal(&self, _policy: &ToolPolicy) -> Option<String> {
-        None
-    }
 }
 
 /// A tool of a loaded wasm component.
@@ -69,9 +64,5 @@ impl ToolBody for Arc<LoadedComponent> {
         cancel: CancellationToken,
     ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
         LoadedComponent::render(self, tool, arguments, value, policy, cancel).await
-    }
-
-    fn refusal(&self, policy: &ToolPolicy) -> Option<String> {
-        self.import_denial(&policy.sandbox)
     }
 }

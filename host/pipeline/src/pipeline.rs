@@ -25,8 +25,8 @@ use crate::baseline::Baselines;
 use crate::bound::{Artifacts, bound};
 use crate::call::{ExecutionToken, FrozenCall, ParsedArguments};
 use crate::listeners::{
-    Approval, ApprovalRequest, Approver, Guard, PostAction, PostExecute, PreDecision, PreExecute,
-    ResultListener,
+    Approval, ApprovalRequest, Approver, Guard, ListenerError, PostAction, PostExecute,
+    PreDecision, PreExecute, ResultListener,
 };
 use crate::registry::{RegisteredTool, Registry};
 use crate::session_log::SessionLog;
@@ -161,6 +161,8 @@ type StageResult = Result<ToolResult, ToolFailure>;
 
 struct Run<'a> {
     call: &'a FrozenCall,
+    /// Identity for the repeat check, computed once per call.
+    fingerprint: String,
     trace: DecisionTrace,
     extra: Map<String, Value>,
     tool: Option<Arc<RegisteredTool>>,
@@ -236,6 +238,7 @@ impl Pipeline {
         });
         let mut run = Run {
             call,
+            fingerprint: fingerprint(call),
             trace: DecisionTrace::default(),
             extra: Map::new(),
             tool: None,
@@ -283,7 +286,7 @@ impl Pipeline {
         // Repeat bookkeeping (cancellations are not the tool's failure).
         if !result.failed_with(FailureCode::Cancelled) {
             *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some((fingerprint(call), result.is_error()));
+                Some((run.fingerprint.clone(), result.is_error()));
         }
 
         let meta = result.meta_mut();
@@ -378,23 +381,7 @@ impl Pipeline {
 
         // ── schema ──────────────────────────────────────────────────────
         self.enter(call, Stage::Schema);
-        let errors: Vec<String> = tool
-            .input
-            .iter_errors(args)
-            .take(MAX_SCHEMA_ERRORS)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                format!(
-                    "{}: {}",
-                    if at.is_empty() {
-                        "arguments".into()
-                    } else {
-                        at
-                    },
-                    clip(&e.to_string(), 200)
-                )
-            })
-            .collect();
+        let errors = schema_errors(&tool.input, args, "arguments");
         if !errors.is_empty() {
             return Err(run.deny(
                 Stage::Schema,
@@ -421,8 +408,7 @@ impl Pipeline {
 
         // ── repeat ──────────────────────────────────────────────────────
         self.enter(call, Stage::Repeat);
-        let fp = fingerprint(call);
-        let repeated = matches!(&*self.last.lock().unwrap_or_else(|e| e.into_inner()), Some((last, true)) if *last == fp);
+        let repeated = matches!(&*self.last.lock().unwrap_or_else(|e| e.into_inner()), Some((last, true)) if *last == run.fingerprint);
         if repeated {
             return Err(run.deny(
                 Stage::Repeat,
@@ -450,31 +436,10 @@ impl Pipeline {
         run.trace
             .push(Stage::PreExecute, verdict(&decision), "policy", None);
         for l in &self.b.pre {
-            decision = match catch_unwind(AssertUnwindSafe(|| {
+            decision = call_listener("pre-execute", l.name(), || {
                 l.decide(call, &tool.descriptor, &decision)
-            })) {
-                Ok(Ok(d)) => d,
-                Ok(Err(e)) => {
-                    return Err(run.deny(
-                        Stage::PreExecute,
-                        l.name(),
-                        ToolFailure::new(
-                            FailureCode::ListenerFailed,
-                            format!("pre-execute listener `{}` failed: {e}", l.name()),
-                        ),
-                    ));
-                }
-                Err(_) => {
-                    return Err(run.deny(
-                        Stage::PreExecute,
-                        l.name(),
-                        ToolFailure::new(
-                            FailureCode::ListenerFailed,
-                            format!("pre-execute listener `{}` panicked", l.name()),
-                        ),
-                    ));
-                }
-            };
+            })
+            .map_err(|f| run.deny(Stage::PreExecute, l.name(), f))?;
             run.trace
                 .push(Stage::PreExecute, verdict(&decision), l.name(), None);
         }
@@ -557,16 +522,6 @@ impl Pipeline {
 
         // ── wrappers → body ─────────────────────────────────────────────
         self.enter(call, Stage::Dispatch);
-        if let Some(why) = tool.body.refusal(&tool.policy) {
-            return Err(run.deny(
-                Stage::Dispatch,
-                "imports",
-                ToolFailure::new(
-                    FailureCode::ImportDenied,
-                    format!("the tool cannot run under its policy: {why}"),
-                ),
-            ));
-        }
         let args_text = args.to_string();
         let entropy = match self.b.seed {
             Some(seed) => Entropy::Seeded(seed ^ hash64(call.call_id())),
@@ -601,12 +556,7 @@ impl Pipeline {
                 ),
             )
         })?;
-        let errors: Vec<String> = tool
-            .output
-            .iter_errors(&value)
-            .take(MAX_SCHEMA_ERRORS)
-            .map(|e| format!("{}: {}", e.instance_path(), clip(&e.to_string(), 200)))
-            .collect();
+        let errors = schema_errors(&tool.output, &value, "value");
         if !errors.is_empty() {
             return Err(run.deny(
                 Stage::Output,
@@ -665,9 +615,11 @@ impl Pipeline {
         // ── post-execute ────────────────────────────────────────────────
         self.enter(call, Stage::PostExecute);
         for l in &self.b.post {
-            match catch_unwind(AssertUnwindSafe(|| l.after(call, &result))) {
-                Ok(Ok(PostAction::Accept)) => run.pass(Stage::PostExecute, l.name()),
-                Ok(Ok(PostAction::ReplaceContent(c))) => {
+            let action = call_listener("post-execute", l.name(), || l.after(call, &result))
+                .map_err(|f| run.deny(Stage::PostExecute, l.name(), f))?;
+            match action {
+                PostAction::Accept => run.pass(Stage::PostExecute, l.name()),
+                PostAction::ReplaceContent(c) => {
                     *result.content_mut() = c;
                     run.trace.push(
                         Stage::PostExecute,
@@ -676,7 +628,7 @@ impl Pipeline {
                         Some("replaced content".into()),
                     );
                 }
-                Ok(Ok(PostAction::AddContext(text))) => {
+                PostAction::AddContext(text) => {
                     if let ToolResult::Success(s) = &mut result {
                         s.additional_context.push(text);
                     }
@@ -687,37 +639,50 @@ impl Pipeline {
                         Some("added context".into()),
                     );
                 }
-                Ok(Ok(PostAction::Block(why))) => {
+                PostAction::Block(why) => {
                     return Err(run.deny(
                         Stage::PostExecute,
                         l.name(),
                         ToolFailure::new(FailureCode::Blocked, why),
                     ));
                 }
-                Ok(Err(e)) => {
-                    return Err(run.deny(
-                        Stage::PostExecute,
-                        l.name(),
-                        ToolFailure::new(
-                            FailureCode::ListenerFailed,
-                            format!("post-execute listener `{}` failed: {e}", l.name()),
-                        ),
-                    ));
-                }
-                Err(_) => {
-                    return Err(run.deny(
-                        Stage::PostExecute,
-                        l.name(),
-                        ToolFailure::new(
-                            FailureCode::ListenerFailed,
-                            format!("post-execute listener `{}` panicked", l.name()),
-                        ),
-                    ));
-                }
             }
         }
         Ok(result)
     }
+}
+
+/// Runs a listener; its error or panic becomes a `listener_failed` failure.
+fn call_listener<T>(
+    kind: &str,
+    name: &str,
+    f: impl FnOnce() -> Result<T, ListenerError>,
+) -> Result<T, ToolFailure> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(ToolFailure::new(
+            FailureCode::ListenerFailed,
+            format!("{kind} listener `{name}` failed: {e}"),
+        )),
+        Err(_) => Err(ToolFailure::new(
+            FailureCode::ListenerFailed,
+            format!("{kind} listener `{name}` panicked"),
+        )),
+    }
+}
+
+/// At most [`MAX_SCHEMA_ERRORS`] schema violations of `instance`, each as
+/// `location: message`; the root is named `root`.
+fn schema_errors(validator: &jsonschema::Validator, instance: &Value, root: &str) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .take(MAX_SCHEMA_ERRORS)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            let at = if at.is_empty() { root.to_owned() } else { at };
+            format!("{at}: {}", clip(&e.to_string(), 200))
+        })
+        .collect()
 }
 
 fn verdict(d: &PreDecision) -> StageVerdict {

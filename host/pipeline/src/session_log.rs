@@ -57,13 +57,10 @@ impl SessionLog {
             .create(true)
             .open(path)
             .map_err(io)?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io)?;
-        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-            let start = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        if let Some((start, fragment)) = torn_tail(&mut file).map_err(io)? {
             let side = path.with_extension(format!("torn-{start}"));
-            std::fs::write(&side, &bytes[start..]).map_err(io)?;
-            file.set_len(start as u64).map_err(io)?;
+            std::fs::write(&side, &fragment).map_err(io)?;
+            file.set_len(start).map_err(io)?;
             file.seek(SeekFrom::End(0)).map_err(io)?;
             tracing::warn!(log = %path.display(), side = %side.display(), "moved a torn last line aside");
         }
@@ -91,6 +88,34 @@ impl SessionLog {
         f.flush().map_err(io)?;
         f.sync_data().map_err(io)
     }
+}
+
+/// The offset and bytes of an unterminated last line, read backwards from
+/// the end in chunks (opening a long log does not read all of it).
+fn torn_tail(file: &mut File) -> std::io::Result<Option<(u64, Vec<u8>)>> {
+    const CHUNK: u64 = 64 * 1024;
+    let len = file.seek(SeekFrom::End(0))?;
+    let mut end = len;
+    let mut tail: Vec<u8> = Vec::new();
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK);
+        let mut chunk = vec![0; usize::try_from(end - start).unwrap_or(0)];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk)?;
+        if end == len && chunk.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = chunk.iter().rposition(|b| *b == b'\n') {
+            let cut = start + i as u64 + 1;
+            chunk.drain(..=i);
+            chunk.extend_from_slice(&tail);
+            return Ok(Some((cut, chunk)));
+        }
+        chunk.extend_from_slice(&tail);
+        tail = chunk;
+        end = start;
+    }
+    Ok((!tail.is_empty()).then_some((0, tail)))
 }
 
 /// What [`read_log`] found.
@@ -130,4 +155,27 @@ pub fn read_log(path: &Path) -> Result<LogContents, LogError> {
         }
     }
     Ok(LogContents { events, torn_tail })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torn_tail_finds_the_unterminated_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l");
+        let check = |content: &[u8]| {
+            std::fs::write(&p, content).unwrap();
+            torn_tail(&mut File::open(&p).unwrap()).unwrap()
+        };
+        assert_eq!(check(b""), None);
+        assert_eq!(check(b"a\nb\n"), None);
+        assert_eq!(check(b"a\nbc"), Some((2, b"bc".to_vec())));
+        assert_eq!(check(b"only"), Some((0, b"only".to_vec())));
+        // A fragment longer than one chunk, after a complete line.
+        let mut big = b"x\n".to_vec();
+        big.extend(std::iter::repeat_n(b'y', 200_000));
+        assert_eq!(check(&big), Some((2, vec![b'y'; 200_000])));
+    }
 }

@@ -101,8 +101,8 @@ pub fn check_paths(
             ));
         };
         let guest = normalize(raw, cwd).map_err(|e| denied(format!("path {e}")))?;
-        let granted: Vec<&str> = sandbox.fs.iter().map(|g| g.guest.as_str()).collect();
         let Some((grant, relative)) = find_grant(sandbox, &guest) else {
+            let granted: Vec<&str> = sandbox.fs.iter().map(|g| g.guest.as_str()).collect();
             return Err(denied(if granted.is_empty() {
                 format!("`{raw}` is not accessible: this tool is granted no directories")
             } else {

@@ -729,6 +729,12 @@ async fn registrations_unregister_on_drop_and_agents_shadow_globals() {
             )
             .is_err()
     );
+    let twice = vec![
+        fake("twin", Decision::Allow, &events, None),
+        fake("twin", Decision::Allow, &events, None),
+    ];
+    assert!(registry.register(Scope::Global, twice).is_err());
+    assert!(registry.resolve("twin", None).is_none(), "all or nothing");
     drop(agent);
     assert_eq!(registry.resolve("echo", Some("a1")).unwrap().source, "fake");
     global.dispose();

@@ -163,15 +163,11 @@ impl Registry {
             });
         }
         let mut inner = self.lock();
+        let mut batch = std::collections::BTreeSet::new();
         for t in &compiled {
-            let key = (scope.clone(), t.descriptor.name.clone());
-            let dup_in_batch = compiled
-                .iter()
-                .filter(|o| o.descriptor.name == t.descriptor.name)
-                .count()
-                > 1;
-            if inner.entries.contains_key(&key) || dup_in_batch {
-                return Err(RegistryError::Duplicate(t.descriptor.name.clone()));
+            let name = &t.descriptor.name;
+            if !batch.insert(name) || inner.entries.contains_key(&(scope.clone(), name.clone())) {
+                return Err(RegistryError::Duplicate(name.clone()));
             }
         }
         let mut keys = Vec::with_capacity(compiled.len());

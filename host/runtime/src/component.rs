@@ -234,5 +234,3 @@ impl LoadedComponent {
             })
     }
 }
-
-pub use crate::cache::CacheOutcome as ArtifactCacheOutcome;

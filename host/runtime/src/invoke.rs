@@ -88,9 +88,6 @@ pub struct Execution {
     pub report: ExecutionReport,
 }
 
-/// A failure of a call inside the sandbox (alias kept for readers of the runtime API).
-pub type SandboxFailure = ToolFailure;
-
 pub(crate) enum Call<'a> {
     ListTools,
     Execute {

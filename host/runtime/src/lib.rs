@@ -41,9 +41,10 @@ mod limiter;
 mod pipe;
 mod sandbox;
 
-pub use component::{ArtifactCacheOutcome, LoadedComponent};
+pub use cache::CacheOutcome;
+pub use component::LoadedComponent;
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::{LoadError, RuntimeError};
 pub use imports::{ImportCheck, ImportVerdict};
-pub use invoke::{Budget, Execution, ExecutionReport, Invocation, SandboxFailure};
+pub use invoke::{Budget, Execution, ExecutionReport, Invocation};
 pub use sandbox::Entropy;

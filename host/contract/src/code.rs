@@ -123,13 +123,8 @@ impl ErrorCode {
     /// that spells a host code stays a tool code: the trace's stage says who
     /// decided.
     pub fn from_tool(code: &str) -> ErrorCode {
-        let ok = !code.is_empty()
-            && code.len() <= 64
-            && code.as_bytes()[0].is_ascii_lowercase()
-            && code
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-        if ok {
+        // Same shape as a tool name.
+        if crate::descriptor::valid_name(code) {
             ErrorCode::Tool(code.to_owned())
         } else {
             ErrorCode::Host(FailureCode::ToolError)

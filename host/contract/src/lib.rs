@@ -30,7 +30,9 @@ mod result;
 
 pub use code::{ErrorCode, FailureCode};
 pub use content::ContentBlock;
-pub use descriptor::{Annotations, DescriptorError, PathAccess, PathParam, ToolDescriptor};
+pub use descriptor::{
+    Annotations, DescriptorError, PathAccess, PathParam, ToolDescriptor, valid_name,
+};
 pub use event::{SessionEvent, ToolCallEvent, ToolResultEvent};
 pub use result::{
     DecisionTrace, Meta, Stage, StageVerdict, Timings, ToolCall, ToolFailure, ToolResult,

@@ -371,11 +371,10 @@ fn check_env_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// Tool names as the model sees them: `[a-z][a-z0-9_]*`.
+/// Tool names as the model sees them: the contract's rule, `[a-z][a-z0-9_]*`
+/// of at most 64 bytes.
 pub(crate) fn is_valid_tool_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    toolhost_contract::valid_name(name)
 }
 
 fn check_tool_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<(), PolicyError> {
@@ -554,5 +553,10 @@ mod tests {
         for bad in ["", "Read", "2read", "_read", "read-file", "réad"] {
             assert!(!is_valid_tool_name(bad), "{bad}");
         }
+        assert!(is_valid_tool_name(&"a".repeat(64)));
+        assert!(
+            !is_valid_tool_name(&"a".repeat(65)),
+            "longer than any tool can be"
+        );
     }
 }

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost_contract::FailureCode;
 use toolhost_policy::{FsMode, Policy, PolicyBuilder, ToolPolicy};
 use toolhost_runtime::{Budget, Entropy, Execution, Invocation};
-use toolhost_tests::{Workspace, allow_in, build, hostile};
+use toolhost_tests::{Workspace, allow_in, build, fetch, hostile, legacy};
 
 const GENEROUS: Budget = Budget {
     fuel: 50_000_000_000,
@@ -344,4 +344,111 @@ async fn the_host_survives_every_hostile_guest_in_a_row() {
         value(&run("counter", json!({}), &policy, small).await)["count"],
         1
     );
+}
+
+#[tokio::test]
+async fn components_of_the_released_0_1_0_contract_still_load_and_run() {
+    let old = legacy().await;
+    assert_eq!(old.contract_version(), "0.1.0");
+    let echo = old.tool("echo_v1").expect("declared");
+    assert_eq!((echo.title.as_deref(), echo.urls.len()), (None, 0));
+    let policy = plain();
+    let mut inv = Invocation::new("echo_v1", r#"{"text":"hi"}"#, &policy);
+    inv.budget = GENEROUS;
+    let e = old.execute(inv).await;
+    assert_eq!(value(&e), json!({"text": "hi"}));
+    let rendered = old
+        .render(
+            "echo_v1",
+            "{}",
+            r#"{"text":"hi"}"#,
+            &policy,
+            CancellationToken::new(),
+        )
+        .await
+        .expect("renders");
+    assert_eq!(
+        rendered,
+        Some(vec![toolhost_contract::ContentBlock::text(
+            r#"echo: {"text":"hi"}"#
+        )])
+    );
+    // The current contract's extras come through for 0.2.0 components.
+    let f = fetch().await;
+    assert_eq!(f.contract_version(), "0.2.0");
+    let d = f.tool("fetch").expect("declared");
+    assert_eq!(d.urls, ["/url"]);
+    assert_eq!(d.title.as_deref(), Some("Fetch a web page"));
+}
+
+#[tokio::test]
+async fn calls_beyond_the_pool_queue_instead_of_failing() {
+    // A pool of 2 instances and 8 concurrent calls that each hold an
+    // instance for 150 ms: every call succeeds, in about 4 waves.
+    let rt = toolhost_runtime::Runtime::new(toolhost_runtime::RuntimeConfig {
+        max_instances: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    let c = rt
+        .load(std::path::Path::new(toolhost_tests::guests::GUEST_HOSTILE))
+        .await
+        .unwrap();
+    let policy = plain();
+    let t = Instant::now();
+    let calls = (0..8).map(|_| {
+        let c = c.clone();
+        let policy = policy.clone();
+        async move {
+            let mut inv = Invocation::new("slow_sleep", r#"{"ms":150}"#, &policy);
+            inv.budget = GENEROUS;
+            c.execute(inv).await
+        }
+    });
+    let mut results = Vec::new();
+    for h in calls.map(tokio::spawn).collect::<Vec<_>>() {
+        results.push(h.await.unwrap());
+    }
+    for e in &results {
+        assert_eq!(value(e)["ms"], 150, "{:?}", e.outcome);
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(550),
+        "8 calls of 150 ms through 2 slots took only {:?}",
+        t.elapsed()
+    );
+    // A call waiting for a slot can still be cancelled.
+    let cancel = CancellationToken::new();
+    let busy = (0..2).map(|_| {
+        let c = c.clone();
+        let policy = policy.clone();
+        async move {
+            let mut inv = Invocation::new("slow_sleep", r#"{"ms":400}"#, &policy);
+            inv.budget = GENEROUS;
+            c.execute(inv).await
+        }
+    });
+    let waiting = {
+        let c = c.clone();
+        let policy = policy.clone();
+        let cancel = cancel.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let mut inv = Invocation::new("slow_sleep", r#"{"ms":1}"#, &policy);
+            inv.budget = GENEROUS;
+            inv.cancel = cancel.clone();
+            let canceller = tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                cancel.cancel();
+            });
+            let e = c.execute(inv).await;
+            canceller.await.unwrap();
+            e
+        }
+    };
+    let busy: Vec<_> = busy.map(tokio::spawn).collect();
+    assert_eq!(code(&waiting.await), "cancelled");
+    for h in busy {
+        assert!(h.await.unwrap().outcome.is_ok());
+    }
 }

@@ -55,6 +55,7 @@ component!(edit, TOOL_EDIT);
 component!(list, TOOL_LIST);
 component!(grep, TOOL_GREP);
 component!(fetch, TOOL_FETCH);
+component!(legacy, GUEST_LEGACY);
 
 /// A temporary workspace directory with files in it.
 pub struct Workspace {

@@ -1,8 +1,8 @@
 //! Authoring kit for toolhost tool components.
 //!
 //! A toolhost tool is a typed Rust function over serde types. This crate hides
-//! all of the WebAssembly component glue for the `toolhost:tool@0.1.0` contract
-//! (`wit/tool.wit` at the root of the repository): it derives the input and
+//! all of the WebAssembly component glue for the `toolhost:tool@0.2.0` contract
+//! (`wit/v0.2.0/tool.wit` at the root of the repository): it derives the input and
 //! output JSON Schemas from the types with `schemars`, decodes the arguments,
 //! encodes the value, maps failures, dispatches by tool name and exports the
 //! `tool` interface. A tool crate is a `cdylib` that depends on this crate (plus
@@ -102,6 +102,18 @@ pub trait Tool {
     /// Arguments that are filesystem paths, checked by the host before the
     /// call. Default: none.
     fn paths() -> Vec<PathParam> {
+        vec![]
+    }
+
+    /// A short human-readable title, shown by clients. Default: none.
+    fn title() -> Option<&'static str> {
+        None
+    }
+
+    /// Arguments that are URLs the tool requests, as JSON Pointers (e.g.
+    /// `/url`): the host checks their host and port against the network
+    /// allow-list before the call is approved or run. Default: none.
+    fn urls() -> Vec<&'static str> {
         vec![]
     }
 
@@ -277,6 +289,10 @@ pub struct Descriptor {
     pub annotations: Annotations,
     /// Declared path arguments.
     pub paths: Vec<PathParam>,
+    /// A human-readable title.
+    pub title: Option<String>,
+    /// Declared URL arguments (JSON Pointers).
+    pub urls: Vec<String>,
 }
 
 /// The JSON Schema (draft 2020-12, subschemas inlined) of `T`, as a JSON value.
@@ -296,6 +312,8 @@ pub fn describe<T: Tool>() -> Descriptor {
         output_schema: schema_of::<T::Output>().to_string(),
         annotations: T::annotations(),
         paths: T::paths(),
+        title: T::title().map(str::to_owned),
+        urls: T::urls().into_iter().map(str::to_owned).collect(),
     }
 }
 
@@ -533,11 +551,11 @@ macro_rules! export_tools {
 pub mod __glue {
     use super::{Content, Descriptor, PathAccess, ToolError, Toolset};
 
-    /// Bindings generated from `wit/tool.wit`.
+    /// Bindings generated from `wit/v0.2.0/tool.wit`.
     #[allow(missing_docs, unsafe_op_in_unsafe_fn, clippy::all)]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../../wit",
+            path: "../../wit/v0.2.0",
             world: "tool-provider",
             pub_export_macro: true,
             export_macro_name: "__toolhost_export",
@@ -576,6 +594,8 @@ pub mod __glue {
                     },
                 })
                 .collect(),
+            title: d.title,
+            urls: d.urls,
         }
     }
 

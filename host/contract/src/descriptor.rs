@@ -72,6 +72,14 @@ pub struct ToolDescriptor {
     pub annotations: Annotations,
     /// Declared path arguments.
     pub paths: Vec<PathParam>,
+    /// A human-readable title (contract 0.2.0; `None` for 0.1.0 components).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Declared URL arguments, as JSON Pointers (contract 0.2.0): the host
+    /// checks each URL's host and port against the network allow-list before
+    /// anyone is asked to approve the call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
 }
 
 /// Why a component's declaration of a tool was refused at load.
@@ -90,8 +98,8 @@ pub enum DescriptorError {
         /// What is wrong.
         reason: String,
     },
-    /// A path pointer is not a JSON Pointer.
-    #[error("tool `{tool}`: path pointer `{pointer}` must start with `/`")]
+    /// A path or URL pointer is not a JSON Pointer.
+    #[error("tool `{tool}`: argument pointer `{pointer}` must start with `/`")]
     BadPointer {
         /// The tool.
         tool: String,
@@ -162,7 +170,27 @@ impl ToolDescriptor {
             output_schema,
             annotations,
             paths,
+            title: None,
+            urls: Vec::new(),
         })
+    }
+
+    /// Adds what contract 0.2.0 declares beyond 0.1.0: a title and the
+    /// URL arguments (each a JSON Pointer).
+    pub fn with_v2(
+        mut self,
+        title: Option<String>,
+        urls: Vec<String>,
+    ) -> Result<ToolDescriptor, DescriptorError> {
+        if let Some(p) = urls.iter().find(|p| !p.starts_with('/')) {
+            return Err(DescriptorError::BadPointer {
+                tool: self.name,
+                pointer: p.clone(),
+            });
+        }
+        self.title = title.filter(|t| !t.trim().is_empty());
+        self.urls = urls;
+        Ok(self)
     }
 }
 

@@ -52,6 +52,8 @@ pub enum Stage {
     Schema,
     /// Checking declared path arguments (grants, create/overwrite/patch, baselines).
     Path,
+    /// Checking declared URL arguments against the network allow-list.
+    Network,
     /// Refusing the identical call that just failed.
     Repeat,
     /// Pre-execute listeners (the policy's decision is the first).

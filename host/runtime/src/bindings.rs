@@ -1,10 +1,169 @@
-//! Host bindings for the `toolhost:tool` world (private: generated code
-//! never leaks out of this crate).
+//! Host bindings for every released `toolhost:tool` world (private:
+//! generated code never leaks out of this crate), and their conversion into
+//! one version-neutral shape the rest of the runtime uses.
 
-wasmtime::component::bindgen!({
-    path: "../../wit",
-    world: "tool-provider",
-    exports: { default: async },
-});
+use toolhost_contract::{Annotations, ContentBlock, PathAccess, PathParam};
 
-pub(crate) use toolhost::tool::types;
+/// `toolhost:tool@0.1.0`.
+pub(crate) mod v1 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.1.0",
+        world: "tool-provider",
+        exports: { default: async },
+    });
+    pub(crate) use toolhost::tool::types;
+}
+
+/// `toolhost:tool@0.2.0`.
+pub(crate) mod v2 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.2.0",
+        world: "tool-provider",
+        exports: { default: async },
+    });
+    pub(crate) use toolhost::tool::types;
+}
+
+/// A tool descriptor as any contract version returned it.
+pub(crate) struct RawTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: String,
+    pub output_schema: String,
+    pub annotations: Annotations,
+    pub paths: Vec<PathParam>,
+    /// 0.2.0 only.
+    pub title: Option<String>,
+    /// 0.2.0 only.
+    pub urls: Vec<String>,
+}
+
+/// A failure a tool reported, as any contract version returned it.
+pub(crate) struct RawFailure {
+    pub code: String,
+    pub message: String,
+    pub info: Option<String>,
+}
+
+/// The conversions shared by every version (the types are identical).
+macro_rules! common_conversions {
+    ($v:ident) => {
+        impl From<$v::types::Annotations> for Annotations {
+            fn from(a: $v::types::Annotations) -> Annotations {
+                Annotations {
+                    read_only: a.read_only,
+                    destructive: a.destructive,
+                    idempotent: a.idempotent,
+                    open_world: a.open_world,
+                }
+            }
+        }
+
+        impl From<$v::types::PathParam> for PathParam {
+            fn from(p: $v::types::PathParam) -> PathParam {
+                use $v::types::PathAccess as A;
+                PathParam {
+                    pointer: p.pointer,
+                    access: match p.access {
+                        A::Read => PathAccess::Read,
+                        A::List => PathAccess::List,
+                        A::Create => PathAccess::Create,
+                        A::Overwrite => PathAccess::Overwrite,
+                        A::Patch => PathAccess::Patch,
+                        A::Write => PathAccess::Write,
+                    },
+                }
+            }
+        }
+
+        impl From<$v::types::ToolFailure> for RawFailure {
+            fn from(f: $v::types::ToolFailure) -> RawFailure {
+                RawFailure {
+                    code: f.code,
+                    message: f.message,
+                    info: f.info,
+                }
+            }
+        }
+
+        impl From<$v::types::ContentBlock> for ContentBlock {
+            fn from(b: $v::types::ContentBlock) -> ContentBlock {
+                use $v::types::ContentBlock as B;
+                match b {
+                    B::Text(text) => ContentBlock::Text { text },
+                    B::Image(i) => ContentBlock::Image {
+                        data: i.data,
+                        mime_type: i.mime_type,
+                    },
+                    B::ResourceLink(l) => ContentBlock::ResourceLink {
+                        uri: l.uri,
+                        name: l.name,
+                        mime_type: l.mime_type,
+                        description: l.description,
+                    },
+                }
+            }
+        }
+    };
+}
+
+common_conversions!(v1);
+common_conversions!(v2);
+
+impl From<v1::types::ToolDescriptor> for RawTool {
+    fn from(t: v1::types::ToolDescriptor) -> RawTool {
+        RawTool {
+            name: t.name,
+            description: t.description,
+            input_schema: t.input_schema,
+            output_schema: t.output_schema,
+            annotations: t.annotations.into(),
+            paths: t.paths.into_iter().map(Into::into).collect(),
+            title: None,
+            urls: Vec::new(),
+        }
+    }
+}
+
+impl From<v2::types::ToolDescriptor> for RawTool {
+    fn from(t: v2::types::ToolDescriptor) -> RawTool {
+        RawTool {
+            name: t.name,
+            description: t.description,
+            input_schema: t.input_schema,
+            output_schema: t.output_schema,
+            annotations: t.annotations.into(),
+            paths: t.paths.into_iter().map(Into::into).collect(),
+            title: t.title,
+            urls: t.urls,
+        }
+    }
+}
+
+/// A component pre-linked against the contract version it exports.
+pub(crate) enum ProviderPre<T: 'static> {
+    /// A `toolhost:tool@0.1.0` component.
+    V1(v1::ToolProviderPre<T>),
+    /// A `toolhost:tool@0.2.0` component.
+    V2(v2::ToolProviderPre<T>),
+}
+
+impl<T: 'static> ProviderPre<T> {
+    /// Which contract version the component exports: the newest that fits.
+    pub(crate) fn new(pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
+        match v2::ToolProviderPre::new(pre.clone()) {
+            Ok(p) => Ok(ProviderPre::V2(p)),
+            Err(v2_error) => v1::ToolProviderPre::new(pre)
+                .map(ProviderPre::V1)
+                .map_err(|_| v2_error),
+        }
+    }
+
+    /// The contract version, e.g. `0.2.0`.
+    pub(crate) fn version(&self) -> &'static str {
+        match self {
+            ProviderPre::V1(_) => "0.1.0",
+            ProviderPre::V2(_) => "0.2.0",
+        }
+    }
+}

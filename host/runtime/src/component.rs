@@ -1,8 +1,7 @@
 //! Loading a component: compile (or take from cache), read imports, pre-link,
 //! ask it for its tools.
 
-use crate::bindings::ToolProviderPre;
-use crate::bindings::types as wit;
+use crate::bindings::ProviderPre;
 use crate::cache::CacheOutcome;
 use crate::engine::{Runtime, RuntimeInner};
 use crate::error::LoadError;
@@ -13,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{Annotations, PathAccess, PathParam, ToolDescriptor, sha256_hex};
+use toolhost_contract::{ToolDescriptor, sha256_hex};
 use toolhost_policy::{Policy, Sandbox};
 
 /// CPU budget for `list-tools` at load: generous for any honest component,
@@ -25,7 +24,7 @@ const LIST_TOOLS_DEADLINE: Duration = Duration::from_secs(30);
 /// A compiled, pre-linked component and the tools it declared.
 pub struct LoadedComponent {
     pub(crate) rt: Arc<RuntimeInner>,
-    pub(crate) pre: ToolProviderPre<HostState>,
+    pub(crate) pre: ProviderPre<HostState>,
     path: PathBuf,
     id: String,
     tools: Vec<ToolDescriptor>,
@@ -52,11 +51,30 @@ impl Runtime {
     /// read, compile, an import toolhost does not provide, instantiate,
     /// `list-tools`, or a malformed descriptor.
     pub async fn load(&self, path: &Path) -> Result<Arc<LoadedComponent>, LoadError> {
-        let _span = tracing::info_span!("load", path = %path.display()).entered();
         let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
             path: path.to_owned(),
             source,
         })?;
+        self.load_bytes(path, bytes).await
+    }
+
+    /// Loads a component from its bytes (an embedded built-in, say);
+    /// `origin` names it in errors and in [`LoadedComponent::path`].
+    pub async fn load_bytes(
+        &self,
+        origin: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<Arc<LoadedComponent>, LoadError> {
+        use tracing::Instrument;
+        let span = tracing::info_span!("load", path = %origin.display());
+        self.load_inner(origin, bytes).instrument(span).await
+    }
+
+    async fn load_inner(
+        &self,
+        path: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<Arc<LoadedComponent>, LoadError> {
         let id = sha256_hex(&bytes);
         let started = Instant::now();
         let inner = self.inner.clone();
@@ -93,7 +111,11 @@ impl Runtime {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| instantiate(format!("{e:#}")))?;
-        let pre = ToolProviderPre::new(pre).map_err(|e| instantiate(format!("{e:#}")))?;
+        let pre = ProviderPre::new(pre).map_err(|e| {
+            instantiate(format!(
+                "it does not export the toolhost:tool interface (0.2.0 or 0.1.0): {e:#}"
+            ))
+        })?;
         let mut loaded = LoadedComponent {
             rt: self.inner.clone(),
             pre,
@@ -148,27 +170,10 @@ impl LoadedComponent {
                 t.description,
                 &t.input_schema,
                 &t.output_schema,
-                Annotations {
-                    read_only: t.annotations.read_only,
-                    destructive: t.annotations.destructive,
-                    idempotent: t.annotations.idempotent,
-                    open_world: t.annotations.open_world,
-                },
-                t.paths
-                    .into_iter()
-                    .map(|p| PathParam {
-                        pointer: p.pointer,
-                        access: match p.access {
-                            wit::PathAccess::Read => PathAccess::Read,
-                            wit::PathAccess::List => PathAccess::List,
-                            wit::PathAccess::Create => PathAccess::Create,
-                            wit::PathAccess::Overwrite => PathAccess::Overwrite,
-                            wit::PathAccess::Patch => PathAccess::Patch,
-                            wit::PathAccess::Write => PathAccess::Write,
-                        },
-                    })
-                    .collect(),
+                t.annotations,
+                t.paths,
             )
+            .and_then(|d| d.with_v2(t.title, t.urls))
             .map_err(|source| LoadError::Descriptor {
                 path: self.path.clone(),
                 source,
@@ -184,7 +189,7 @@ impl LoadedComponent {
         Ok(out)
     }
 
-    /// The file it was loaded from.
+    /// The file it was loaded from (or the origin given to [`Runtime::load_bytes`]).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -202,6 +207,11 @@ impl LoadedComponent {
     /// One declared tool.
     pub fn tool(&self, name: &str) -> Option<&ToolDescriptor> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The `toolhost:tool` contract version it implements, e.g. `0.2.0`.
+    pub fn contract_version(&self) -> &'static str {
+        self.pre.version()
     }
 
     /// Its imports, e.g. `wasi:filesystem/types@0.2.6`.

@@ -31,7 +31,7 @@ pub struct RuntimeConfig {
     /// Wasm stack limit per call.
     pub max_wasm_stack: usize,
     /// How many component instances may be alive at once (pool size): the
-    /// bound on concurrent calls.
+    /// bound on concurrent calls. Calls beyond it queue for a free slot.
     pub max_instances: u32,
     /// The clock guests see through `wasi:clocks` (virtual in replay tests).
     pub clock: Arc<dyn Clock>,
@@ -55,6 +55,9 @@ pub(crate) struct RuntimeInner {
     pub(crate) linker: Linker<HostState>,
     pub(crate) cache: ArtifactCache,
     pub(crate) config: RuntimeConfig,
+    /// One permit per pool slot: a call waits here for a free instance
+    /// instead of failing when the pool is busy.
+    pub(crate) slots: tokio::sync::Semaphore,
 }
 
 /// Loads and runs tool components. Cheap to clone; one per process is enough.
@@ -84,12 +87,14 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
         let cache = ArtifactCache::open(config.cache_dir.as_deref(), &engine)?;
         spawn_ticker(&engine, config.epoch_tick);
+        let slots = tokio::sync::Semaphore::new(config.max_instances.max(1) as usize);
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
                 engine,
                 linker,
                 cache,
                 config,
+                slots,
             }),
         })
     }

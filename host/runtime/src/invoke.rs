@@ -1,7 +1,7 @@
 //! One call into a component: a fresh store and instance, the budget
 //! applied, every way it can end classified into a stable code.
 
-use crate::bindings::{ToolProvider, types as wit};
+use crate::bindings::{ProviderPre, RawFailure, RawTool};
 use crate::component::LoadedComponent;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
@@ -102,9 +102,9 @@ pub(crate) enum Call<'a> {
 }
 
 pub(crate) enum Returned {
-    Tools(Vec<wit::ToolDescriptor>),
-    Executed(Result<String, wit::ToolFailure>),
-    Rendered(Option<Vec<wit::ContentBlock>>),
+    Tools(Vec<RawTool>),
+    Executed(Result<String, RawFailure>),
+    Rendered(Option<Vec<ContentBlock>>),
 }
 
 /// Cancellation observed by the epoch callback.
@@ -187,7 +187,7 @@ impl LoadedComponent {
             .await
             .0?
         {
-            Returned::Rendered(blocks) => Ok(blocks.map(|b| b.into_iter().map(content).collect())),
+            Returned::Rendered(blocks) => Ok(blocks),
             _ => Err(ToolFailure::new(
                 FailureCode::HostError,
                 "unexpected return",
@@ -203,7 +203,6 @@ impl LoadedComponent {
         cancel: CancellationToken,
         entropy: Entropy,
     ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
-        let started = Instant::now();
         let mut report = ExecutionReport::default();
         if budget.fuel == 0 {
             return (
@@ -223,6 +222,21 @@ impl LoadedComponent {
                 report,
             );
         }
+        // Wait for a free pool slot (queue, never fail because the pool is
+        // busy); the wait does not count against the deadline.
+        let _slot = tokio::select! {
+            permit = self.rt.slots.acquire() => match permit {
+                Ok(p) => p,
+                Err(_) => {
+                    return (
+                        Err(ToolFailure::new(FailureCode::HostError, "the runtime is shutting down")),
+                        report,
+                    );
+                }
+            },
+            () = cancel.cancelled() => return (Err(cancelled()), report),
+        };
+        let started = Instant::now();
         let state = match HostState::build(policy, &self.rt.config.clock, entropy, cancel.clone()) {
             Ok(s) => s,
             Err(e) => {
@@ -261,17 +275,36 @@ impl LoadedComponent {
         let result: Result<wasmtime::Result<Returned>, FailureCode> = {
             let fut = async {
                 let t0 = Instant::now();
-                let provider: ToolProvider = self.pre.instantiate_async(&mut store).await?;
-                instantiated = Some(t0.elapsed());
-                let api = provider.toolhost_tool_tool();
-                Ok(match call {
-                    Call::ListTools => Returned::Tools(api.call_list_tools(&mut store).await?),
-                    Call::Execute { name, args } => {
-                        Returned::Executed(api.call_execute(&mut store, name, args).await?)
-                    }
-                    Call::Render { name, args, value } => {
-                        Returned::Rendered(api.call_render(&mut store, name, args, value).await?)
-                    }
+                /// The call through one version's generated API.
+                macro_rules! dispatch {
+                    ($pre:expr) => {{
+                        let provider = $pre.instantiate_async(&mut store).await?;
+                        instantiated = Some(t0.elapsed());
+                        let api = provider.toolhost_tool_tool();
+                        match call {
+                            Call::ListTools => Returned::Tools(
+                                api.call_list_tools(&mut store)
+                                    .await?
+                                    .into_iter()
+                                    .map(Into::into)
+                                    .collect(),
+                            ),
+                            Call::Execute { name, args } => Returned::Executed(
+                                api.call_execute(&mut store, name, args)
+                                    .await?
+                                    .map_err(Into::into),
+                            ),
+                            Call::Render { name, args, value } => Returned::Rendered(
+                                api.call_render(&mut store, name, args, value)
+                                    .await?
+                                    .map(|b| b.into_iter().map(Into::into).collect()),
+                            ),
+                        }
+                    }};
+                }
+                Ok(match &self.pre {
+                    ProviderPre::V1(pre) => dispatch!(pre),
+                    ProviderPre::V2(pre) => dispatch!(pre),
                 })
             };
             tokio::select! {
@@ -379,20 +412,4 @@ fn classify(
 /// The last `max` bytes of `s`, on a char boundary.
 fn tail(s: &str, max: usize) -> &str {
     &s[s.ceil_char_boundary(s.len().saturating_sub(max))..]
-}
-
-fn content(b: wit::ContentBlock) -> ContentBlock {
-    match b {
-        wit::ContentBlock::Text(text) => ContentBlock::Text { text },
-        wit::ContentBlock::Image(i) => ContentBlock::Image {
-            data: i.data,
-            mime_type: i.mime_type,
-        },
-        wit::ContentBlock::ResourceLink(l) => ContentBlock::ResourceLink {
-            uri: l.uri,
-            name: l.name,
-            mime_type: l.mime_type,
-            description: l.description,
-        },
-    }
 }

@@ -63,6 +63,10 @@ impl Tool for EditTool {
     type Args = EditArgs;
     type Output = EditValue;
 
+    fn title() -> Option<&'static str> {
+        Some("Edit a file")
+    }
+
     fn annotations() -> Annotations {
         Annotations {
             destructive: true,

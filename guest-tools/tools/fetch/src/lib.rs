@@ -76,6 +76,14 @@ impl Tool for FetchTool {
     type Args = FetchArgs;
     type Output = FetchValue;
 
+    fn title() -> Option<&'static str> {
+        Some("Fetch a web page")
+    }
+
+    fn urls() -> Vec<&'static str> {
+        vec!["/url"]
+    }
+
     fn annotations() -> Annotations {
         Annotations {
             read_only: true,

@@ -102,6 +102,10 @@ impl Tool for GrepTool {
     type Args = GrepArgs;
     type Output = GrepValue;
 
+    fn title() -> Option<&'static str> {
+        Some("Search file contents")
+    }
+
     fn annotations() -> Annotations {
         Annotations {
             read_only: true,

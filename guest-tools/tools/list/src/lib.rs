@@ -94,6 +94,10 @@ impl Tool for ListTool {
     type Args = ListArgs;
     type Output = ListValue;
 
+    fn title() -> Option<&'static str> {
+        Some("List files")
+    }
+
     fn annotations() -> Annotations {
         Annotations {
             read_only: true,

@@ -66,6 +66,10 @@ impl Tool for ReadTool {
     type Args = ReadArgs;
     type Output = ReadValue;
 
+    fn title() -> Option<&'static str> {
+        Some("Read a file")
+    }
+
     fn annotations() -> Annotations {
         Annotations {
             read_only: true,

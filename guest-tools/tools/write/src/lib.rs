@@ -45,6 +45,10 @@ impl Tool for WriteTool {
     type Args = WriteArgs;
     type Output = WriteValue;
 
+    fn title() -> Option<&'static str> {
+        Some("Write a file")
+    }
+
     fn annotations() -> Annotations {
         Annotations {
             destructive: true,

@@ -199,6 +199,7 @@ async fn stages_run_in_order_and_the_call_is_on_disk_before_the_body() {
         "Parse",
         "Schema",
         "Path",
+        "Network",
         "Repeat",
         "PreExecute",
         "pre-listener",
@@ -778,4 +779,129 @@ fn failure_codes_round_trip() {
         let back: ToolResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back.code(), Some(c.as_str()));
     }
+}
+
+#[tokio::test]
+async fn replace_swaps_a_registration_atomically_and_keeps_the_old_on_error() {
+    let events: Events = Arc::default();
+    let registry = Registry::new();
+    let other = registry
+        .register(
+            Scope::Global,
+            vec![fake("other", Decision::Allow, &events, None)],
+        )
+        .unwrap();
+    let old = registry
+        .register(
+            Scope::Global,
+            vec![
+                fake("a", Decision::Allow, &events, None),
+                fake("b", Decision::Allow, &events, None),
+            ],
+        )
+        .unwrap();
+    // A clash with a tool `old` does not own: refused, nothing changed.
+    let clash = registry.replace(
+        &old,
+        Scope::Global,
+        vec![
+            fake("a", Decision::Allow, &events, None),
+            fake("other", Decision::Allow, &events, None),
+        ],
+    );
+    assert!(clash.is_err());
+    let names = |r: &Registry| -> Vec<String> {
+        r.visible(None)
+            .iter()
+            .map(|t| t.descriptor.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&registry), ["a", "b", "other"]);
+    // The swap: `b` goes, `c` comes, `a` is the new one.
+    let mut a2 = fake("a", Decision::Deny, &events, None);
+    a2.source = "v2".into();
+    let new = registry
+        .replace(
+            &old,
+            Scope::Global,
+            vec![a2, fake("c", Decision::Allow, &events, None)],
+        )
+        .unwrap();
+    assert_eq!(names(&registry), ["a", "c", "other"]);
+    assert_eq!(registry.resolve("a", None).unwrap().source, "v2");
+    // Dropping the old handle no longer removes anything.
+    drop(old);
+    assert_eq!(names(&registry), ["a", "c", "other"]);
+    drop(new);
+    assert_eq!(names(&registry), ["other"]);
+    drop(other);
+}
+
+/// A URL-taking tool (like `fetch`): the network stage refuses a host that
+/// is not on the allow-list before approval, so nobody is asked.
+#[tokio::test]
+async fn urls_off_the_allow_list_are_refused_before_approval() {
+    let events: Events = Arc::default();
+    let registry = Registry::new();
+    let mut spec = fake("getter", Decision::Ask, &events, None);
+    spec.descriptor = ToolDescriptor::from_raw(
+        "getter".into(),
+        "gets a URL".into(),
+        r#"{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}"#,
+        r#"{"type":"object"}"#,
+        Annotations::default(),
+        vec![],
+    )
+    .and_then(|d| d.with_v2(None, vec!["/url".into()]))
+    .unwrap();
+    spec.policy = build(
+        PolicyBuilder::new()
+            .decision(Decision::Ask)
+            .network("docs.rs:443"),
+    )
+    .component();
+    let _reg = registry.register(Scope::Global, vec![spec]).unwrap();
+    let rec = Arc::new(Recorder(events.clone()));
+    let pipeline = Pipeline::builder(registry).approver(rec).build();
+    let r = pipeline
+        .execute(
+            ToolCall::new("n1", "getter", r#"{"url":"https://evil.example.net/x"}"#),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(r.failed_with(FailureCode::NetworkDenied), "{r:?}");
+    assert!(r.text().contains("evil.example.net:443"), "{}", r.text());
+    assert!(r.text().contains("docs.rs:443"), "{}", r.text());
+    let d = r.meta().trace.denial().unwrap();
+    assert_eq!((d.stage, d.by.as_str()), (Stage::Network, "network"));
+    assert!(
+        !events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e.starts_with("approve(")),
+        "the approver was asked about a call the host refuses anyway"
+    );
+    // An allowed URL goes on to approval.
+    let r = pipeline
+        .execute(
+            ToolCall::new("n2", "getter", r#"{"url":"https://docs.rs/serde"}"#),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e == "approve(getter)")
+    );
+    assert!(
+        r.meta()
+            .trace
+            .entries
+            .iter()
+            .any(|e| e.stage == Stage::Network && e.by == "network"),
+        "{r:?}"
+    );
 }

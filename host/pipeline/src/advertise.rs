@@ -1,7 +1,7 @@
 //! Advertisement: the model-facing projection of the visible tools.
 //!
 //! The projection is an explicit allow-list (name, description, input
-//! schema; output schema and annotations where the format has them). Policy,
+//! schema; title, output schema and annotations where the format has them). Policy,
 //! limits, bodies, sources and validators never leave the host. Order is by
 //! name, so the serialized tool block is byte-identical from run to run and
 //! a provider's prompt-cache prefix stays valid.
@@ -26,6 +26,7 @@ pub fn allowed_keys(format: Format) -> &'static [&'static str] {
     match format {
         Format::Mcp => &[
             "name",
+            "title",
             "description",
             "inputSchema",
             "outputSchema",
@@ -39,18 +40,24 @@ pub fn allowed_keys(format: Format) -> &'static [&'static str] {
 /// One tool in one format.
 pub fn project(d: &ToolDescriptor, format: Format) -> Value {
     match format {
-        Format::Mcp => json!({
-            "name": d.name,
-            "description": d.description,
-            "inputSchema": d.input_schema,
-            "outputSchema": d.output_schema,
-            "annotations": {
-                "readOnlyHint": d.annotations.read_only,
-                "destructiveHint": d.annotations.destructive,
-                "idempotentHint": d.annotations.idempotent,
-                "openWorldHint": d.annotations.open_world,
-            },
-        }),
+        Format::Mcp => {
+            let mut v = json!({
+                "name": d.name,
+                "description": d.description,
+                "inputSchema": d.input_schema,
+                "outputSchema": d.output_schema,
+                "annotations": {
+                    "readOnlyHint": d.annotations.read_only,
+                    "destructiveHint": d.annotations.destructive,
+                    "idempotentHint": d.annotations.idempotent,
+                    "openWorldHint": d.annotations.open_world,
+                },
+            });
+            if let Some(title) = &d.title {
+                v["title"] = json!(title);
+            }
+            v
+        }
         Format::OpenAi => json!({
             "type": "function",
             "function": {

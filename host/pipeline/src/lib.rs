@@ -31,6 +31,7 @@ pub mod body;
 pub mod bound;
 pub mod call;
 pub mod listeners;
+pub mod network;
 pub mod paths;
 pub mod pipeline;
 pub mod registry;

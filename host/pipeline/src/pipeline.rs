@@ -6,6 +6,7 @@
 //!   → parse                    defensive; unparseable → `invalid_arguments`
 //!   → schema                   arguments against the input schema
 //!   → path                     grants, create/overwrite/patch, fresh baselines
+//!   → network                  declared URL arguments against the allow-list
 //!   → repeat                   the identical call that just failed is refused
 //!   → pre-execute              waterfall allow | ask | deny (policy first)
 //!   → approval                 one-shot, only on ask; no approver = deny
@@ -68,9 +69,23 @@ pub struct PipelineBuilder {
     log: Option<Arc<SessionLog>>,
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
+    session_id: Option<String>,
+    artifacts: Option<Arc<Artifacts>>,
 }
 
 impl PipelineBuilder {
+    /// Names the session (it prefixes every execution token and artifact
+    /// id). Default: the seed in hex, else the clock and process id.
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+    /// Keeps truncated results' overflow in this (shared, bounded) store
+    /// instead of a store of this pipeline's own.
+    pub fn artifacts(mut self, store: Arc<Artifacts>) -> Self {
+        self.artifacts = Some(store);
+        self
+    }
     /// Adds a pre-execute listener (run in the order added, after the policy).
     pub fn pre_execute(mut self, l: Arc<dyn PreExecute>) -> Self {
         self.pre.push(l);
@@ -130,16 +145,18 @@ impl PipelineBuilder {
     }
     /// Builds it.
     pub fn build(self) -> Pipeline {
-        let session = match self.seed {
-            Some(s) => format!("{s:x}"),
-            None => format!("{:x}{:x}", self.clock.wall_ms(), std::process::id()),
+        let session = match (&self.session_id, self.seed) {
+            (Some(id), _) => id.clone(),
+            (None, Some(s)) => format!("{s:x}"),
+            (None, None) => format!("{:x}{:x}", self.clock.wall_ms(), std::process::id()),
         };
+        let artifacts = self.artifacts.clone().unwrap_or_default();
         Pipeline {
             b: self,
             session,
             seq: AtomicU64::new(0),
             baselines: Baselines::default(),
-            artifacts: Artifacts::default(),
+            artifacts,
             last: Mutex::new(None),
         }
     }
@@ -151,7 +168,7 @@ pub struct Pipeline {
     session: String,
     seq: AtomicU64,
     baselines: Baselines,
-    artifacts: Artifacts,
+    artifacts: Arc<Artifacts>,
     /// The previous call's fingerprint and whether it failed.
     last: Mutex<Option<(String, bool)>>,
 }
@@ -195,6 +212,8 @@ impl Pipeline {
             log: None,
             clock: SystemClock::shared(),
             seed: None,
+            session_id: None,
+            artifacts: None,
         }
     }
 
@@ -204,8 +223,13 @@ impl Pipeline {
     }
 
     /// Stored overflow of truncated results.
-    pub fn artifacts(&self) -> &Artifacts {
+    pub fn artifacts(&self) -> &Arc<Artifacts> {
         &self.artifacts
+    }
+
+    /// This session's id (the prefix of its execution tokens).
+    pub fn session_id(&self) -> &str {
+        &self.session
     }
 
     fn enter(&self, call: &FrozenCall, stage: Stage) {
@@ -406,6 +430,12 @@ impl Pipeline {
             .map_err(|f| run.deny(Stage::Path, "paths", f))?;
         run.pass(Stage::Path, "paths");
 
+        // ── network ─────────────────────────────────────────────────────
+        self.enter(call, Stage::Network);
+        crate::network::check_urls(&tool.descriptor, args, &tool.policy.sandbox)
+            .map_err(|f| run.deny(Stage::Network, "network", f))?;
+        run.pass(Stage::Network, "network");
+
         // ── repeat ──────────────────────────────────────────────────────
         self.enter(call, Stage::Repeat);
         let repeated = matches!(&*self.last.lock().unwrap_or_else(|e| e.into_inner()), Some((last, true)) if *last == run.fingerprint);
@@ -470,7 +500,21 @@ impl Pipeline {
                 summary: approval_summary(&tool.descriptor.name, args, &paths),
                 reason,
             };
-            match approver.approve(&request).await {
+            // A cancelled call stops waiting for its answer.
+            let answer = tokio::select! {
+                a = approver.approve(&request) => a,
+                () = signal.cancelled() => {
+                    return Err(run.deny(
+                        Stage::Approval,
+                        "approver",
+                        ToolFailure::new(
+                            FailureCode::Cancelled,
+                            "the call was cancelled while waiting for approval",
+                        ),
+                    ));
+                }
+            };
+            match answer {
                 Approval::Approved => {
                     run.trace.push(
                         Stage::Approval,

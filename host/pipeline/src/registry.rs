@@ -142,6 +142,28 @@ impl Registry {
         scope: Scope,
         tools: Vec<ToolSpec>,
     ) -> Result<Registration, RegistryError> {
+        self.install(None, scope, tools)
+    }
+
+    /// Atomically replaces what `old` registered with `tools` (hot reload):
+    /// callers see either the old set or the new one, never a mix or a gap.
+    /// All or nothing: on error the old tools stay registered. `old` no
+    /// longer owns anything afterwards (dropping it is harmless).
+    pub fn replace(
+        &self,
+        old: &Registration,
+        scope: Scope,
+        tools: Vec<ToolSpec>,
+    ) -> Result<Registration, RegistryError> {
+        self.install(Some(old), scope, tools)
+    }
+
+    fn install(
+        &self,
+        old: Option<&Registration>,
+        scope: Scope,
+        tools: Vec<ToolSpec>,
+    ) -> Result<Registration, RegistryError> {
         let mut compiled = Vec::with_capacity(tools.len());
         for t in tools {
             let compile = |which: &'static str, schema| {
@@ -163,11 +185,28 @@ impl Registry {
             });
         }
         let mut inner = self.lock();
+        let owned_by_old = |key: &(Scope, String), inner: &Inner| {
+            old.is_some_and(|o| {
+                o.keys
+                    .iter()
+                    .any(|(k, id)| k == key && inner.entries.get(k).is_some_and(|(i, _)| i == id))
+            })
+        };
         let mut batch = std::collections::BTreeSet::new();
         for t in &compiled {
             let name = &t.descriptor.name;
-            if !batch.insert(name) || inner.entries.contains_key(&(scope.clone(), name.clone())) {
+            let key = (scope.clone(), name.clone());
+            if !batch.insert(name)
+                || inner.entries.contains_key(&key) && !owned_by_old(&key, &inner)
+            {
                 return Err(RegistryError::Duplicate(name.clone()));
+            }
+        }
+        if let Some(old) = old {
+            for (key, id) in &old.keys {
+                if inner.entries.get(key).is_some_and(|(i, _)| i == id) {
+                    inner.entries.remove(key);
+                }
             }
         }
         let mut keys = Vec::with_capacity(compiled.len());

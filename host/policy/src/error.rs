@@ -4,6 +4,10 @@ use std::ops::Range;
 
 /// Why a policy was rejected, and where.
 ///
+/// Other TOML files of toolhost that embed policies (the toolbox file) report
+/// their errors with this type too, made with [`PolicyError::at`] and
+/// [`PolicyError::from_toml`], so every configuration error reads the same.
+///
 /// `line` and `column` are 1-based and point at the offending key or value
 /// (columns count characters, not bytes). They are `None` when there is no
 /// position to give: a missing required key, an unreadable file, or a policy
@@ -23,6 +27,44 @@ pub struct PolicyError {
     pub column: Option<usize>,
     /// What is wrong, and where possible what is expected instead.
     pub message: String,
+}
+
+impl PolicyError {
+    /// An error in the source named `origin`, with no position.
+    pub fn new(origin: impl Into<String>, message: impl Into<String>) -> PolicyError {
+        PolicyError {
+            origin: origin.into(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error pointing at the start of `span`, a byte range of `text`, the
+    /// source named `origin`.
+    pub fn at(
+        origin: impl Into<String>,
+        text: &str,
+        span: Range<usize>,
+        message: impl Into<String>,
+    ) -> PolicyError {
+        let (line, column) = line_column(text, span.start);
+        PolicyError {
+            line: Some(line),
+            column: Some(column),
+            ..PolicyError::new(origin, message)
+        }
+    }
+
+    /// Converts an error of the TOML parser or deserializer on `text`, the
+    /// source named `origin`, pointing at the error's span when it has one.
+    pub fn from_toml(origin: impl Into<String>, text: &str, err: &toml::de::Error) -> PolicyError {
+        let message = err.message().trim().to_owned();
+        match err.span() {
+            Some(span) => PolicyError::at(origin, text, span, message),
+            None => PolicyError::new(origin, message),
+        }
+    }
 }
 
 /// Renders the `:{line}:{column}` part of an error, leaving out missing parts.
@@ -47,40 +89,32 @@ pub(crate) struct Ctx<'a> {
 impl Ctx<'_> {
     /// An error with no position.
     pub fn plain(&self, message: impl Into<String>) -> PolicyError {
-        PolicyError {
-            origin: self.origin.to_owned(),
-            line: None,
-            column: None,
-            message: message.into(),
-        }
+        PolicyError::new(self.origin, message)
     }
 
     /// An error pointing at the start of `span` (a byte range of the source).
     pub fn at(&self, span: Range<usize>, message: impl Into<String>) -> PolicyError {
-        let mut err = self.plain(message);
-        if let Some(text) = self.text {
-            let (line, column) = line_column(text, span.start);
-            err.line = Some(line);
-            err.column = Some(column);
+        match self.text {
+            Some(text) => PolicyError::at(self.origin, text, span, message),
+            None => self.plain(message),
         }
-        err
     }
 
     /// Converts an error of the TOML parser or deserializer.
     pub fn toml_error(&self, err: &toml::de::Error) -> PolicyError {
-        let message = err.message().trim().to_owned();
-        match err.span() {
-            Some(span) => self.at(span, message),
-            None => self.plain(message),
+        match self.text {
+            Some(text) => PolicyError::from_toml(self.origin, text, err),
+            None => self.plain(err.message().trim()),
         }
     }
 }
 
-/// 1-based line and column (in characters) of byte `offset` in `text`.
+/// 1-based line and column (in characters) of byte `offset` in `text`, as
+/// [`PolicyError`] reports them.
 ///
 /// An offset past the end, or inside a multi-byte character, is moved back to
 /// the nearest character boundary rather than panicking.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..text.floor_char_boundary(offset)];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let line = before.matches('\n').count() + 1;
@@ -105,6 +139,20 @@ mod tests {
         assert_eq!(err.to_string(), "p.toml:3: bad");
         err.line = None;
         assert_eq!(err.to_string(), "p.toml: bad");
+    }
+
+    #[test]
+    fn public_constructors_position_errors() {
+        let text = "a = 1\nbé = \"x\"\n";
+        let err = PolicyError::at("f.toml", text, 10..13, "bad");
+        assert_eq!(err.to_string(), "f.toml:2:4: bad");
+        assert_eq!(PolicyError::new("f.toml", "bad").to_string(), "f.toml: bad");
+
+        let text = "a = 1\nb = \n";
+        let toml_err = toml::from_str::<toml::Table>(text).unwrap_err();
+        let err = PolicyError::from_toml("f.toml", text, &toml_err);
+        assert_eq!((err.line, err.column), (Some(2), Some(5)));
+        assert!(!err.message.contains('\n'), "{err:?}");
     }
 
     #[test]

@@ -55,7 +55,8 @@
 //! ```
 //!
 //! The file format is described in `policies/README.md` at the root of the
-//! repository; [`PolicyBuilder`] makes the same policies in code.
+//! repository; [`PolicyBuilder`] makes the same policies in code, and
+//! [`InlinePolicy`] reads the same tables embedded in other TOML files.
 
 mod builder;
 mod error;
@@ -65,8 +66,10 @@ mod types;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::Deserialize;
+
 pub use builder::{PolicyBuilder, ToolBuilder};
-pub use error::PolicyError;
+pub use error::{PolicyError, line_column};
 pub use types::{
     APPROX_BYTES_PER_TOKEN, DEFAULT_FUEL, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_HTTP_RESPONSE_BYTES,
     DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES,
@@ -106,13 +109,24 @@ impl Policy {
     /// Reads and parses the policy file at `path`; errors name `path` as given.
     pub fn load(path: &Path, base_dir: &Path) -> Result<Policy, PolicyError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| PolicyError {
-            origin: origin.clone(),
-            line: None,
-            column: None,
-            message: format!("cannot read policy file: {e}"),
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PolicyError::new(&origin, format!("cannot read policy file: {e}")))?;
         Policy::parse(&text, &origin, base_dir)
+    }
+
+    /// Validates a policy table embedded in another TOML file, exactly as
+    /// [`Policy::parse`] validates a file.
+    ///
+    /// `text` is the whole embedding file and `origin` its name: errors point
+    /// into it. Relative `host` paths of `[[fs]]` grants are joined onto
+    /// `base_dir`. The table's `version` may be left out.
+    pub fn from_inline(
+        inline: InlinePolicy,
+        origin: &str,
+        text: &str,
+        base_dir: &Path,
+    ) -> Result<Policy, PolicyError> {
+        raw::resolve_inline(inline.0, origin, text, base_dir).map(Policy::from_resolved)
     }
 
     /// The resolved policy for `tool`: the component level with the tool's
@@ -140,6 +154,42 @@ impl Policy {
         }
     }
 }
+
+/// A policy table embedded in another TOML file (the same keys as a policy
+/// file; `version` optional, and only `1` if given), deserialized but not yet
+/// validated: pass it to [`Policy::from_inline`].
+///
+/// Unknown keys are rejected while deserializing. Deserialize it from the
+/// `toml` crate's deserializer so errors keep their positions.
+///
+/// ```
+/// use std::path::Path;
+/// use toolhost_policy::{Decision, InlinePolicy, Policy};
+///
+/// #[derive(serde::Deserialize)]
+/// struct Host {
+///     policy: InlinePolicy,
+/// }
+///
+/// let text = "[policy]\ndecision = \"allow\"\n[[policy.fs]]\nhost = \"data\"\nguest = \"/data\"\n";
+/// let host: Host = toml::from_str(text)?;
+/// let policy = Policy::from_inline(host.policy, "host.toml", text, Path::new("/srv"))?;
+/// assert_eq!(policy.component().decision, Decision::Allow);
+/// assert_eq!(policy.component().sandbox.fs[0].host, Path::new("/srv/data"));
+///
+/// // Errors point into the embedding file.
+/// let text = "[policy]\nversion = 1\ndecision = \"allow\"\n[[policy.fs]]\nhost = \"data\"\nguest = \"data\"\n";
+/// let host: Host = toml::from_str(text)?;
+/// let err = Policy::from_inline(host.policy, "host.toml", text, Path::new("/srv")).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "host.toml:6:9: guest path `data` must be absolute (start with `/`)"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct InlinePolicy(raw::RawPolicy);
 
 #[cfg(test)]
 mod tests {
@@ -403,6 +453,67 @@ fs = []
             parse_err("version = 2\nnew_feature = true\n"),
             "test.toml:1:11: unsupported policy version 2, expected 1"
         );
+    }
+
+    /// An embedding file with the policy under `[outer.policy]`.
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Outer {
+        outer: OuterEntry,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct OuterEntry {
+        #[allow(dead_code)]
+        name: String,
+        policy: InlinePolicy,
+    }
+
+    fn inline(text: &str) -> Result<Policy, PolicyError> {
+        let outer: Outer =
+            toml::from_str(text).map_err(|e| PolicyError::from_toml("outer.toml", text, &e))?;
+        Policy::from_inline(outer.outer.policy, "outer.toml", text, Path::new("/outer"))
+    }
+
+    #[test]
+    fn inline_policies_validate_like_files() {
+        let policy = inline(
+            "[outer]\nname = \"x\"\n[outer.policy]\nversion = 1\ndecision = \"ask\"\n[[outer.policy.fs]]\nhost = \"sub\"\nguest = \"/w\"\n[outer.policy.tools.write]\ndecision = \"deny\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(policy.component().decision, Decision::Ask);
+        assert_eq!(
+            policy.component().sandbox.fs[0].host,
+            Path::new("/outer/sub")
+        );
+        assert_eq!(policy.for_tool("write").decision, Decision::Deny);
+
+        // `version` is optional, and an empty table denies everything.
+        let policy =
+            inline("[outer]\nname = \"x\"\npolicy = {}\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(policy, Policy::deny_all());
+
+        for (text, expected) in [
+            (
+                "[outer]\nname = \"x\"\n[outer.policy]\nversion = 2\n",
+                "outer.toml:4:11: unsupported policy version 2, expected 1",
+            ),
+            (
+                "[outer]\nname = \"x\"\npolicy = { version = \"1\" }\n",
+                "outer.toml:3:22: invalid type: string for `version`, expected the integer 1",
+            ),
+            (
+                "[outer]\nname = \"x\"\n[outer.policy]\ndecision = \"allow\"\nfuel = 5\n",
+                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `limits`, `fs`, `env`, `network`, `tools`",
+            ),
+            (
+                "[outer]\nname = \"x\"\n[outer.policy.limits]\nfuel = 0\n",
+                "outer.toml:4:8: `limits.fuel` must be greater than 0",
+            ),
+        ] {
+            assert_eq!(inline(text).unwrap_err().to_string(), expected);
+        }
     }
 
     #[test]

@@ -6,7 +6,6 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use toml::Spanned;
 
 use crate::error::{Ctx, PolicyError};
@@ -26,10 +25,10 @@ struct VersionProbe {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPolicy {
-    /// Checked by [`VersionProbe`]; listed here so it is a known key.
-    #[serde(default)]
-    #[allow(dead_code)]
-    pub version: Option<IgnoredAny>,
+    /// In a file, checked first by [`VersionProbe`] (listed here so it is a
+    /// known key); in an inline policy, optional and checked by
+    /// [`resolve_inline`].
+    pub version: Option<Spanned<toml::Value>>,
     pub decision: Option<Spanned<Decision>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
@@ -117,6 +116,24 @@ pub(crate) fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Resolve
     let probe: VersionProbe = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
     check_version(&ctx, probe.version)?;
     let raw: RawPolicy = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
+    resolve(&ctx, raw, base_dir)
+}
+
+/// Validates a policy table embedded in another TOML file, `text`: its
+/// `version` may be left out, and errors point into `text`.
+pub(crate) fn resolve_inline(
+    mut raw: RawPolicy,
+    origin: &str,
+    text: &str,
+    base_dir: &Path,
+) -> Result<Resolved, PolicyError> {
+    let ctx = Ctx {
+        origin,
+        text: Some(text),
+    };
+    if let Some(version) = raw.version.take() {
+        check_version(&ctx, Some(version))?;
+    }
     resolve(&ctx, raw, base_dir)
 }
 

@@ -168,8 +168,10 @@ fn default_policies_parse() {
             "fetch" => {
                 assert_eq!(p.decision, Decision::Ask);
                 assert!(p.sandbox.fs.is_empty());
-                assert!(p.sandbox.allows_network("example.com", 443));
-                assert!(!p.sandbox.allows_network("example.com", 80));
+                // No host until the user names one: fetch is not served
+                // under the default policy.
+                assert!(!p.sandbox.grants_network());
+                assert!(!p.sandbox.allows_network("example.com", 443));
             }
             _ => {}
         }

@@ -1,0 +1,696 @@
+//! The toolbox file, `toolhost.toml`: which tool components a host runs,
+//! where each comes from, and under which policy.
+//!
+//! ```toml
+//! version = 1                       # required; only 1 is accepted
+//!
+//! [[component]]                     # one or more
+//! source = "builtin:read"           # a built-in tool, or the path of a .wasm component file
+//! policy = "policies/read.toml"     # a policy file; optional for built-ins (their default applies)
+//! prefix = "ws_"                    # optional: prepended to every tool name of this component
+//!
+//! [[component]]
+//! source = "tools/csv.wasm"
+//! [component.policy]                # an inline policy: the keys of a policy file
+//! decision = "allow"                # (`version` optional, and only 1)
+//! [[component.policy.fs]]
+//! host = "data"
+//! guest = "/data"
+//! ```
+//!
+//! Relative paths (component files, policy files, and the `host` of inline
+//! `[[fs]]` grants) are relative to the toolbox file's directory. Paths are
+//! not checked for existence here; policy files are loaded later, by whoever
+//! assembles the host. Unknown keys are rejected everywhere, inline policies
+//! included, and every error names the file, line and column, like a
+//! [`PolicyError`].
+//!
+//! ```
+//! use std::path::Path;
+//! use toolhost_toolbox::{PolicySource, Source, Toolbox};
+//!
+//! let text = r#"
+//! version = 1
+//!
+//! [[component]]
+//! source = "builtin:read"
+//! prefix = "ws_"
+//!
+//! [[component]]
+//! source = "tools/csv.wasm"
+//! [component.policy]
+//! decision = "allow"
+//! [[component.policy.fs]]
+//! host = "data"
+//! guest = "/data"
+//! "#;
+//! let toolbox = Toolbox::parse(text, "toolhost.toml", Path::new("/srv"), &["read", "write"])?;
+//!
+//! let read = &toolbox.components[0];
+//! assert_eq!(read.source, Source::Builtin("read".into()));
+//! assert_eq!(read.policy, PolicySource::BuiltinDefault);
+//! assert_eq!(read.prefix.as_deref(), Some("ws_"));
+//!
+//! let csv = &toolbox.components[1];
+//! assert_eq!(csv.source.to_string(), "/srv/tools/csv.wasm");
+//! assert_eq!(csv.line, 8);
+//! let PolicySource::Inline(policy) = &csv.policy else { panic!("inline") };
+//! assert_eq!(policy.component().sandbox.fs[0].host, Path::new("/srv/data"));
+//!
+//! // Errors name the file, line and column.
+//! let err = Toolbox::parse(
+//!     "version = 1\n[[component]]\nsource = \"builtin:raed\"\n",
+//!     "toolhost.toml",
+//!     Path::new("/srv"),
+//!     &["read", "write"],
+//! )
+//! .unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "toolhost.toml:3:10: unknown built-in tool `raed`, expected `read` or `write`"
+//! );
+//! # Ok::<(), toolhost_toolbox::ToolboxError>(())
+//! ```
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use toml::Spanned;
+use toolhost_policy::{InlinePolicy, Policy, PolicyError, line_column};
+
+/// The only value of `version` accepted in toolbox files.
+pub const TOOLBOX_VERSION: i64 = 1;
+
+/// The name of the toolbox file a host looks for in its directory.
+pub const DEFAULT_FILE_NAME: &str = "toolhost.toml";
+
+/// The longest accepted `prefix`, in bytes.
+pub const MAX_PREFIX_LEN: usize = 32;
+
+/// What starts a `source` naming a built-in tool.
+const BUILTIN_SCHEME: &str = "builtin:";
+
+/// Why a toolbox file was rejected, and where.
+///
+/// The same type as policy errors ([`PolicyError`]: origin, 1-based line and
+/// column, message; displayed as `{origin}:{line}:{column}: {message}`),
+/// because an inline policy's errors are errors of the toolbox file itself
+/// and pass through unchanged.
+pub type ToolboxError = PolicyError;
+
+/// A parsed and validated toolbox file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolbox {
+    /// Where the toolbox came from (the file name or path given), for messages.
+    pub origin: String,
+    /// The directory the file's relative paths were resolved against.
+    pub base_dir: PathBuf,
+    /// The components, in file order; never empty in a parsed file.
+    pub components: Vec<ComponentEntry>,
+}
+
+/// One `[[component]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentEntry {
+    /// Where the component comes from.
+    pub source: Source,
+    /// The policy the component runs under.
+    pub policy: PolicySource,
+    /// Prepended to every tool name of the component, when set.
+    pub prefix: Option<String>,
+    /// 1-based line of the entry in the toolbox file, for later error messages.
+    pub line: usize,
+}
+
+/// Where a component comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A tool built into the host (`builtin:NAME`), by name.
+    Builtin(String),
+    /// A `.wasm` component file (relative paths already joined onto the
+    /// toolbox file's directory).
+    File(PathBuf),
+}
+
+impl fmt::Display for Source {
+    /// `builtin:NAME`, or the file's path.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Builtin(name) => write!(f, "{BUILTIN_SCHEME}{name}"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// The policy a component runs under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicySource {
+    /// A policy file, not yet loaded (relative paths already joined onto the
+    /// toolbox file's directory).
+    File(PathBuf),
+    /// An inline `[component.policy]` table, already validated.
+    Inline(Policy),
+    /// No `policy` key: the built-in tool's own default policy applies.
+    BuiltinDefault,
+}
+
+impl Toolbox {
+    /// Parses and validates a toolbox from `text`.
+    ///
+    /// `origin` names the source in errors (usually the file name). Relative
+    /// paths are joined onto `base_dir` (not canonicalized, not checked for
+    /// existence). `builtins` are the names `builtin:NAME` may use.
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        base_dir: &Path,
+        builtins: &[&str],
+    ) -> Result<Toolbox, ToolboxError> {
+        let file = File {
+            origin,
+            text,
+            base_dir,
+            builtins,
+        };
+        let probe: VersionProbe = toml::from_str(text).map_err(|e| file.toml_error(&e))?;
+        file.check_version(probe.version)?;
+        let raw: RawToolbox = toml::from_str(text).map_err(|e| file.toml_error(&e))?;
+        let components = match raw.component {
+            None => return Err(PolicyError::new(origin, NO_COMPONENTS)),
+            Some(list) if list.get_ref().0.is_empty() => {
+                return Err(file.at(list.span(), NO_COMPONENTS));
+            }
+            Some(list) => list
+                .into_inner()
+                .0
+                .into_iter()
+                .map(|component| file.component(component))
+                .collect::<Result<_, _>>()?,
+        };
+        Ok(Toolbox {
+            origin: origin.to_owned(),
+            base_dir: base_dir.to_owned(),
+            components,
+        })
+    }
+
+    /// Reads and parses the toolbox file at `path`; errors name `path` as
+    /// given. Relative paths in the file are resolved against the file's
+    /// directory, made absolute with the current directory if needed.
+    pub fn load(path: &Path, builtins: &[&str]) -> Result<Toolbox, ToolboxError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PolicyError::new(&origin, format!("cannot read toolbox file: {e}")))?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let base_dir: PathBuf = if dir.is_absolute() {
+            dir.components().collect()
+        } else {
+            let cwd = std::env::current_dir().map_err(|e| {
+                PolicyError::new(
+                    &origin,
+                    format!("cannot determine the current directory: {e}"),
+                )
+            })?;
+            cwd.join(dir).components().collect()
+        };
+        Toolbox::parse(&text, &origin, &base_dir, builtins)
+    }
+}
+
+/// The message for a toolbox without components.
+const NO_COMPONENTS: &str = "no components; add at least one `[[component]]` table with a `source`, e.g. `source = \"builtin:read\"`";
+
+/// First pass over a file: only `version`, everything else ignored, so that a
+/// file of another version is reported as such rather than as unknown keys.
+#[derive(Deserialize)]
+struct VersionProbe {
+    version: Option<Spanned<toml::Value>>,
+}
+
+/// The whole file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolbox {
+    /// Checked by [`VersionProbe`]; listed here so it is a known key.
+    #[serde(rename = "version")]
+    _version: Option<IgnoredAny>,
+    component: Option<Spanned<RawComponents>>,
+}
+
+/// `component`: an array of tables, whose error says so when it is not one
+/// (a `[component]` written with single brackets is a table).
+struct RawComponents(Vec<Spanned<RawComponent>>);
+
+impl<'de> Deserialize<'de> for RawComponents {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(RawComponentsVisitor)
+    }
+}
+
+struct RawComponentsVisitor;
+
+impl<'de> Visitor<'de> for RawComponentsVisitor {
+    type Value = RawComponents;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of `[[component]]` tables (double brackets)")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawComponents, A::Error> {
+        let mut components = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(component) = seq.next_element()? {
+            components.push(component);
+        }
+        Ok(RawComponents(components))
+    }
+}
+
+/// One `[[component]]` entry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawComponent {
+    source: Spanned<String>,
+    policy: Option<Spanned<RawPolicySource>>,
+    prefix: Option<Spanned<String>>,
+}
+
+/// `policy`: a file path or an inline table.
+enum RawPolicySource {
+    File(String),
+    /// Boxed: a raw policy is large next to a path.
+    Inline(Box<InlinePolicy>),
+}
+
+impl<'de> Deserialize<'de> for RawPolicySource {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(RawPolicySourceVisitor)
+    }
+}
+
+struct RawPolicySourceVisitor;
+
+impl<'de> Visitor<'de> for RawPolicySourceVisitor {
+    type Value = RawPolicySource;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a policy file path or an inline policy table")
+    }
+
+    fn visit_str<E: de::Error>(self, path: &str) -> Result<RawPolicySource, E> {
+        Ok(RawPolicySource::File(path.to_owned()))
+    }
+
+    /// The table's own map access, so the policy's keys and values keep
+    /// their positions in the toolbox file.
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawPolicySource, A::Error> {
+        InlinePolicy::deserialize(MapAccessDeserializer::new(map))
+            .map(|inline| RawPolicySource::Inline(Box::new(inline)))
+    }
+}
+
+/// The file being parsed, for errors and for resolving its entries.
+struct File<'a> {
+    origin: &'a str,
+    text: &'a str,
+    base_dir: &'a Path,
+    builtins: &'a [&'a str],
+}
+
+impl File<'_> {
+    /// An error pointing at the start of `span`, a byte range of the file.
+    fn at(&self, span: Range<usize>, message: impl Into<String>) -> ToolboxError {
+        PolicyError::at(self.origin, self.text, span, message)
+    }
+
+    fn toml_error(&self, err: &toml::de::Error) -> ToolboxError {
+        PolicyError::from_toml(self.origin, self.text, err)
+    }
+
+    fn check_version(&self, version: Option<Spanned<toml::Value>>) -> Result<(), ToolboxError> {
+        let Some(version) = version else {
+            return Err(PolicyError::new(
+                self.origin,
+                format!(
+                    "missing required key `version`; add `version = {TOOLBOX_VERSION}` at the top of the file"
+                ),
+            ));
+        };
+        match version.get_ref() {
+            toml::Value::Integer(v) if *v == TOOLBOX_VERSION => Ok(()),
+            toml::Value::Integer(v) => Err(self.at(
+                version.span(),
+                format!("unsupported toolbox version {v}, expected {TOOLBOX_VERSION}"),
+            )),
+            other => Err(self.at(
+                version.span(),
+                format!(
+                    "invalid type: {} for `version`, expected the integer {TOOLBOX_VERSION}",
+                    other.type_str()
+                ),
+            )),
+        }
+    }
+
+    /// Validates one entry, in the order of its keys in the format: source,
+    /// policy, prefix.
+    fn component(&self, raw: Spanned<RawComponent>) -> Result<ComponentEntry, ToolboxError> {
+        let span = raw.span();
+        let (line, _) = line_column(self.text, span.start);
+        let raw = raw.into_inner();
+        let source = self.source(&raw.source)?;
+        let policy = match raw.policy {
+            Some(policy) => {
+                let policy_span = policy.span();
+                match policy.into_inner() {
+                    RawPolicySource::File(path) => {
+                        PolicySource::File(self.path(&path, policy_span, "policy")?)
+                    }
+                    RawPolicySource::Inline(inline) => PolicySource::Inline(Policy::from_inline(
+                        *inline,
+                        self.origin,
+                        self.text,
+                        self.base_dir,
+                    )?),
+                }
+            }
+            None if matches!(source, Source::Builtin(_)) => PolicySource::BuiltinDefault,
+            None => {
+                return Err(self.at(
+                    span,
+                    format!(
+                        "component `{}` has no policy; add `policy = \"FILE\"` or an inline `[component.policy]` table",
+                        raw.source.get_ref()
+                    ),
+                ));
+            }
+        };
+        let prefix = match raw.prefix {
+            Some(prefix) => {
+                check_prefix(prefix.get_ref()).map_err(|m| self.at(prefix.span(), m))?;
+                Some(prefix.into_inner())
+            }
+            None => None,
+        };
+        Ok(ComponentEntry {
+            source,
+            policy,
+            prefix,
+            line,
+        })
+    }
+
+    fn source(&self, source: &Spanned<String>) -> Result<Source, ToolboxError> {
+        let text = source.get_ref();
+        let Some(name) = text.strip_prefix(BUILTIN_SCHEME) else {
+            return self.path(text, source.span(), "source").map(Source::File);
+        };
+        if self.builtins.contains(&name) {
+            return Ok(Source::Builtin(name.to_owned()));
+        }
+        let known = match self.builtins {
+            [] => ": this host has no built-in tools".to_owned(),
+            names => format!(", expected {}", one_of(names)),
+        };
+        let message = if name.is_empty() {
+            format!("missing built-in tool name after `{BUILTIN_SCHEME}`{known}")
+        } else {
+            format!("unknown built-in tool `{name}`{known}")
+        };
+        Err(self.at(source.span(), message))
+    }
+
+    /// Resolves the path in the value of `key` (at `span`) against the base
+    /// directory.
+    fn path(&self, path: &str, span: Range<usize>, key: &str) -> Result<PathBuf, ToolboxError> {
+        if path.is_empty() {
+            let hint = match key {
+                "source" => "write `builtin:NAME` or the path of a `.wasm` component file",
+                _ => "write the path of a policy file, or use an inline `[component.policy]` table",
+            };
+            return Err(self.at(span, format!("empty `{key}`; {hint}")));
+        }
+        if path.contains('\0') {
+            return Err(self.at(span, format!("`{key}` path contains a NUL character")));
+        }
+        // Lexical cleanup only, as for the `host` of policy grants: `.`
+        // components go, `..` stays for the file system to resolve.
+        Ok(self.base_dir.join(path).components().collect())
+    }
+}
+
+/// Prefixes are the start of a tool name: `[a-z][a-z0-9_]*`, at most
+/// [`MAX_PREFIX_LEN`] bytes.
+fn check_prefix(prefix: &str) -> Result<(), String> {
+    let mut bytes = prefix.bytes();
+    let valid = bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if !valid {
+        return Err(format!(
+            "invalid prefix `{prefix}`, expected lowercase ASCII letters, digits and `_`, starting with a letter"
+        ));
+    }
+    if prefix.len() > MAX_PREFIX_LEN {
+        return Err(format!(
+            "prefix `{prefix}` is {} bytes long, at most {MAX_PREFIX_LEN} are allowed",
+            prefix.len()
+        ));
+    }
+    Ok(())
+}
+
+/// `` `a` ``, `` `a` or `b` ``, or `` one of `a`, `b`, `c` `` (as serde words
+/// its lists of expected values).
+fn one_of(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.as_slice() {
+        [one] => one.clone(),
+        [a, b] => format!("{a} or {b}"),
+        _ => format!("one of {}", quoted.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_policy::{Decision, FsMode};
+
+    const BUILTINS: &[&str] = &["read", "write", "edit", "list", "grep", "fetch"];
+
+    fn parse(text: &str) -> Toolbox {
+        match Toolbox::parse(text, "toolhost.toml", Path::new("/base"), BUILTINS) {
+            Ok(toolbox) => toolbox,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn parse_err(text: &str) -> String {
+        match Toolbox::parse(text, "toolhost.toml", Path::new("/base"), BUILTINS) {
+            Ok(toolbox) => panic!("expected an error, got {toolbox:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn builtins_with_and_without_policy() {
+        let toolbox = parse(
+            "version = 1\n\n[[component]]\nsource = \"builtin:read\"\n\n[[component]]\nsource = \"builtin:write\"\npolicy = \"policies/write.toml\"\n",
+        );
+        assert_eq!(toolbox.origin, "toolhost.toml");
+        assert_eq!(toolbox.base_dir, Path::new("/base"));
+        assert_eq!(
+            toolbox.components,
+            [
+                ComponentEntry {
+                    source: Source::Builtin("read".into()),
+                    policy: PolicySource::BuiltinDefault,
+                    prefix: None,
+                    line: 3,
+                },
+                ComponentEntry {
+                    source: Source::Builtin("write".into()),
+                    policy: PolicySource::File("/base/policies/write.toml".into()),
+                    prefix: None,
+                    line: 6,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn file_source_with_file_policy() {
+        let toolbox = parse(
+            "version = 1\n[[component]]\nsource = \"./tools/../tools/csv.wasm\"\npolicy = \"/etc/toolhost/csv.toml\"\n",
+        );
+        let entry = &toolbox.components[0];
+        // `.` cleaned, `..` kept, as for policy grants
+        assert_eq!(
+            entry.source,
+            Source::File("/base/tools/../tools/csv.wasm".into())
+        );
+        assert_eq!(
+            entry.policy,
+            PolicySource::File("/etc/toolhost/csv.toml".into())
+        );
+    }
+
+    #[test]
+    fn inline_policy_grants_resolve_against_the_toolbox_dir() {
+        let toolbox = parse(
+            r#"version = 1
+
+[[component]]
+source = "tools/csv.wasm"
+[component.policy]
+version = 1
+decision = "allow"
+[[component.policy.fs]]
+host = "data"
+guest = "/data"
+[[component.policy.fs]]
+host = "/tmp/out"
+guest = "/out"
+mode = "rw"
+[component.policy.tools.export]
+decision = "ask"
+
+[[component]]
+source = "builtin:fetch"
+policy = { decision = "ask", network = { allow = ["example.com:443"] } }
+"#,
+        );
+        let PolicySource::Inline(csv) = &toolbox.components[0].policy else {
+            panic!("{toolbox:?}");
+        };
+        let component = csv.component();
+        assert_eq!(component.decision, Decision::Allow);
+        assert_eq!(component.sandbox.fs[0].host, Path::new("/base/data"));
+        assert_eq!(component.sandbox.fs[0].mode, FsMode::ReadOnly);
+        assert_eq!(component.sandbox.fs[1].host, Path::new("/tmp/out"));
+        assert_eq!(csv.for_tool("export").decision, Decision::Ask);
+
+        let entry = &toolbox.components[1];
+        assert_eq!(entry.line, 18);
+        let PolicySource::Inline(fetch) = &entry.policy else {
+            panic!("{toolbox:?}");
+        };
+        assert!(fetch.component().sandbox.allows_network("example.com", 443));
+    }
+
+    #[test]
+    fn empty_inline_policy_denies_everything() {
+        let toolbox = parse("version = 1\n[[component]]\nsource = \"a.wasm\"\npolicy = {}\n");
+        assert_eq!(
+            toolbox.components[0].policy,
+            PolicySource::Inline(Policy::deny_all())
+        );
+    }
+
+    #[test]
+    fn prefixes() {
+        let toolbox = parse(
+            "version = 1\n[[component]]\nsource = \"builtin:read\"\nprefix = \"ws_\"\n[[component]]\nsource = \"builtin:read\"\nprefix = \"a2\"\n",
+        );
+        let prefixes: Vec<_> = toolbox
+            .components
+            .iter()
+            .map(|c| c.prefix.as_deref())
+            .collect();
+        assert_eq!(prefixes, [Some("ws_"), Some("a2")]);
+
+        for ok in ["a", "ws_", "a_1", &"a".repeat(MAX_PREFIX_LEN)] {
+            assert!(check_prefix(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "Ws",
+            "_ws",
+            "1ws",
+            "ws-",
+            "wé",
+            "ws ",
+            &"a".repeat(MAX_PREFIX_LEN + 1),
+        ] {
+            assert!(check_prefix(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn components_as_an_inline_array() {
+        let toolbox = parse(
+            "version = 1\ncomponent = [\n  { source = \"builtin:read\" },\n  { source = \"builtin:grep\", prefix = \"g_\" },\n]\n",
+        );
+        let lines: Vec<_> = toolbox.components.iter().map(|c| c.line).collect();
+        assert_eq!(lines, [3, 4]);
+    }
+
+    #[test]
+    fn source_display() {
+        assert_eq!(Source::Builtin("read".into()).to_string(), "builtin:read");
+        assert_eq!(
+            Source::File("/base/tools/csv.wasm".into()).to_string(),
+            "/base/tools/csv.wasm"
+        );
+    }
+
+    #[test]
+    fn version_checked_before_unknown_keys() {
+        assert_eq!(
+            parse_err("version = 2\n[[tool]]\nwasm = \"a.wasm\"\n"),
+            "toolhost.toml:1:11: unsupported toolbox version 2, expected 1"
+        );
+    }
+
+    #[test]
+    fn unknown_builtin_lists_the_known_names() {
+        let text = "version = 1\n[[component]]\nsource = \"builtin:cat\"\n";
+        let err = |builtins: &[&str]| {
+            Toolbox::parse(text, "t.toml", Path::new("/"), builtins)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(&[]),
+            "t.toml:3:10: unknown built-in tool `cat`: this host has no built-in tools"
+        );
+        assert_eq!(
+            err(&["read"]),
+            "t.toml:3:10: unknown built-in tool `cat`, expected `read`"
+        );
+        assert_eq!(
+            err(BUILTINS),
+            "t.toml:3:10: unknown built-in tool `cat`, expected one of `read`, `write`, `edit`, `list`, `grep`, `fetch`"
+        );
+    }
+
+    #[test]
+    fn load_resolves_against_the_file_directory() {
+        // Unit tests run in the package directory.
+        let toolbox = Toolbox::load(Path::new("tests/valid/example.toml"), BUILTINS)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(toolbox.origin, "tests/valid/example.toml");
+        let expected = std::env::current_dir()
+            .expect("current directory")
+            .join("tests/valid");
+        assert_eq!(toolbox.base_dir, expected);
+        assert!(toolbox.base_dir.is_absolute());
+        assert_eq!(
+            toolbox.components[0].policy,
+            PolicySource::File(expected.join("policies/read.toml"))
+        );
+    }
+
+    #[test]
+    fn load_names_the_file() {
+        let err = Toolbox::load(Path::new("/nonexistent/toolhost.toml"), BUILTINS).unwrap_err();
+        assert_eq!(err.origin, "/nonexistent/toolhost.toml");
+        assert!(
+            err.to_string()
+                .starts_with("/nonexistent/toolhost.toml: cannot read toolbox file: "),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,517 @@
+//! The one place a host is assembled: toolbox → components → policies →
+//! registry. The CLI, the MCP server, the demo and the tests all go through
+//! [`Host::load`], so they serve the same tools under the same rules.
+//!
+//! A tool that can never run under its policy (the policy denies it, or its
+//! component imports an interface the policy does not grant) is not
+//! registered, so it is never advertised; the [`LoadReport`] says why.
+
+use crate::file::{ComponentEntry, PolicySource, Source, Toolbox, ToolboxError};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, valid_name};
+use toolhost_pipeline::bound::Artifacts;
+use toolhost_pipeline::{
+    BodyInput, Pipeline, PipelineBuilder, Registration, Registry, RegistryError, Scope, ToolBody,
+    ToolSpec,
+};
+use toolhost_policy::{Decision, Policy, PolicyError, ToolPolicy};
+use toolhost_runtime::{
+    Execution, LoadError, LoadedComponent, Runtime, RuntimeConfig, RuntimeError,
+};
+
+/// Settings of a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Compiled-component cache; `None` compiles on every load.
+    pub cache_dir: Option<PathBuf>,
+    /// Instances alive at once (calls beyond it queue).
+    pub max_instances: u32,
+    /// Bytes of truncated-result overflow kept for paging, shared by every
+    /// session of this host.
+    pub artifact_capacity: usize,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            cache_dir: default_cache_dir(),
+            max_instances: RuntimeConfig::default().max_instances,
+            artifact_capacity: toolhost_pipeline::bound::DEFAULT_ARTIFACT_CAPACITY,
+        }
+    }
+}
+
+/// The default compiled-component cache: `$XDG_CACHE_HOME/toolhost` or
+/// `~/.cache/toolhost`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("toolhost"))
+}
+
+/// Why a host could not be set up or a toolbox not loaded. Loading is all
+/// or nothing: on any error the tools served before stay served.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The runtime could not start.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The toolbox file is invalid.
+    #[error(transparent)]
+    Toolbox(Box<ToolboxError>),
+    /// A policy (file, inline or built-in default) is invalid.
+    #[error("{origin}:{line}: component {source_name}: {error}")]
+    Policy {
+        /// The toolbox file.
+        origin: String,
+        /// The component entry's line.
+        line: usize,
+        /// The component.
+        source_name: String,
+        /// The policy's own error (with its file and position).
+        error: Box<PolicyError>,
+    },
+    /// A component could not be loaded.
+    #[error("{origin}:{line}: {error}")]
+    Load {
+        /// The toolbox file.
+        origin: String,
+        /// The component entry's line.
+        line: usize,
+        /// Why.
+        error: LoadError,
+    },
+    /// A prefixed name is not a valid tool name.
+    #[error(
+        "{origin}:{line}: prefix `{prefix}` makes the tool name `{name}`, which is not a valid tool name ([a-z][a-z0-9_]*, at most 64 bytes)"
+    )]
+    BadName {
+        /// The toolbox file.
+        origin: String,
+        /// The component entry's line.
+        line: usize,
+        /// The prefix.
+        prefix: String,
+        /// The resulting name.
+        name: String,
+    },
+    /// Two components serve a tool of the same name.
+    #[error(
+        "tool `{name}` is declared by both {first} and {second}; set a `prefix` on one of them"
+    )]
+    DuplicateTool {
+        /// The tool name (after prefixes).
+        name: String,
+        /// The first component (`source (file:line)`).
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// The registry refused the tools (a schema that does not compile).
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+impl From<ToolboxError> for HostError {
+    fn from(e: ToolboxError) -> HostError {
+        HostError::Toolbox(Box::new(e))
+    }
+}
+
+/// A tool the host serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedTool {
+    /// Its name as advertised (prefix included).
+    pub name: String,
+    /// The component it comes from (`builtin:read` or a path).
+    pub component: String,
+    /// What its policy decides for a call.
+    pub decision: Decision,
+}
+
+/// A tool a component declares that is not served, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedTool {
+    /// Its name (prefix included).
+    pub name: String,
+    /// The component.
+    pub component: String,
+    /// Why it can never run.
+    pub reason: String,
+}
+
+/// What a load served, skipped and should watch for changes.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// Served tools, sorted by name.
+    pub served: Vec<ServedTool>,
+    /// Declared tools that can never run under their policy.
+    pub skipped: Vec<SkippedTool>,
+    /// Files whose change should reload the toolbox (the toolbox file,
+    /// component files and policy files).
+    pub watch: Vec<PathBuf>,
+}
+
+/// A runtime, a registry and the toolbox currently served.
+pub struct Host {
+    runtime: Runtime,
+    registry: Registry,
+    artifacts: Arc<Artifacts>,
+    current: Mutex<Current>,
+}
+
+#[derive(Default)]
+struct Current {
+    registration: Option<Registration>,
+    report: LoadReport,
+    components: Vec<Arc<LoadedComponent>>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host").finish_non_exhaustive()
+    }
+}
+
+/// One component entry, loaded, with its policy resolved.
+struct Prepared {
+    entry: ComponentEntry,
+    component: Arc<LoadedComponent>,
+    policy: Policy,
+}
+
+impl Host {
+    /// A host with an empty registry.
+    pub fn new(config: HostConfig) -> Result<Host, HostError> {
+        let runtime = Runtime::new(RuntimeConfig {
+            cache_dir: config.cache_dir,
+            max_instances: config.max_instances,
+            ..RuntimeConfig::default()
+        })?;
+        Ok(Host {
+            runtime,
+            registry: Registry::new(),
+            artifacts: Arc::new(Artifacts::with_capacity(config.artifact_capacity)),
+            current: Mutex::new(Current::default()),
+        })
+    }
+
+    /// The sandbox runtime.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// The registry every session of this host resolves tools in.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The bounded store of truncated results, shared by every session.
+    pub fn artifacts(&self) -> &Arc<Artifacts> {
+        &self.artifacts
+    }
+
+    /// The components currently served.
+    pub fn components(&self) -> Vec<Arc<LoadedComponent>> {
+        self.lock().components.clone()
+    }
+
+    /// What the last successful load served and skipped.
+    pub fn report(&self) -> LoadReport {
+        self.lock().report.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Current> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A pipeline builder for one session over this host's registry and
+    /// artifact store. Front ends add their approver, log and listeners.
+    pub fn session(&self) -> PipelineBuilder {
+        Pipeline::builder(self.registry.clone()).artifacts(self.artifacts.clone())
+    }
+
+    /// Loads every component of `toolbox` and serves its tools in place of
+    /// whatever was served before, atomically: on any error nothing changes.
+    pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
+        let mut prepared = Vec::with_capacity(toolbox.components.len());
+        let mut watch = Vec::new();
+        if !toolbox.origin.starts_with('<') {
+            watch.push(PathBuf::from(&toolbox.origin));
+        }
+        // Compile in parallel; each load is independent.
+        let mut loads = tokio::task::JoinSet::new();
+        for (i, entry) in toolbox.components.iter().enumerate() {
+            let rt = self.runtime.clone();
+            let source = entry.source.clone();
+            loads.spawn(async move { (i, load_source(&rt, &source).await) });
+        }
+        let mut loaded: BTreeMap<usize, Result<Arc<LoadedComponent>, LoadError>> = BTreeMap::new();
+        while let Some(joined) = loads.join_next().await {
+            match joined {
+                Ok((i, r)) => {
+                    loaded.insert(i, r);
+                }
+                Err(e) => {
+                    return Err(HostError::Load {
+                        origin: toolbox.origin.clone(),
+                        line: 0,
+                        error: LoadError::Compile {
+                            path: PathBuf::from("<load task>"),
+                            reason: e.to_string(),
+                        },
+                    });
+                }
+            }
+        }
+        for (i, entry) in toolbox.components.iter().enumerate() {
+            let component = match loaded.remove(&i) {
+                Some(Ok(c)) => c,
+                Some(Err(error)) => {
+                    return Err(HostError::Load {
+                        origin: toolbox.origin.clone(),
+                        line: entry.line,
+                        error,
+                    });
+                }
+                None => unreachable_load(toolbox, entry)?,
+            };
+            if let Source::File(p) = &entry.source {
+                watch.push(p.clone());
+            }
+            let policy = resolve_policy(toolbox, entry)?;
+            if let PolicySource::File(p) = &entry.policy {
+                watch.push(p.clone());
+            }
+            prepared.push(Prepared {
+                entry: entry.clone(),
+                component,
+                policy,
+            });
+        }
+
+        // Decide what is served; refuse clashing names.
+        let mut specs = Vec::new();
+        let mut owners: BTreeMap<String, String> = BTreeMap::new();
+        let mut report = LoadReport {
+            watch,
+            ..LoadReport::default()
+        };
+        for p in &prepared {
+            let origin = p.entry.source.to_string();
+            let at = format!("{origin} ({}:{})", toolbox.origin, p.entry.line);
+            for d in p.component.tools() {
+                let name = match &p.entry.prefix {
+                    Some(prefix) => format!("{prefix}{}", d.name),
+                    None => d.name.clone(),
+                };
+                if !valid_name(&name) {
+                    return Err(HostError::BadName {
+                        origin: toolbox.origin.clone(),
+                        line: p.entry.line,
+                        prefix: p.entry.prefix.clone().unwrap_or_default(),
+                        name,
+                    });
+                }
+                if let Some(first) = owners.insert(name.clone(), at.clone()) {
+                    return Err(HostError::DuplicateTool {
+                        name,
+                        first,
+                        second: at,
+                    });
+                }
+                let policy = p.policy.for_tool(&d.name);
+                if let Some(reason) = never_runs(&p.component, &policy) {
+                    report.skipped.push(SkippedTool {
+                        name,
+                        component: origin.clone(),
+                        reason,
+                    });
+                    continue;
+                }
+                report.served.push(ServedTool {
+                    name: name.clone(),
+                    component: origin.clone(),
+                    decision: policy.decision,
+                });
+                specs.push(spec(&p.component, d, name, policy, &origin));
+            }
+        }
+        report.served.sort_by(|a, b| a.name.cmp(&b.name));
+
+        let mut current = self.lock();
+        let registration = match &current.registration {
+            Some(old) => self.registry.replace(old, Scope::Global, specs)?,
+            None => self.registry.register(Scope::Global, specs)?,
+        };
+        current.registration = Some(registration);
+        current.components = prepared.into_iter().map(|p| p.component).collect();
+        current.report = report.clone();
+        Ok(report)
+    }
+}
+
+fn unreachable_load(
+    toolbox: &Toolbox,
+    entry: &ComponentEntry,
+) -> Result<Arc<LoadedComponent>, HostError> {
+    Err(HostError::Load {
+        origin: toolbox.origin.clone(),
+        line: entry.line,
+        error: LoadError::Compile {
+            path: PathBuf::from(entry.source.to_string()),
+            reason: "the load task did not report".into(),
+        },
+    })
+}
+
+/// Why a tool can never run under `policy`, if so.
+fn never_runs(component: &LoadedComponent, policy: &ToolPolicy) -> Option<String> {
+    if policy.decision == Decision::Deny {
+        return Some("its policy denies it".into());
+    }
+    component
+        .import_denial(&policy.sandbox)
+        .map(|why| format!("its component needs what the policy does not grant: {why}"))
+}
+
+async fn load_source(rt: &Runtime, source: &Source) -> Result<Arc<LoadedComponent>, LoadError> {
+    match source {
+        Source::File(path) => rt.load(path).await,
+        Source::Builtin(name) => match toolhost_builtins::get(name) {
+            Some(b) => rt.load_bytes(Path::new(&b.origin()), b.wasm.to_vec()).await,
+            None => Err(LoadError::Read {
+                path: PathBuf::from(format!("builtin:{name}")),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such built-in tool"),
+            }),
+        },
+    }
+}
+
+fn resolve_policy(toolbox: &Toolbox, entry: &ComponentEntry) -> Result<Policy, HostError> {
+    let wrap = |error: PolicyError| HostError::Policy {
+        origin: toolbox.origin.clone(),
+        line: entry.line,
+        source_name: entry.source.to_string(),
+        error: Box::new(error),
+    };
+    match (&entry.policy, &entry.source) {
+        (PolicySource::Inline(p), _) => Ok(p.clone()),
+        (PolicySource::File(path), _) => Policy::load(path, &toolbox.base_dir).map_err(wrap),
+        (PolicySource::BuiltinDefault, Source::Builtin(name)) => {
+            let b = toolhost_builtins::get(name).ok_or_else(|| {
+                wrap(PolicyError {
+                    origin: format!("builtin:{name}"),
+                    line: None,
+                    column: None,
+                    message: "no such built-in tool".into(),
+                })
+            })?;
+            Policy::parse(
+                b.policy,
+                &format!("builtin:{name} default policy"),
+                &toolbox.base_dir,
+            )
+            .map_err(wrap)
+        }
+        (PolicySource::BuiltinDefault, Source::File(_)) => Ok(Policy::deny_all()),
+    }
+}
+
+/// The tool `d` of `component` registered as `name` under `policy`.
+fn spec(
+    component: &Arc<LoadedComponent>,
+    d: &ToolDescriptor,
+    name: String,
+    policy: ToolPolicy,
+    origin: &str,
+) -> ToolSpec {
+    let body: Arc<dyn ToolBody> = if name == d.name {
+        Arc::new(component.clone())
+    } else {
+        Arc::new(Renamed {
+            inner: component.clone(),
+            original: d.name.clone(),
+        })
+    };
+    let mut descriptor = d.clone();
+    descriptor.name = name;
+    ToolSpec {
+        descriptor,
+        policy,
+        body,
+        source: origin.to_owned(),
+    }
+}
+
+/// A prefixed tool: advertised and called by its new name, dispatched to
+/// the component under the name it declared.
+struct Renamed {
+    inner: Arc<LoadedComponent>,
+    original: String,
+}
+
+#[async_trait::async_trait]
+impl ToolBody for Renamed {
+    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+        let input = BodyInput {
+            tool: &self.original,
+            ..input
+        };
+        self.inner.execute(input).await
+    }
+
+    async fn render(
+        &self,
+        _tool: &str,
+        arguments: &str,
+        value: &str,
+        policy: &ToolPolicy,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        self.inner
+            .render(&self.original, arguments, value, policy, cancel)
+            .await
+    }
+}
+
+/// The toolbox used when there is no toolbox file: every built-in tool
+/// with its default policy, `.` (the `/workspace` of the policies) being
+/// `dir`.
+pub fn embedded_default(dir: &Path) -> Toolbox {
+    Toolbox {
+        origin: "<embedded default>".into(),
+        base_dir: dir.to_owned(),
+        components: toolhost_builtins::names()
+            .into_iter()
+            .map(|name| ComponentEntry {
+                source: Source::Builtin(name.to_owned()),
+                policy: PolicySource::BuiltinDefault,
+                prefix: None,
+                line: 0,
+            })
+            .collect(),
+    }
+}
+
+/// Where the toolbox comes from: `explicit` (`--config FILE`), else
+/// `toolhost.toml` in `dir` when it exists, else the embedded default.
+pub fn find_toolbox(explicit: Option<&Path>, dir: &Path) -> Result<Toolbox, ToolboxError> {
+    let builtins = toolhost_builtins::names();
+    match explicit {
+        Some(path) => Toolbox::load(path, &builtins),
+        None => {
+            let candidate = dir.join(crate::file::DEFAULT_FILE_NAME);
+            if candidate.is_file() {
+                Toolbox::load(&candidate, &builtins)
+            } else {
+                Ok(embedded_default(dir))
+            }
+        }
+    }
+}

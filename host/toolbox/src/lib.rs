@@ -1,0 +1,18 @@
+//! The toolbox file and the one place a toolhost host is assembled from it.
+//!
+//! A toolbox file (`toolhost.toml`, see [`file`]) lists the tool components a
+//! toolhost server or CLI call uses: each one's source (a built-in tool or a
+//! `.wasm` component file), its policy (a policy file, an inline table, or
+//! the built-in's default) and an optional prefix for its tool names.
+
+pub mod file;
+pub mod host;
+
+pub use file::{
+    ComponentEntry, DEFAULT_FILE_NAME, MAX_PREFIX_LEN, PolicySource, Source, TOOLBOX_VERSION,
+    Toolbox, ToolboxError,
+};
+pub use host::{
+    Host, HostConfig, HostError, LoadReport, ServedTool, SkippedTool, default_cache_dir,
+    embedded_default, find_toolbox,
+};

@@ -1,0 +1,196 @@
+//! Golden tests: every `tests/invalid/*.toml` must fail with exactly the
+//! message in its sibling `.err` file; every `tests/valid/*.toml` must parse.
+//!
+//! Run with `BLESS=1` to rewrite the `.err` files from the current messages.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use toolhost_policy::{Decision, FsMode};
+use toolhost_toolbox::{PolicySource, Source, Toolbox};
+
+const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
+
+/// The built-in tools of these tests (those of the real host).
+const BUILTINS: &[&str] = &["read", "write", "edit", "list", "grep", "fetch"];
+
+/// The `.toml` files of `dir`, sorted.
+fn toml_files(dir: &Path) -> Vec<PathBuf> {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut files: Vec<PathBuf> = entries
+        .map(|entry| entry.expect("readable directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .expect("UTF-8 file name")
+}
+
+fn load(name: &str) -> Toolbox {
+    let path = Path::new(TESTS).join("valid").join(name);
+    Toolbox::load(&path, BUILTINS).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn invalid_toolboxes_match_golden_errors() {
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    let files = toml_files(&Path::new(TESTS).join("invalid"));
+    assert!(files.len() >= 15, "only {} invalid cases", files.len());
+    let mut failures = Vec::new();
+    for path in files {
+        let name = file_name(&path);
+        let text = fs::read_to_string(&path).expect("readable test file");
+        let actual = match Toolbox::parse(&text, name, Path::new("/base"), BUILTINS) {
+            Ok(toolbox) => {
+                failures.push(format!("{name}: parsed but should fail: {toolbox:?}"));
+                continue;
+            }
+            Err(err) => err.to_string(),
+        };
+        assert!(
+            !actual.contains('\n'),
+            "{name}: multi-line message {actual:?}"
+        );
+        let err_path = path.with_extension("err");
+        if bless {
+            fs::write(&err_path, format!("{actual}\n")).expect("writable .err file");
+            continue;
+        }
+        match fs::read_to_string(&err_path) {
+            Ok(expected) if expected.trim_end() == actual => {}
+            Ok(expected) => failures.push(format!(
+                "{name}:\n  expected: {}\n  actual:   {actual}",
+                expected.trim_end()
+            )),
+            Err(e) => failures.push(format!(
+                "{}: {e} (run with BLESS=1 to create it; actual: {actual})",
+                err_path.display()
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn valid_toolboxes_parse() {
+    let files = toml_files(&Path::new(TESTS).join("valid"));
+    assert!(files.len() >= 5, "only {} valid cases", files.len());
+    for path in files {
+        let toolbox = Toolbox::load(&path, BUILTINS).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!toolbox.components.is_empty(), "{}", path.display());
+        assert_eq!(toolbox.base_dir, Path::new(TESTS).join("valid"));
+    }
+}
+
+#[test]
+fn example_toolbox() {
+    let toolbox = load("example.toml");
+    let dir = Path::new(TESTS).join("valid");
+    assert_eq!(toolbox.components.len(), 2);
+
+    let read = &toolbox.components[0];
+    assert_eq!(read.source, Source::Builtin("read".into()));
+    assert_eq!(read.source.to_string(), "builtin:read");
+    assert_eq!(
+        read.policy,
+        PolicySource::File(dir.join("policies/read.toml"))
+    );
+    assert_eq!(read.prefix.as_deref(), Some("ws_"));
+    assert_eq!(read.line, 5);
+
+    let csv = &toolbox.components[1];
+    assert_eq!(csv.source, Source::File(dir.join("tools/csv.wasm")));
+    assert_eq!(csv.prefix, None);
+    assert_eq!(csv.line, 10);
+    let PolicySource::Inline(policy) = &csv.policy else {
+        panic!("expected an inline policy: {csv:?}");
+    };
+    let component = policy.component();
+    assert_eq!(component.decision, Decision::Allow);
+    assert_eq!(component.sandbox.fs.len(), 1);
+    assert_eq!(component.sandbox.fs[0].host, dir.join("data"));
+    assert_eq!(component.sandbox.fs[0].guest, "/data");
+    assert_eq!(component.sandbox.fs[0].mode, FsMode::ReadOnly);
+}
+
+#[test]
+fn every_builtin_and_every_policy_form() {
+    let toolbox = load("builtins.toml");
+    let sources: Vec<String> = toolbox
+        .components
+        .iter()
+        .map(|c| c.source.to_string())
+        .collect();
+    let expected: Vec<String> = ["read", "list", "grep", "write", "edit", "fetch"]
+        .iter()
+        .map(|name| format!("builtin:{name}"))
+        .collect();
+    assert_eq!(sources, expected);
+
+    let c = &toolbox.components;
+    assert_eq!(c[0].policy, PolicySource::BuiltinDefault);
+    assert_eq!(c[1].policy, PolicySource::BuiltinDefault);
+    assert_eq!(c[1].prefix.as_deref(), Some("ws_"));
+    // `..` is kept for the file system to resolve
+    let grep = Path::new(TESTS).join("valid/../../../../policies/grep.toml");
+    assert_eq!(c[2].policy, PolicySource::File(grep.clone()));
+    assert!(
+        grep.is_file(),
+        "{} is the real default policy",
+        grep.display()
+    );
+    let PolicySource::Inline(write) = &c[3].policy else {
+        panic!("{:?}", c[3]);
+    };
+    let write = write.for_tool("write");
+    assert_eq!(write.decision, Decision::Ask);
+    assert_eq!(write.sandbox.fs[0].host, Path::new(TESTS).join("valid"));
+    assert_eq!(write.sandbox.fs[0].mode, FsMode::ReadWrite);
+    assert_eq!(
+        c[4].policy,
+        PolicySource::File("/etc/toolhost/edit.toml".into())
+    );
+    let PolicySource::Inline(fetch) = &c[5].policy else {
+        panic!("{:?}", c[5]);
+    };
+    let fetch = fetch.for_tool("fetch");
+    assert_eq!(fetch.limits.timeout_ms, 5_000);
+    assert!(fetch.sandbox.allows_network("example.com", 443));
+}
+
+#[test]
+fn full_inline_policy_uses_every_key() {
+    let toolbox = load("full_inline.toml");
+    let entry = &toolbox.components[0];
+    assert_eq!(entry.prefix.as_deref(), Some("all_"));
+    let PolicySource::Inline(policy) = &entry.policy else {
+        panic!("{entry:?}");
+    };
+    let component = policy.component();
+    assert_eq!(component.decision, Decision::Ask);
+    let l = &component.limits;
+    assert_eq!(l.fuel, 1_000_000);
+    assert_eq!(l.timeout_ms, 2_000);
+    assert_eq!(l.memory_bytes, 67_108_864);
+    assert_eq!(l.max_stdout_bytes, 4_096);
+    assert_eq!(l.max_result_bytes, 8_192);
+    assert_eq!(l.max_result_tokens, Some(1_000));
+    assert_eq!(l.max_http_response_bytes, 1_048_576);
+    assert_eq!(l.http_timeout_ms, 1_000);
+    assert_eq!(component.sandbox.env_allow, ["LANG"]);
+    assert_eq!(
+        component.sandbox.env_set.get("MODE").map(String::as_str),
+        Some("toolbox")
+    );
+    assert!(component.sandbox.allows_network("example.com", 443));
+
+    let save = policy.for_tool("save");
+    assert_eq!(save.decision, Decision::Allow);
+    assert_eq!(save.sandbox.fs[0].host, Path::new(TESTS).join("valid/out"));
+    assert_eq!(save.sandbox.fs[0].mode, FsMode::ReadWrite);
+}

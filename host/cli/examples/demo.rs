@@ -5,13 +5,10 @@
 //!
 //! Run with `make demo` (or `cargo run -p toolhost --example demo`).
 
-use anyhow::Context;
-use std::path::Path;
 use std::sync::Arc;
-use toolhost::Host;
+use toolhost::{Host, HostConfig, find_toolbox};
 use toolhost_contract::{ToolCall, ToolResult};
-use toolhost_pipeline::{Approval, ApprovalRequest, Approver, Pipeline, SessionLog, read_log};
-use toolhost_policy::Policy;
+use toolhost_pipeline::{Approval, ApprovalRequest, Approver, SessionLog, read_log};
 
 /// Approves after showing the bounded summary, as a human would see it.
 struct ShowAndApprove;
@@ -47,7 +44,6 @@ fn show(result: &ToolResult) {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let root = Path::new(toolhost_guests::REPO_ROOT);
     let workspace = tempfile::tempdir()?;
     let ws = workspace.path();
     std::fs::create_dir_all(ws.join("src"))?;
@@ -60,31 +56,57 @@ async fn main() -> anyhow::Result<()> {
         "# demo project\n\nCall `greet` to greet.\n",
     )?;
 
-    let cache = std::env::temp_dir().join("toolhost-demo-cache");
-    let host = Host::new(Some(cache))?;
-    let mut regs = Vec::new();
-    for (stem, policy) in [
-        ("tool_read", "read"),
-        ("tool_edit", "edit"),
-        ("tool_grep", "grep"),
-        ("tool_write", "write"),
-        ("tool_fetch", "fetch"),
-    ] {
-        let component = toolhost_guests::path(stem).context("component not built")?;
-        // The shipped policies grant `.` at /workspace: here `.` is the demo workspace.
-        let policy = Policy::load(&root.join("policies").join(format!("{policy}.toml")), ws)?;
-        let (loaded, reg) = host.add_with_policy(Path::new(component), &policy).await?;
+    // The toolbox: the built-in tools with their default policies, and
+    // fetch allowed to reach one host (it is not served without a network
+    // allow-list).
+    std::fs::write(
+        ws.join("toolhost.toml"),
+        r#"version = 1
+
+[[component]]
+source = "builtin:read"
+
+[[component]]
+source = "builtin:edit"
+
+[[component]]
+source = "builtin:grep"
+
+[[component]]
+source = "builtin:write"
+
+[[component]]
+source = "builtin:fetch"
+[component.policy]
+decision = "ask"
+[component.policy.network]
+allow = ["example.com:443"]
+"#,
+    )?;
+    let host = Host::new(HostConfig {
+        cache_dir: Some(std::env::temp_dir().join("toolhost-demo-cache")),
+        ..HostConfig::default()
+    })?;
+    let started = std::time::Instant::now();
+    let report = host.load(&find_toolbox(None, ws)?).await?;
+    println!(
+        "toolbox {}: {} tools served, loaded in {:.1} ms",
+        ws.join("toolhost.toml").display(),
+        report.served.len(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    for c in host.components() {
         println!(
-            "loaded {:<10} {:>8.1} ms ({:?})",
-            stem,
-            loaded.compile_time().as_secs_f64() * 1000.0,
-            loaded.cache_outcome()
+            "  {:<16} {:>8.1} ms ({:?})",
+            c.path().display(),
+            c.compile_time().as_secs_f64() * 1000.0,
+            c.cache_outcome()
         );
-        regs.push(reg);
     }
     let logs = tempfile::tempdir()?;
     let log_path = logs.path().join("session.jsonl");
-    let pipeline = Pipeline::builder(host.registry.clone())
+    let pipeline = host
+        .session()
         .approver(Arc::new(ShowAndApprove))
         .session_log(Arc::new(SessionLog::open(&log_path)?))
         .build();

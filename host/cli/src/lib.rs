@@ -1,90 +1,21 @@
-//! Shared set-up for toolhost front ends (the CLI, the demo, tests): load a
-//! component with its policy into a registry, and approvers for a terminal.
+//! Shared pieces of the toolhost front ends: the host assembly they all use
+//! (re-exported from `toolhost-toolbox`) and an approver for a terminal.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
-//! use toolhost::Host;
-//! let host = Host::new(None)?;
-//! let _reg = host.add_component("tool_read.wasm".as_ref(), Some("policies/read.toml".as_ref())).await?;
+//! use toolhost::{Host, HostConfig, find_toolbox};
+//! let host = Host::new(HostConfig::default())?;
+//! let dir = std::env::current_dir()?;
+//! let report = host.load(&find_toolbox(None, &dir)?).await?;
+//! println!("{} tools served", report.served.len());
 //! # Ok(()) }
 //! ```
 
-use anyhow::Context;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use toolhost_pipeline::{Approval, ApprovalRequest, Approver, Registration, Registry, Scope};
-use toolhost_policy::Policy;
-use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
+use toolhost_pipeline::{Approval, ApprovalRequest, Approver};
 
-/// A runtime and a registry.
-#[derive(Debug, Clone)]
-pub struct Host {
-    /// The sandbox runtime.
-    pub runtime: Runtime,
-    /// The tool registry.
-    pub registry: Registry,
-}
-
-/// The default compiled-component cache: `$XDG_CACHE_HOME/toolhost` or
-/// `~/.cache/toolhost`.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("toolhost"))
-}
-
-impl Host {
-    /// A host whose compiled components are cached in `cache_dir`.
-    pub fn new(cache_dir: Option<PathBuf>) -> anyhow::Result<Host> {
-        let runtime = Runtime::new(RuntimeConfig {
-            cache_dir,
-            ..RuntimeConfig::default()
-        })?;
-        Ok(Host {
-            runtime,
-            registry: Registry::new(),
-        })
-    }
-
-    /// Loads a policy file; relative grants are relative to the current directory.
-    pub fn policy(path: Option<&Path>) -> anyhow::Result<Policy> {
-        match path {
-            None => Ok(Policy::deny_all()),
-            Some(p) => {
-                let cwd = std::env::current_dir()?;
-                Ok(Policy::load(p, &cwd)?)
-            }
-        }
-    }
-
-    /// Loads a component and registers its tools globally under `policy`.
-    pub async fn add_component(
-        &self,
-        component: &Path,
-        policy: Option<&Path>,
-    ) -> anyhow::Result<(Arc<LoadedComponent>, Registration)> {
-        let policy = Host::policy(policy)?;
-        self.add_with_policy(component, &policy).await
-    }
-
-    /// Loads a component and registers its tools globally under `policy`.
-    pub async fn add_with_policy(
-        &self,
-        component: &Path,
-        policy: &Policy,
-    ) -> anyhow::Result<(Arc<LoadedComponent>, Registration)> {
-        let loaded = self
-            .runtime
-            .load(component)
-            .await
-            .with_context(|| format!("loading {}", component.display()))?;
-        let reg = self
-            .registry
-            .register_component(Scope::Global, &loaded, policy)?;
-        Ok((loaded, reg))
-    }
-}
+pub use toolhost_toolbox::{
+    Host, HostConfig, LoadReport, default_cache_dir, embedded_default, find_toolbox,
+};
 
 /// Asks on the terminal (stdin/stderr); anything but `y` denies.
 #[derive(Debug, Default)]

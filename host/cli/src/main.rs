@@ -1,22 +1,29 @@
-//! `toolhost`: call sandboxed tool components through the full pipeline.
+//! `toolhost`: serve sandboxed tool components to agents over MCP, and call
+//! them through the full pipeline from a shell.
 
 use anyhow::{Context, bail};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use toolhost::{Host, TerminalApprover, default_cache_dir};
+use toolhost::{Host, HostConfig, TerminalApprover, default_cache_dir, find_toolbox};
 use toolhost_contract::{SessionEvent, ToolCall};
+use toolhost_mcp::http::HttpOptions;
+use toolhost_mcp::reload::{self, ToolboxSource};
+use toolhost_mcp::{Server, ServerOptions};
 use toolhost_pipeline::advertise::{self, Format};
-use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
+use toolhost_pipeline::{ApproveAll, SessionLog, read_log};
 use toolhost_runtime::ImportVerdict;
+use toolhost_toolbox::file::{ComponentEntry, PolicySource, Source, Toolbox};
 
 #[derive(Parser)]
 #[command(
     name = "toolhost",
     version,
-    about = "A sandbox host for LLM-agent tools"
+    about = "A sandbox host for LLM-agent tools: the model can ask; the host decides."
 )]
 struct Cli {
     /// Compiled-component cache directory (default: ~/.cache/toolhost).
@@ -29,20 +36,74 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// Which tools: a toolbox file, one component, or the default.
+#[derive(Args, Clone)]
+struct ToolSet {
+    /// The toolbox file (default: ./toolhost.toml if present, else the
+    /// built-in tools with their default policies, serving the current
+    /// directory as /workspace).
+    #[arg(long, value_name = "FILE", conflicts_with = "component")]
+    config: Option<PathBuf>,
+    /// Use this one component instead of a toolbox (a .wasm file or
+    /// `builtin:NAME`).
+    #[arg(long, value_name = "FILE")]
+    component: Option<String>,
+    /// The component's policy file (with --component; default: deny
+    /// everything, or the built-in's default policy).
+    #[arg(long, value_name = "FILE", requires = "component")]
+    policy: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
+    /// Serve the tools to an agent over MCP (stdio by default).
+    ///
+    /// Every call goes through the whole pipeline. Each client connection
+    /// is its own session. `ask` decisions are sent to the client as
+    /// elicitation requests; a client that cannot answer gets a denial.
+    /// Logs go to stderr (TOOLHOST_LOG=info for more).
+    ///
+    /// Client configuration: {"command": "toolhost", "args": ["serve"]}
+    Serve {
+        #[command(flatten)]
+        tools: ToolSet,
+        /// Serve streamable HTTP at this address (e.g. 127.0.0.1:8765)
+        /// instead of stdio. The endpoint is http://ADDR/mcp.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+        /// A file holding the bearer token HTTP clients must send
+        /// (required when --http binds a non-loopback address).
+        #[arg(long, value_name = "FILE", requires = "http")]
+        token_file: Option<PathBuf>,
+        /// Extra Host header values to accept over HTTP (DNS-rebinding
+        /// protection accepts loopback names only by default).
+        #[arg(long, value_name = "HOST", requires = "http")]
+        allow_host: Vec<String>,
+        /// Extra browser origins to accept over HTTP (scheme://host[:port]).
+        #[arg(long, value_name = "ORIGIN", requires = "http")]
+        allow_origin: Vec<String>,
+        /// Append every session's call and result events to this log.
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
+        /// Seconds the person at the client has to answer an approval.
+        #[arg(long, value_name = "SECS", default_value_t = 120)]
+        approval_timeout: u64,
+        /// Do not reload when the toolbox, a component or a policy changes.
+        #[arg(long)]
+        no_reload: bool,
+        /// Tool calls (sandbox instances) running at once; more queue.
+        #[arg(long, value_name = "N", default_value_t = 64)]
+        max_instances: u32,
+    },
     /// Call one tool through the whole pipeline.
     Call {
-        /// The component file.
-        component: PathBuf,
         /// The tool's name.
         tool: String,
         /// The arguments, as the model would emit them (raw JSON text).
         #[arg(long, default_value = "")]
         args: String,
-        /// The policy file (default: deny everything).
-        #[arg(long)]
-        policy: Option<PathBuf>,
+        #[command(flatten)]
+        tools: ToolSet,
         /// Print the whole result as JSON.
         #[arg(long)]
         json: bool,
@@ -53,10 +114,10 @@ enum Cmd {
         #[arg(long)]
         yes: bool,
     },
-    /// List a component's tools.
+    /// List the tools served, and those that cannot run under their policy.
     Tools {
-        /// The component file.
-        component: PathBuf,
+        #[command(flatten)]
+        tools: ToolSet,
         /// Output format.
         #[arg(long, value_enum, default_value = "table")]
         format: ToolsFormat,
@@ -84,6 +145,85 @@ enum ToolsFormat {
     Anthropic,
 }
 
+/// The toolbox a command uses.
+fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
+    if let Some(c) = &set.component {
+        let source = match c.strip_prefix("builtin:") {
+            Some(name) => Source::Builtin(name.to_owned()),
+            None => Source::File(dir.join(c)),
+        };
+        let policy = match (&set.policy, &source) {
+            (Some(p), _) => PolicySource::File(dir.join(p)),
+            (None, Source::Builtin(_)) => PolicySource::BuiltinDefault,
+            (None, Source::File(_)) => PolicySource::Inline(toolhost_policy::Policy::deny_all()),
+        };
+        return Ok(Toolbox {
+            origin: "<command line>".into(),
+            base_dir: dir.to_owned(),
+            components: vec![ComponentEntry {
+                source,
+                policy,
+                prefix: None,
+                line: 0,
+            }],
+        });
+    }
+    Ok(find_toolbox(set.config.as_deref(), dir)?)
+}
+
+async fn host(
+    cache: Option<PathBuf>,
+    max_instances: u32,
+    set: &ToolSet,
+) -> anyhow::Result<Arc<Host>> {
+    let dir = std::env::current_dir()?;
+    let host = Host::new(HostConfig {
+        cache_dir: cache,
+        max_instances,
+        ..HostConfig::default()
+    })?;
+    let tb = toolbox(set, &dir)?;
+    let report = host.load(&tb).await?;
+    for s in &report.skipped {
+        tracing::warn!(
+            "not serving `{}` from {}: {}",
+            s.name,
+            s.component,
+            s.reason
+        );
+    }
+    Ok(Arc::new(host))
+}
+
+/// Cancelled on SIGINT or SIGTERM.
+fn on_signal() -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        let _ = ctrl_c.await;
+                        t.cancel();
+                        return;
+                    }
+                };
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        t.cancel();
+    });
+    token
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -99,19 +239,78 @@ async fn main() -> anyhow::Result<()> {
     } else {
         cli.cache_dir.or_else(default_cache_dir)
     };
+    let default_instances = HostConfig::default().max_instances;
     match cli.cmd {
+        Cmd::Serve {
+            tools,
+            http,
+            token_file,
+            allow_host,
+            allow_origin,
+            log,
+            approval_timeout,
+            no_reload,
+            max_instances,
+        } => {
+            let host = host(cache, max_instances, &tools).await?;
+            let log = match log {
+                Some(p) => Some(Arc::new(SessionLog::open(&p)?)),
+                None => None,
+            };
+            let server = Server::new(
+                host,
+                ServerOptions {
+                    approval_timeout: Duration::from_secs(approval_timeout),
+                    log,
+                },
+            );
+            let stop = on_signal();
+            if !no_reload && tools.component.is_none() {
+                let source = ToolboxSource {
+                    explicit: tools.config.clone(),
+                    dir: std::env::current_dir()?,
+                };
+                tokio::spawn(reload::watch(
+                    server.clone(),
+                    source,
+                    reload::DEFAULT_INTERVAL,
+                    stop.clone(),
+                ));
+            }
+            match http {
+                Some(bind) => {
+                    let mut options = HttpOptions::new(bind);
+                    if let Some(f) = token_file {
+                        let token = std::fs::read_to_string(&f)
+                            .with_context(|| format!("reading the token file {}", f.display()))?;
+                        options.token = Some(token.trim().to_owned());
+                    }
+                    options.allowed_hosts = allow_host;
+                    options.allowed_origins = allow_origin;
+                    toolhost_mcp::http::serve(server, options, stop).await?;
+                }
+                None => {
+                    tokio::select! {
+                        r = server.serve_stdio() => r?,
+                        () = stop.cancelled() => {
+                            if !server.drain(toolhost_mcp::http::DEFAULT_SHUTDOWN_GRACE).await {
+                                tracing::warn!("calls still running at shutdown were ended");
+                            }
+                        }
+                    }
+                }
+            }
+        }
         Cmd::Call {
-            component,
             tool,
             args,
-            policy,
+            tools,
             json,
             log,
             yes,
         } => {
-            let host = Host::new(cache)?;
-            let (_c, _reg) = host.add_component(&component, policy.as_deref()).await?;
-            let mut b = Pipeline::builder(host.registry.clone());
+            let host = host(cache, default_instances, &tools).await?;
+            let mut b = host.session();
             if yes {
                 b = b.approver(Arc::new(ApproveAll));
             } else if std::io::stdin().is_terminal() {
@@ -121,15 +320,8 @@ async fn main() -> anyhow::Result<()> {
                 b = b.session_log(Arc::new(SessionLog::open(&path)?));
             }
             let pipeline = b.build();
-            let cancel = CancellationToken::new();
-            let on_ctrl_c = cancel.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    on_ctrl_c.cancel();
-                }
-            });
             let result = pipeline
-                .execute(ToolCall::new("cli-1", tool, args), cancel)
+                .execute(ToolCall::new("cli-1", tool, args), on_signal())
                 .await;
             if json {
                 println!("{}", serde_json::to_string_pretty(&result)?);
@@ -143,28 +335,31 @@ async fn main() -> anyhow::Result<()> {
                 std::process::exit(1);
             }
         }
-        Cmd::Tools { component, format } => {
-            let host = Host::new(cache)?;
-            let (_c, _reg) = host
-                .add_with_policy(&component, &toolhost_policy::Policy::deny_all())
-                .await?;
+        Cmd::Tools { tools, format } => {
+            let host = host(cache, default_instances, &tools).await?;
             let fmt = match format {
                 ToolsFormat::Table => {
-                    for t in host.registry.visible(None) {
+                    let report = host.report();
+                    for s in &report.served {
+                        let Some(t) = host.registry().resolve(&s.name, None) else {
+                            continue;
+                        };
                         let d = &t.descriptor;
+                        println!(
+                            "{:<14} {:<6} {}",
+                            d.name,
+                            format!("{:?}", s.decision).to_lowercase(),
+                            d.description.lines().next().unwrap_or("")
+                        );
                         let paths: Vec<String> = d
                             .paths
                             .iter()
                             .map(|p| format!("{}:{:?}", p.pointer, p.access).to_lowercase())
                             .collect();
                         println!(
-                            "{:<12} {}",
-                            d.name,
-                            d.description.lines().next().unwrap_or("")
-                        );
-                        println!(
-                            "{:<12} read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
+                            "{:<21} from {}; read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
                             "",
+                            s.component,
                             d.annotations.read_only,
                             d.annotations.destructive,
                             d.annotations.idempotent,
@@ -172,19 +367,28 @@ async fn main() -> anyhow::Result<()> {
                             paths.join(", ")
                         );
                     }
+                    for s in &report.skipped {
+                        println!("{:<14} {:<6} not served: {}", s.name, "-", s.reason);
+                    }
                     return Ok(());
                 }
                 ToolsFormat::Mcp => Format::Mcp,
                 ToolsFormat::Openai => Format::OpenAi,
                 ToolsFormat::Anthropic => Format::Anthropic,
             };
-            let out = advertise::schemas(&host.registry, None, fmt);
+            let out = advertise::schemas(host.registry(), None, fmt);
             println!("{}", serde_json::to_string_pretty(&out)?);
         }
         Cmd::Inspect { component, policy } => {
-            let host = Host::new(cache)?;
-            let loaded = host.runtime.load(&component).await?;
-            let policy = Host::policy(policy.as_deref())?;
+            let host = Host::new(HostConfig {
+                cache_dir: cache,
+                ..HostConfig::default()
+            })?;
+            let loaded = host.runtime().load(&component).await?;
+            let policy = match policy {
+                None => toolhost_policy::Policy::deny_all(),
+                Some(p) => toolhost_policy::Policy::load(&p, &std::env::current_dir()?)?,
+            };
             println!("component {} (sha256 {})", component.display(), loaded.id());
             println!(
                 "compiled in {:?} ({:?})",

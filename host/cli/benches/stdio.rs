@@ -1,0 +1,168 @@
+//! Per-call latency of `toolhost serve` over stdio, as an MCP client sees
+//! it: a minimal JSON-RPC driver writes one `tools/call` line and reads the
+//! response line, sequentially, N times (default 1,000), for a trivial tool
+//! (the test guest's `echo`) through the full pipeline with a fresh instance
+//! per call. The same driver against an echo server (`cat`, which returns
+//! each line as it reads it) in the same run shows the driver's and the
+//! pipes' own cost, so the server's share is visible.
+//!
+//! `cargo bench -p toolhost --bench stdio` (optimized); `-- --quick` runs
+//! 100 calls.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Driver {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Driver {
+    fn spawn(cmd: &mut Command) -> anyhow::Result<Driver> {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stdin"))?;
+        let stdout = BufReader::new(
+            child
+                .stdout
+                .take()
+                .ok_or_else(|| anyhow::anyhow!("no stdout"))?,
+        );
+        Ok(Driver {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// Writes one line, reads one line; returns the line read.
+    fn round_trip(&mut self, line: &str) -> anyhow::Result<String> {
+        self.stdin.write_all(line.as_bytes())?;
+        self.stdin.write_all(b"\n")?;
+        self.stdin.flush()?;
+        let mut out = String::new();
+        if self.stdout.read_line(&mut out)? == 0 {
+            anyhow::bail!("the server closed stdout");
+        }
+        Ok(out)
+    }
+
+    fn notify(&mut self, line: &str) -> anyhow::Result<()> {
+        self.stdin.write_all(line.as_bytes())?;
+        self.stdin.write_all(b"\n")?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    /// Sends `n` copies of `request(i)` one after the other; the latency of each.
+    fn measure(
+        &mut self,
+        n: usize,
+        request: impl Fn(usize) -> String,
+        check: impl Fn(&str) -> bool,
+    ) -> anyhow::Result<Vec<Duration>> {
+        let mut times = Vec::with_capacity(n);
+        for i in 0..n {
+            let req = request(i);
+            let t = Instant::now();
+            let resp = self.round_trip(&req)?;
+            times.push(t.elapsed());
+            if !check(&resp) {
+                anyhow::bail!("unexpected response: {resp}");
+            }
+        }
+        Ok(times)
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() -> anyhow::Result<()> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let n = if quick { 100 } else { 1000 };
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("cache");
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        format!(
+            "version = 1\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+            toolhost_guests::GUEST_HOSTILE
+        ),
+    )?;
+    let call = |i: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{i}}}}}}}"#,
+            i + 10
+        )
+    };
+
+    // The echo server: the driver's and the pipes' own cost.
+    let mut echo = Driver::spawn(&mut Command::new("cat"))?;
+    echo.measure(50, call, |_| true)?;
+    let mut echo_t = echo.measure(n, call, |r| r.contains("tools/call"))?;
+    echo_t.sort();
+
+    // toolhost serve over stdio.
+    let mut server = Driver::spawn(
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["serve", "--no-reload"])
+            .current_dir(dir.path()),
+    )?;
+    let init = server.round_trip(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+    )?;
+    if !init.contains("serverInfo") {
+        anyhow::bail!("initialize failed: {init}");
+    }
+    server.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+    let ok = |r: &str| r.contains(r#""isError":false"#);
+    server.measure(50, call, ok)?; // warm-up
+    let mut served = server.measure(n, call, ok)?;
+    served.sort();
+
+    let (e50, e99) = (percentile(&echo_t, 0.5), percentile(&echo_t, 0.99));
+    let (s50, s99) = (percentile(&served, 0.5), percentile(&served, 0.99));
+    println!(
+        "stdio round trip, {n} sequential calls of a trivial tool (`echo`, full pipeline, fresh instance each):"
+    );
+    println!(
+        "  echo server (cat)      p50 {:>8.1} µs   p99 {:>8.1} µs",
+        us(e50),
+        us(e99)
+    );
+    println!(
+        "  toolhost serve         p50 {:>8.1} µs   p99 {:>8.1} µs",
+        us(s50),
+        us(s99)
+    );
+    println!(
+        "  server's own share     p50 {:>8.1} µs   ({:.1}x the echo round trip)",
+        us(s50) - us(e50),
+        us(s50) / us(e50).max(0.001)
+    );
+    Ok(())
+}

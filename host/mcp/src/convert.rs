@@ -1,0 +1,177 @@
+//! Translation between the contract's types and MCP's wire shapes. Nothing
+//! here decides anything.
+
+use rmcp::model::{CallToolResult, ErrorData, ListToolsResult, ReadResourceResult};
+use serde_json::{Value, json};
+use toolhost_contract::ToolResult;
+use toolhost_pipeline::bound::ARTIFACT_SCHEME;
+
+/// Tools per `tools/list` page.
+pub(crate) const TOOLS_PAGE: usize = 100;
+
+/// Default bytes of an artifact per `resources/read` page.
+pub(crate) const ARTIFACT_PAGE: usize = 32 * 1024;
+
+/// A pipeline result as an MCP `CallToolResult`. Success: `structuredContent`
+/// is the validated value, `content` the rendered blocks. Failure: `isError`,
+/// the error text as content, and the stable code in `structuredContent`
+/// and `_meta`. `object_only`: the negotiated revision requires
+/// `structuredContent` to be an object (before 2026-07-28), so another value
+/// is left out (its rendering is in `content`).
+pub(crate) fn call_result(result: &ToolResult, object_only: bool) -> CallToolResult {
+    let meta = result.meta();
+    let mut toolhost = json!({
+        "trace": meta.trace,
+        "timings": meta.timings,
+    });
+    if !meta.extra.is_empty() {
+        toolhost["extra"] = Value::Object(meta.extra.clone());
+    }
+    let (structured, is_error) = match result {
+        ToolResult::Success(s) => {
+            let keep = !object_only || s.value.is_object();
+            (keep.then(|| s.value.clone()), false)
+        }
+        ToolResult::Failure { error, .. } => {
+            let e = json!({"error": error});
+            toolhost["error"] = e["error"].clone();
+            (Some(e), true)
+        }
+    };
+    let mut wire = json!({
+        "content": result.content(),
+        "isError": is_error,
+        "_meta": {"toolhost": toolhost},
+    });
+    if let Some(s) = structured {
+        wire["structuredContent"] = s;
+    }
+    if let ToolResult::Success(s) = result {
+        // Context a post-execute listener attached is for the model too.
+        if !s.additional_context.is_empty()
+            && let Some(blocks) = wire["content"].as_array_mut()
+        {
+            for text in &s.additional_context {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+        }
+    }
+    serde_json::from_value(wire).unwrap_or_else(|e| {
+        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "Error [host_error]: the result could not be encoded: {e}"
+        ))])
+    })
+}
+
+/// One page of the MCP projection.
+pub(crate) fn tools_page(
+    all: Vec<Value>,
+    cursor: Option<&str>,
+) -> Result<ListToolsResult, ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= all.len())
+            .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor `{c}`"), None))?,
+    };
+    let end = (start + TOOLS_PAGE).min(all.len());
+    let mut wire = json!({"tools": &all[start..end]});
+    if end < all.len() {
+        wire["nextCursor"] = json!(end.to_string());
+    }
+    serde_json::from_value(wire)
+        .map_err(|e| ErrorData::internal_error(format!("tool list encoding: {e}"), None))
+}
+
+/// Where in an artifact a `resources/read` starts and how much it reads:
+/// `toolhost://artifacts/ID?offset=N&limit=M` (both optional).
+pub(crate) fn artifact_request(uri: &str) -> Option<(String, usize, usize)> {
+    let rest = uri.strip_prefix(ARTIFACT_SCHEME)?;
+    let (id, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (mut offset, mut limit) = (0, ARTIFACT_PAGE);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=')?;
+        let n: usize = v.parse().ok()?;
+        match k {
+            "offset" => offset = n,
+            "limit" => limit = n.clamp(1, 1 << 20),
+            _ => return None,
+        }
+    }
+    (!id.is_empty()).then(|| (id.to_owned(), offset, limit))
+}
+
+/// A page of an artifact as a `ReadResourceResult`.
+pub(crate) fn artifact_page(
+    uri: &str,
+    id: &str,
+    offset: usize,
+    text: String,
+    total: usize,
+) -> Result<ReadResourceResult, ErrorData> {
+    let next = offset + text.len();
+    let mut meta = json!({"totalBytes": total, "offset": offset});
+    if next < total {
+        meta["nextUri"] = json!(format!("{ARTIFACT_SCHEME}{id}?offset={next}"));
+    }
+    serde_json::from_value(json!({
+        "contents": [{
+            "uri": uri,
+            "mimeType": "text/plain",
+            "text": text,
+            "_meta": {"toolhost": meta},
+        }]
+    }))
+    .map_err(|e| ErrorData::internal_error(format!("resource encoding: {e}"), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_contract::FailureCode;
+
+    #[test]
+    fn failures_carry_the_code_everywhere() {
+        let r = ToolResult::failure(FailureCode::PathDenied, "outside the workspace");
+        let v = serde_json::to_value(call_result(&r, true)).expect("serializes");
+        assert_eq!(v["isError"], true);
+        assert_eq!(v["structuredContent"]["error"]["code"], "path_denied");
+        assert_eq!(v["_meta"]["toolhost"]["error"]["code"], "path_denied");
+        assert!(
+            v["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("[path_denied]"))
+        );
+    }
+
+    #[test]
+    fn artifact_uris_page() {
+        assert_eq!(
+            artifact_request("toolhost://artifacts/a-1?offset=10&limit=5"),
+            Some(("a-1".into(), 10, 5))
+        );
+        assert_eq!(
+            artifact_request("toolhost://artifacts/a-1"),
+            Some(("a-1".into(), 0, ARTIFACT_PAGE))
+        );
+        assert_eq!(artifact_request("toolhost://artifacts/a?x=1"), None);
+        assert_eq!(artifact_request("toolhost://artifacts/"), None);
+        assert_eq!(artifact_request("file:///etc/passwd"), None);
+    }
+
+    #[test]
+    fn tools_are_paged() {
+        let all: Vec<Value> = (0..250)
+            .map(|i| json!({"name": format!("t{i:03}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        let first = tools_page(all.clone(), None).expect("page");
+        assert_eq!(first.tools.len(), 100);
+        assert_eq!(first.next_cursor.as_deref(), Some("100"));
+        let last = tools_page(all.clone(), Some("200")).expect("page");
+        assert_eq!(last.tools.len(), 50);
+        assert!(last.next_cursor.is_none());
+        assert!(tools_page(all, Some("999")).is_err());
+    }
+}

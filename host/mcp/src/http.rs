@@ -1,0 +1,198 @@
+//! Streamable HTTP: the MCP endpoint at `/mcp`, bound to loopback unless
+//! told otherwise, with DNS-rebinding protection (`Host` and `Origin`
+//! checked), an optional bearer token (required off loopback), bounded
+//! request bodies and concurrency, and a graceful shutdown.
+
+use crate::{ServeError, Server};
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::StreamableHttpServerConfig;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Largest request body accepted: 4 MiB. Tool arguments are small; a
+/// bigger body is a mistake or an attack, refused with 413 before parsing.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Requests handled at once; more wait their turn. Calls themselves are
+/// further bounded (and queued) by the runtime's instance pool.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
+
+/// Time running calls get to finish after SIGINT/SIGTERM.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen.
+    pub bind: SocketAddr,
+    /// The bearer token every request must carry (`Authorization: Bearer
+    /// TOKEN`). Required when `bind` is not a loopback address.
+    pub token: Option<String>,
+    /// Extra `Host` values accepted besides loopback names (for a
+    /// non-loopback bind, its public name).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted (`scheme://host[:port|:*]`), besides loopback.
+    pub allowed_origins: Vec<String>,
+    /// Largest request body.
+    pub max_body_bytes: usize,
+    /// Requests handled at once.
+    pub max_concurrent_requests: usize,
+    /// Time running calls get to finish on shutdown.
+    pub shutdown_grace: Duration,
+}
+
+impl HttpOptions {
+    /// Defaults for `bind`.
+    pub fn new(bind: SocketAddr) -> HttpOptions {
+        HttpOptions {
+            bind,
+            token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+        }
+    }
+
+    /// Refuses unsafe settings: a non-loopback bind without a token.
+    pub fn check(&self) -> Result<(), ServeError> {
+        if !self.bind.ip().is_loopback() && self.token.is_none() {
+            return Err(ServeError::Config(format!(
+                "binding {} (not loopback) needs a bearer token: pass --token-file FILE",
+                self.bind
+            )));
+        }
+        if self.token.as_deref().is_some_and(|t| t.trim().len() < 16) {
+            return Err(ServeError::Config(
+                "the bearer token is too short (at least 16 characters)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Compares in time independent of where the inputs differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn require_token(token: Arc<String>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match presented {
+        Some(p) if same_secret(p.trim().as_bytes(), token.as_bytes()) => next.run(request).await,
+        _ => (
+            http::StatusCode::UNAUTHORIZED,
+            [(http::header::WWW_AUTHENTICATE, "Bearer")],
+            "a bearer token is required",
+        )
+            .into_response(),
+    }
+}
+
+/// Serves `server` over streamable HTTP at `http://BIND/mcp` until
+/// `shutdown` is cancelled; then stops accepting, lets running calls finish
+/// for up to the grace period, and ends every session.
+pub async fn serve(
+    server: Server,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    options.check()?;
+    let listener = tokio::net::TcpListener::bind(options.bind).await?;
+    let local = listener.local_addr()?;
+    let sessions_ct = CancellationToken::new();
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    hosts.extend(options.allowed_hosts.iter().cloned());
+    if !local.ip().is_loopback() && !local.ip().is_unspecified() {
+        hosts.push(local.ip().to_string());
+    }
+    let mut origins: Vec<String> = vec![
+        "http://localhost:*".into(),
+        "http://127.0.0.1:*".into(),
+        "http://[::1]:*".into(),
+    ];
+    origins.extend(options.allowed_origins.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(sessions_ct.clone());
+    let factory = {
+        let server = server.clone();
+        move || Ok(server.session())
+    };
+    let service =
+        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+    let mut app = Router::new().route_service("/mcp", service);
+    if let Some(token) = options.token.clone() {
+        let token = Arc::new(token.trim().to_owned());
+        app = app.layer(middleware::from_fn(move |req, next| {
+            require_token(token.clone(), req, next)
+        }));
+    }
+    let app = app.layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+        options.max_concurrent_requests,
+    ));
+    tracing::info!("serving MCP over streamable HTTP at http://{local}/mcp");
+    eprintln!("toolhost: serving MCP at http://{local}/mcp");
+
+    let stop = shutdown.clone();
+    let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
+        stop.cancelled().await;
+    });
+    let grace = options.shutdown_grace;
+    let server_for_drain = server.clone();
+    let drained = async move {
+        shutdown.cancelled().await;
+        let done = server_for_drain.drain(grace).await;
+        if !done {
+            tracing::warn!(
+                running = server_for_drain.in_flight(),
+                "shutdown grace period over; ending the remaining calls"
+            );
+        }
+        sessions_ct.cancel();
+    };
+    let (served, ()) = tokio::join!(serving, drained);
+    served?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_loopback_needs_a_token() {
+        let mut o = HttpOptions::new("0.0.0.0:8080".parse().expect("addr"));
+        assert!(o.check().is_err());
+        o.token = Some("short".into());
+        assert!(o.check().is_err());
+        o.token = Some("a-long-enough-secret-token".into());
+        assert!(o.check().is_ok());
+        assert!(
+            HttpOptions::new("127.0.0.1:0".parse().expect("addr"))
+                .check()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn secrets_compare_exactly() {
+        assert!(same_secret(b"abc", b"abc"));
+        assert!(!same_secret(b"abc", b"abd"));
+        assert!(!same_secret(b"abc", b"abcd"));
+    }
+}

@@ -310,10 +310,12 @@ async fn every_failure_is_an_error_result_with_a_stable_code() {
             "path_denied",
         ),
         (
-            "import not granted",
+            // Refused at the network stage, before the runtime's import
+            // check (tests/sandbox.rs covers `import_denied` itself).
+            "URL off an empty allow-list",
             "fetch",
             r#"{"url": "https://example.com/"}"#,
-            "import_denied",
+            "network_denied",
         ),
         ("tool-reported failure", "fail", "{}", "boom"),
         ("repeated failure", "fail", "{}", "repeated_failure"),

@@ -94,3 +94,9 @@ pub fn allow_in(dir: &Path, mode: FsMode) -> PolicyBuilder {
 pub fn build(b: PolicyBuilder) -> Policy {
     b.build().expect("policy")
 }
+
+/// A compiled-component cache shared by every test process (artifacts are
+/// written atomically, so concurrent writers are safe).
+pub fn shared_cache() -> PathBuf {
+    Path::new(guests::REPO_ROOT).join("target/toolhost-test-cache")
+}

@@ -14,8 +14,8 @@ pub(crate) const ARTIFACT_PAGE: usize = 32 * 1024;
 
 /// A pipeline result as an MCP `CallToolResult`. Success: `structuredContent`
 /// is the validated value, `content` the rendered blocks. Failure: `isError`,
-/// the error text as content, and the stable code in `structuredContent`
-/// and `_meta`. `object_only`: the negotiated revision requires
+/// the error text (`Error [code]: message`) as content, and the stable code
+/// in `_meta.toolhost.error`. `object_only`: the negotiated revision requires
 /// `structuredContent` to be an object (before 2026-07-28), so another value
 /// is left out (its rendering is in `content`).
 pub(crate) fn call_result(result: &ToolResult, object_only: bool) -> CallToolResult {
@@ -33,9 +33,10 @@ pub(crate) fn call_result(result: &ToolResult, object_only: bool) -> CallToolRes
             (keep.then(|| s.value.clone()), false)
         }
         ToolResult::Failure { error, .. } => {
-            let e = json!({"error": error});
-            toolhost["error"] = e["error"].clone();
-            (Some(e), true)
+            // Not in `structuredContent`: clients validate that against the
+            // tool's output schema even on errors (the TypeScript SDK does).
+            toolhost["error"] = json!(error);
+            (None, true)
         }
     };
     let mut wire = json!({
@@ -137,7 +138,7 @@ mod tests {
         let r = ToolResult::failure(FailureCode::PathDenied, "outside the workspace");
         let v = serde_json::to_value(call_result(&r, true)).expect("serializes");
         assert_eq!(v["isError"], true);
-        assert_eq!(v["structuredContent"]["error"]["code"], "path_denied");
+        assert!(v.get("structuredContent").is_none());
         assert_eq!(v["_meta"]["toolhost"]["error"]["code"], "path_denied");
         assert!(
             v["content"][0]["text"]

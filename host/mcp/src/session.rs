@@ -170,7 +170,7 @@ impl Drop for InFlight<'_> {
 }
 
 const INSTRUCTIONS: &str = "Tools run sandboxed by toolhost. Paths are inside /workspace. \
-A failed call's result says why, with a stable code in structuredContent.error.code. \
+A failed call's result says why, starting `Error [code]:` with a stable code (also in _meta.toolhost.error.code). \
 A result cut to its budget links its full text as a toolhost://artifacts/ resource: \
 read it with resources/read (add ?offset=N to page).";
 

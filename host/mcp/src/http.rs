@@ -24,6 +24,10 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// further bounded (and queued) by the runtime's instance pool.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 256;
 
+/// After the last call finished on shutdown, time for its response to be
+/// written before the sessions end.
+const RESPONSE_FLUSH: Duration = Duration::from_millis(500);
+
 /// Time running calls get to finish after SIGINT/SIGTERM.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -163,6 +167,10 @@ pub async fn serve(
                 "shutdown grace period over; ending the remaining calls"
             );
         }
+        // The last results are on their way to the clients (rmcp writes a
+        // response after the handler returns): let them be written before
+        // ending the sessions, whose event streams keep connections open.
+        tokio::time::sleep(RESPONSE_FLUSH).await;
         sessions_ct.cancel();
     };
     let (served, ()) = tokio::join!(serving, drained);

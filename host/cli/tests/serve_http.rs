@@ -1,0 +1,252 @@
+//! `toolhost serve --http` as a network service: DNS-rebinding protection
+//! (Host and Origin), the bearer token, the body bound, the refusal of an
+//! unprotected non-loopback bind, and a graceful shutdown that lets a
+//! running call finish. Driven with raw HTTP/1.1, so nothing here trusts an
+//! MCP client library.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn cache() -> std::path::PathBuf {
+    Path::new(toolhost_guests::REPO_ROOT).join("target/toolhost-test-cache")
+}
+
+/// Starts `toolhost serve --http 127.0.0.1:0 ARGS` in `dir`; waits for its address.
+fn serve(dir: &Path, args: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("--cache-dir")
+        .arg(cache())
+        .args(["serve", "--no-reload", "--http", "127.0.0.1:0"])
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("http://127.0.0.1:").nth(1) {
+                let port: u16 = rest.trim_end_matches("/mcp").parse().unwrap();
+                let _ = tx.send(port);
+            }
+        }
+    });
+    let port = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the server announces its address");
+    Server { child, port }
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One POST /mcp with `headers` (Host defaults to the loopback address).
+fn post(port: u16, headers: &[(&str, &str)], body: &str) -> Response {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!("POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(rest) } else { rest.to_owned() };
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    dir
+}
+
+#[test]
+fn dns_rebinding_is_refused_by_host_and_origin() {
+    let dir = workspace();
+    let s = serve(dir.path(), &[]);
+    let ok = post(s.port, &[], INIT);
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert!(ok.body.contains("serverInfo"), "{}", ok.body);
+    assert!(ok.header("mcp-session-id").is_some());
+
+    let evil_host = post(s.port, &[("Host", "attacker.example:80")], INIT);
+    assert_eq!(evil_host.status, 403, "{}", evil_host.body);
+    let evil_origin = post(s.port, &[("Origin", "http://attacker.example")], INIT);
+    assert_eq!(evil_origin.status, 403, "{}", evil_origin.body);
+    let local_origin = post(s.port, &[("Origin", "http://localhost:3000")], INIT);
+    assert_eq!(local_origin.status, 200, "{}", local_origin.body);
+}
+
+#[test]
+fn the_bearer_token_is_required_when_configured() {
+    let dir = workspace();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "s3cret-token-of-enough-length\n").unwrap();
+    let s = serve(dir.path(), &["--token-file", token.to_str().unwrap()]);
+    assert_eq!(post(s.port, &[], INIT).status, 401);
+    assert_eq!(
+        post(s.port, &[("Authorization", "Bearer wrong-token-of-enough-length")], INIT).status,
+        401
+    );
+    let ok = post(
+        s.port,
+        &[("Authorization", "Bearer s3cret-token-of-enough-length")],
+        INIT,
+    );
+    assert_eq!(ok.status, 200, "{}", ok.body);
+}
+
+#[test]
+fn a_non_loopback_bind_without_a_token_is_refused() {
+    let dir = workspace();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("--cache-dir")
+        .arg(cache())
+        .args(["serve", "--no-reload", "--http", "0.0.0.0:0"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a bearer token"), "{err}");
+}
+
+#[test]
+fn oversized_bodies_are_refused() {
+    let dir = workspace();
+    let s = serve(dir.path(), &[]);
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(5 * 1024 * 1024)
+    );
+    assert_eq!(post(s.port, &[], &huge).status, 413);
+}
+
+#[test]
+fn sigterm_lets_a_running_call_finish() {
+    let dir = workspace();
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        format!(
+            "version = 1\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+            toolhost_guests::GUEST_HOSTILE
+        ),
+    )
+    .unwrap();
+    let mut s = serve(dir.path(), &[]);
+    let init = post(s.port, &[], INIT);
+    let session = init.header("mcp-session-id").unwrap().to_owned();
+    let with_session = |body: &str, port: u16, session: &str| {
+        post(
+            port,
+            &[
+                ("Mcp-Session-Id", session),
+                ("Mcp-Protocol-Version", "2025-11-25"),
+            ],
+            body,
+        )
+    };
+    let initialized = with_session(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        s.port,
+        &session,
+    );
+    assert_eq!(initialized.status, 202, "{}", initialized.body);
+    let port = s.port;
+    let call = std::thread::spawn(move || {
+        with_session(
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow_sleep","arguments":{"ms":1500}}}"#,
+            port,
+            &session,
+        )
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    let t = Instant::now();
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let r = call.join().unwrap();
+    assert!(r.body.contains(r#""isError":false"#), "{} {}", r.status, r.body);
+    assert!(r.body.contains(r#""ms":1500"#), "{}", r.body);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(t.elapsed() < Duration::from_secs(15), "the server did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    // New connections are refused once it stopped.
+    assert!(TcpStream::connect(("127.0.0.1", s.port)).is_err());
+}

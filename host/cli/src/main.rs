@@ -39,6 +39,10 @@ struct Cli {
 /// Which tools: a toolbox file, one component, or the default.
 #[derive(Args, Clone)]
 struct ToolSet {
+    /// The directory to serve: where `toolhost.toml` is looked for, and the
+    /// `/workspace` of the default policies (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
     /// The toolbox file (default: ./toolhost.toml if present, else the
     /// built-in tools with their default policies, serving the current
     /// directory as /workspace).
@@ -148,12 +152,14 @@ enum ToolsFormat {
 /// The toolbox a command uses.
 fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
     if let Some(c) = &set.component {
+        // Files named on the command line are relative to where it runs.
+        let cwd = std::env::current_dir()?;
         let source = match c.strip_prefix("builtin:") {
             Some(name) => Source::Builtin(name.to_owned()),
-            None => Source::File(dir.join(c)),
+            None => Source::File(cwd.join(c)),
         };
         let policy = match (&set.policy, &source) {
-            (Some(p), _) => PolicySource::File(dir.join(p)),
+            (Some(p), _) => PolicySource::File(cwd.join(p)),
             (None, Source::Builtin(_)) => PolicySource::BuiltinDefault,
             (None, Source::File(_)) => PolicySource::Inline(toolhost_policy::Policy::deny_all()),
         };
@@ -171,27 +177,28 @@ fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
     Ok(find_toolbox(set.config.as_deref(), dir)?)
 }
 
+/// The directory served: `--dir`, made absolute, or the current directory.
+fn served_dir(set: &ToolSet) -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir()?;
+    Ok(match &set.dir {
+        Some(d) => cwd.join(d),
+        None => cwd,
+    })
+}
+
 async fn host(
     cache: Option<PathBuf>,
     max_instances: u32,
     set: &ToolSet,
 ) -> anyhow::Result<Arc<Host>> {
-    let dir = std::env::current_dir()?;
+    let dir = served_dir(set)?;
     let host = Host::new(HostConfig {
         cache_dir: cache,
         max_instances,
         ..HostConfig::default()
     })?;
     let tb = toolbox(set, &dir)?;
-    let report = host.load(&tb).await?;
-    for s in &report.skipped {
-        tracing::warn!(
-            "not serving `{}` from {}: {}",
-            s.name,
-            s.component,
-            s.reason
-        );
-    }
+    host.load(&tb).await?;
     Ok(Arc::new(host))
 }
 
@@ -253,6 +260,14 @@ async fn main() -> anyhow::Result<()> {
             max_instances,
         } => {
             let host = host(cache, max_instances, &tools).await?;
+            for s in &host.report().skipped {
+                tracing::warn!(
+                    "not serving `{}` from {}: {}",
+                    s.name,
+                    s.component,
+                    s.reason
+                );
+            }
             let log = match log {
                 Some(p) => Some(Arc::new(SessionLog::open(&p)?)),
                 None => None,
@@ -268,7 +283,7 @@ async fn main() -> anyhow::Result<()> {
             if !no_reload && tools.component.is_none() {
                 let source = ToolboxSource {
                     explicit: tools.config.clone(),
-                    dir: std::env::current_dir()?,
+                    dir: served_dir(&tools)?,
                 };
                 tokio::spawn(reload::watch(
                     server.clone(),

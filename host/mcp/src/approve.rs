@@ -105,6 +105,10 @@ impl Approver for ElicitApprover {
                 ElicitationAction::Cancel => "the user cancelled".into(),
                 other => format!("the user answered {other:?}"),
             }),
+            Err(rmcp::ServiceError::Timeout { timeout }) => Approval::Denied(format!(
+                "the user did not answer within {} s",
+                timeout.as_secs()
+            )),
             Err(e) => Approval::Denied(format!("asking the user failed: {e}")),
         }
     }

@@ -1,0 +1,799 @@
+//! `toolhost serve` driven by MCP clients nobody here wrote: the official
+//! Python SDK (`mcp`) and the official TypeScript SDK
+//! (`@modelcontextprotocol/sdk`), pinned in `tests/clients/` and installed
+//! by `tests/clients/install.sh` (once per run, skipped when already
+//! installed) into `$TOOLHOST_CLIENTS_DIR` (default `target/clients`).
+//!
+//! Each test lays out its own workspace, starts its own server (the client
+//! spawns it over stdio, or the test spawns `toolhost serve --http
+//! 127.0.0.1:0`), runs one scenario of `tests/clients/py_client.py` or
+//! `tests/clients/ts_client.mjs`, which asserts what the client sees and
+//! prints one JSON line of facts, and then checks those facts, the disk and
+//! the session log. All servers share one compiled-component cache under
+//! the target directory.
+//!
+//! Needs python3 (3.10+ with venv) and node 20+ with npm; the first run
+//! reaches PyPI and the npm registry.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
+
+/// Longest a client scenario may run (the scripts give up at 90 s themselves).
+const CLIENT_DEADLINE: Duration = Duration::from_secs(120);
+
+/// The fixture file every workspace has.
+const NOTES: &str = "alpha line\nneedle: the quick brown fox\nomega line\n";
+
+/// Which SDK drives the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    /// `mcp` (Python).
+    Py,
+    /// `@modelcontextprotocol/sdk` (TypeScript).
+    Ts,
+}
+
+/// How the client reaches the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// The client spawns `toolhost serve` and speaks over its stdin/stdout.
+    Stdio,
+    /// The test spawns `toolhost serve --http 127.0.0.1:0`.
+    Http,
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// Where install.sh puts the clients: `$TOOLHOST_CLIENTS_DIR` (relative to
+/// the test's working directory), default `<repo root>/target/clients`.
+fn clients_dir() -> PathBuf {
+    match std::env::var_os("TOOLHOST_CLIENTS_DIR") {
+        Some(d) => std::env::current_dir().expect("current directory").join(d),
+        None => repo_root().join("target").join("clients"),
+    }
+}
+
+/// One compiled-component cache for every server of every run.
+fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-clients-cache")
+}
+
+/// Installs the clients (once per test binary) and compiles the components
+/// every test uses into the shared cache, so the tests that follow start
+/// from a warm cache instead of compiling the same components at once.
+fn setup() {
+    static SETUP: OnceLock<()> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let started = Instant::now();
+        let out = Command::new("bash")
+            .arg(repo_root().join("tests/clients/install.sh"))
+            .env("TOOLHOST_CLIENTS_DIR", clients_dir())
+            .stdin(Stdio::null())
+            .output()
+            .expect("running tests/clients/install.sh");
+        assert!(
+            out.status.success(),
+            "tests/clients/install.sh failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let installed = started.elapsed();
+        let started = Instant::now();
+        let warm = tempfile::tempdir().expect("temp dir");
+        for args in [
+            vec!["tools".to_owned()],
+            vec!["tools".into(), "--component".into(), "builtin:fetch".into()],
+            vec![
+                "tools".into(),
+                "--component".into(),
+                toolhost_guests::GUEST_HOSTILE.into(),
+            ],
+        ] {
+            // Only to fill the cache: a failure here shows up in the tests.
+            let _ = Command::new(TOOLHOST)
+                .arg("--cache-dir")
+                .arg(cache_dir())
+                .args(&args)
+                .current_dir(warm.path())
+                .stdin(Stdio::null())
+                .output();
+        }
+        eprintln!(
+            "clients: install.sh took {:.1} s, warming the component cache {:.1} s",
+            installed.as_secs_f64(),
+            started.elapsed().as_secs_f64()
+        );
+    });
+}
+
+/// A served directory with the fixture files, and a session log beside it.
+struct Workspace {
+    tmp: tempfile::TempDir,
+    dir: PathBuf,
+    /// `--approval-timeout` of the server.
+    approval_timeout_s: u32,
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        let tmp = tempfile::Builder::new()
+            .prefix("toolhost-clients-")
+            .tempdir()
+            .expect("temp dir");
+        let dir = tmp.path().join("ws");
+        std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+        std::fs::create_dir_all(dir.join("docs")).expect("mkdir");
+        std::fs::write(dir.join("notes.txt"), NOTES).expect("write fixture");
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "pub fn answer() -> u32 {\n    42\n}\n",
+        )
+        .expect("write fixture");
+        std::fs::write(dir.join("docs/guide.md"), "# Guide\n\nNothing to see.\n")
+            .expect("write fixture");
+        Workspace {
+            tmp,
+            dir,
+            approval_timeout_s: 30,
+        }
+    }
+
+    /// The JSON Lines session log the server appends to.
+    fn log(&self) -> PathBuf {
+        self.tmp.path().join("session.jsonl")
+    }
+
+    /// Writes `toolhost.toml` in the served directory.
+    fn toolbox(&self, text: &str) -> PathBuf {
+        let path = self.dir.join("toolhost.toml");
+        std::fs::write(&path, text).expect("write toolhost.toml");
+        path
+    }
+
+    fn file(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(rel)).ok()
+    }
+
+    /// `toolhost serve ...` for this workspace (without the transport).
+    fn serve_command(&self) -> Vec<String> {
+        vec![
+            TOOLHOST.to_owned(),
+            "serve".into(),
+            "--cache-dir".into(),
+            cache_dir().display().to_string(),
+            "--log".into(),
+            self.log().display().to_string(),
+            "--approval-timeout".into(),
+            self.approval_timeout_s.to_string(),
+        ]
+    }
+
+    /// The session log's events.
+    fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.log())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// Waits up to `timeout` for a `tool/result` event of `tool`; returns it
+    /// with its `tool/call` event.
+    fn wait_for_result(&self, tool: &str, timeout: Duration) -> Option<(Value, Value)> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let events = self.events();
+            let found = events
+                .iter()
+                .filter(|e| e["type"] == "tool/result" && e["tool"] == tool)
+                .find_map(|r| {
+                    events
+                        .iter()
+                        .find(|c| c["type"] == "tool/call" && c["callId"] == r["callId"])
+                        .map(|c| (c.clone(), r.clone()))
+                });
+            if found.is_some() || Instant::now() >= deadline {
+                return found;
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// A `toolhost serve --http 127.0.0.1:0` process, killed when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl HttpServer {
+    fn start(ws: &Workspace) -> HttpServer {
+        let cmd = ws.serve_command();
+        let mut child = Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .args(["--http", "127.0.0.1:0"])
+            .current_dir(&ws.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawning toolhost serve --http");
+        let pipe = child.stderr.take().expect("stderr piped");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = stderr.clone();
+        thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.split("toolhost: serving MCP at ").nth(1) {
+                    let _ = tx.send(url.trim().to_owned());
+                }
+                let mut s = sink.lock().unwrap_or_else(|e| e.into_inner());
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let mut server = HttpServer {
+            child,
+            url: String::new(),
+            stderr,
+        };
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(url) => server.url = url,
+            Err(_) => panic!(
+                "toolhost serve --http printed no `serving MCP at` line within 60 s; stderr:\n{}",
+                server.stderr()
+            ),
+        }
+        let port: u16 = server
+            .url
+            .strip_prefix("http://127.0.0.1:")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected endpoint {}", server.url));
+        assert_ne!(port, 0);
+        server
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a finished process left.
+struct Output {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+/// Collects a pipe's bytes on a thread; readable at any time.
+struct Drain {
+    buf: Arc<Mutex<Vec<u8>>>,
+    thread: thread::JoinHandle<()>,
+}
+
+impl Drain {
+    fn new(mut pipe: Box<dyn Read + Send>) -> Drain {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let thread = thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&chunk[..n]);
+            }
+        });
+        Drain { buf, thread }
+    }
+
+    /// What was read so far, after waiting up to `grace` for the end of
+    /// the pipe (a grandchild, such as a server the client spawned, may
+    /// hold it open).
+    fn text(&self, grace: Duration) -> String {
+        let until = Instant::now() + grace;
+        while !self.thread.is_finished() && Instant::now() < until {
+            thread::sleep(Duration::from_millis(10));
+        }
+        String::from_utf8_lossy(&self.buf.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+/// Runs `cmd` to completion, killing it after `deadline`.
+fn run_with_deadline(mut cmd: Command, deadline: Duration) -> Output {
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {cmd:?}: {e}"));
+    let out = Drain::new(Box::new(child.stdout.take().expect("stdout piped")));
+    let err = Drain::new(Box::new(child.stderr.take().expect("stderr piped")));
+    while child.try_wait().expect("waiting for the client").is_none() {
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{cmd:?} did not finish within {deadline:?}; stderr so far:\n{}",
+                err.text(Duration::from_secs(1))
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    let status = child.wait().expect("the client's exit status");
+    let grace = Duration::from_secs(10);
+    Output {
+        status,
+        stdout: out.text(grace),
+        stderr: err.text(grace),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// A finished scenario: the client's facts, and the HTTP server (still
+/// running) when there was one.
+struct Ran {
+    facts: Value,
+    _server: Option<HttpServer>,
+}
+
+/// Runs one scenario of one client against a server for `ws`.
+fn run(ws: &Workspace, lang: Lang, transport: Transport, scenario: &str, args: &[&str]) -> Ran {
+    setup();
+    let root = repo_root();
+    let mut cmd = match lang {
+        Lang::Py => {
+            let mut c = Command::new(clients_dir().join("venv/bin/python"));
+            c.arg(root.join("tests/clients/py_client.py"));
+            c
+        }
+        Lang::Ts => {
+            let mut c = Command::new("node");
+            c.arg(root.join("tests/clients/ts_client.mjs"));
+            c
+        }
+    };
+    cmd.env("TOOLHOST_CLIENTS_DIR", clients_dir())
+        .env("RUST_BACKTRACE", "1")
+        .current_dir(&ws.dir);
+    let server = match transport {
+        Transport::Stdio => {
+            cmd.args(["--transport", "stdio", "--cmd"])
+                .arg(json!(ws.serve_command()).to_string())
+                .arg("--cwd")
+                .arg(&ws.dir);
+            None
+        }
+        Transport::Http => {
+            let server = HttpServer::start(ws);
+            cmd.args(["--transport", "http", "--url", &server.url]);
+            Some(server)
+        }
+    };
+    cmd.arg(scenario).args(args);
+    let out = run_with_deadline(cmd, CLIENT_DEADLINE);
+    let server_stderr = server.as_ref().map(HttpServer::stderr).unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "{lang:?} client, scenario `{scenario}` over {transport:?}, failed ({}) after {:.1} s\n\
+         --- client stderr (stdio servers log here too) ---\n{}\n\
+         --- client stdout ---\n{}\n--- HTTP server stderr ---\n{}",
+        out.status,
+        out.elapsed.as_secs_f64(),
+        out.stderr.trim_end(),
+        out.stdout.trim_end(),
+        server_stderr.trim_end()
+    );
+    let line = out.stdout.lines().last().unwrap_or_default();
+    let facts: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("the client's last line is not JSON ({e}): {}", out.stdout));
+    eprintln!(
+        "{lang:?}/{transport:?}/{scenario}: {:.2} s: {facts}",
+        out.elapsed.as_secs_f64()
+    );
+    Ran {
+        facts,
+        _server: server,
+    }
+}
+
+// --- scenarios ---------------------------------------------------------------
+
+/// 1. `tools/list` under the embedded default.
+fn tools_list(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(
+        &ws,
+        lang,
+        transport,
+        "list",
+        &["expect=edit,grep,list,read,write"],
+    )
+    .facts;
+    assert_eq!(f["tools"], json!(["edit", "grep", "list", "read", "write"]));
+    assert_eq!(
+        f["list_changed"], true,
+        "the server declares tools.listChanged"
+    );
+    assert_eq!(
+        f["read_only"],
+        json!({"edit": false, "grep": true, "list": true, "read": true, "write": false})
+    );
+    assert_eq!(f["required"]["read"], json!(["path"]));
+    assert_eq!(f["required"]["write"], json!(["path", "content"]));
+}
+
+/// 2. The allowed built-ins, values checked through the SDK's validating call path.
+fn allowed_calls(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "allowed", &[]).facts;
+    assert_eq!(
+        f["read"],
+        json!({
+            "path": "/workspace/notes.txt",
+            "lines": ["alpha line", "needle: the quick brown fox", "omega line"],
+            "totalLines": 3,
+            "nextOffset": null,
+        })
+    );
+    assert_eq!(
+        f["window"],
+        json!({
+            "path": "/workspace/notes.txt",
+            "offset": 2,
+            "lines": ["needle: the quick brown fox"],
+            "nextOffset": 3,
+        }),
+        "a relative path resolves in /workspace"
+    );
+    assert_eq!(
+        f["list"],
+        json!([["docs", "dir"], ["notes.txt", "file"], ["src", "dir"]])
+    );
+    assert_eq!(
+        f["list_recursive"],
+        json!(["docs", "docs/guide.md", "notes.txt", "src", "src/lib.rs"])
+    );
+    assert_eq!(
+        f["grep"],
+        json!([["/workspace/notes.txt", 2, "needle: the quick brown fox"]])
+    );
+}
+
+/// 3. Tool errors, invalid arguments, an unknown tool.
+fn tool_errors(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "errors", &[]).facts;
+    assert_eq!(f["missing"]["code"], "not_found");
+    assert_eq!(f["bad_type"]["code"], "invalid_arguments");
+    assert_eq!(f["missing_argument"]["code"], "invalid_arguments");
+    assert_eq!(f["unknown"]["code"], "unknown_tool");
+    let events = ws.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "tool/result" && e["code"] == "not_found"),
+        "the session log has the failed read: {events:?}"
+    );
+}
+
+/// 4. Paths outside the grants.
+fn denied_paths(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "denied", &[]).facts;
+    for k in ["etc_passwd", "dotdot", "grep_etc"] {
+        assert_eq!(f[k]["code"], "path_denied", "{k}: {f}");
+    }
+}
+
+fn written_by(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Py => "written by the python client\n",
+        Lang::Ts => "written by the typescript client\n",
+    }
+}
+
+/// 5a. `ask` accepted through the client's elicitation handler.
+fn ask_accept(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "ask_accept", &[]).facts;
+    assert_eq!(ws.file("created.txt").as_deref(), Some(written_by(lang)));
+    assert_eq!(
+        ws.file("notes.txt").as_deref(),
+        Some("ALPHA LINE\nneedle: the quick brown fox\nomega line\n")
+    );
+    assert_eq!(f["write"]["created"], true);
+    assert_eq!(f["edit"]["replacements"], 1);
+    let asked = f["asked"].as_array().expect("asked");
+    assert_eq!(asked.len(), 2);
+    assert!(
+        asked[0]
+            .as_str()
+            .is_some_and(|m| m.contains("/workspace/created.txt"))
+    );
+    assert!(
+        asked[1]
+            .as_str()
+            .is_some_and(|m| m.contains("/workspace/notes.txt"))
+    );
+}
+
+/// 5b. `ask` declined, cancelled, or accepted with `approve` unchecked.
+fn ask_decline(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "ask_decline", &[]).facts;
+    for k in ["decline", "cancel", "unchecked"] {
+        assert_eq!(f[k]["code"], "approval_denied", "{k}: {f}");
+    }
+    assert_eq!(
+        ws.file("notes.txt").as_deref(),
+        Some(NOTES),
+        "a declined edit changed the file"
+    );
+    assert_eq!(
+        ws.file("declined.txt"),
+        None,
+        "a cancelled write created the file"
+    );
+}
+
+/// 5c. The user answers only after the approval timeout.
+fn ask_timeout(lang: Lang, transport: Transport) {
+    let mut ws = Workspace::new();
+    ws.approval_timeout_s = 2;
+    let f = run(&ws, lang, transport, "ask_timeout", &["delay=5"]).facts;
+    assert_eq!(f["write"]["code"], "approval_denied");
+    let after = f["denied_after_s"].as_f64().unwrap_or(f64::MAX);
+    assert!(
+        (1.5..4.5).contains(&after),
+        "denied {after} s after the call, with --approval-timeout 2"
+    );
+    assert_eq!(ws.file("late.txt"), None, "a write approved too late ran");
+}
+
+/// 6. A client without the elicitation capability is never asked; `ask` denies.
+fn no_elicitation(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "no_elicitation", &[]).facts;
+    assert_eq!(f["write"]["code"], "approval_denied");
+    assert_eq!(f["edit"]["code"], "approval_denied");
+    assert_eq!(f["asked"], 0);
+    assert_eq!(ws.file("unasked.txt"), None);
+    assert_eq!(ws.file("notes.txt").as_deref(), Some(NOTES));
+}
+
+/// 7. Two HTTP sessions keep separate fresh-baseline state.
+fn separate_sessions(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "sessions", &[]).facts;
+    assert_eq!(f["b_unread"]["code"], "stale_baseline");
+    assert_eq!(f["a_stale"]["code"], "stale_baseline");
+    assert_eq!(f["asked"], json!({"a": 1, "b": 1}));
+    assert_eq!(
+        ws.file("notes.txt").as_deref(),
+        Some("ALPHA LINE\nneedle: the quick brown fox\nOMEGA LINE\n")
+    );
+}
+
+/// 8. Cancelling a call that spins interrupts the guest.
+fn cancel_spin(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    ws.toolbox(&format!(
+        "version = 1\n\
+         [[component]]\n\
+         source = \"builtin:read\"\n\
+         [[component]]\n\
+         source = '{}'\n\
+         [component.policy]\n\
+         decision = \"allow\"\n\
+         [component.policy.limits]\n\
+         timeout_ms = 30000\n\
+         fuel = 1000000000000000\n",
+        toolhost_guests::GUEST_HOSTILE
+    ));
+    let ran = run(&ws, lang, transport, "cancel", &["after=1.0"]);
+    let (call, result) = ws
+        .wait_for_result("spin", Duration::from_secs(15))
+        .unwrap_or_else(|| {
+            panic!(
+                "no tool/result for spin in the session log within 15 s of the client's end: {:?}",
+                ws.events()
+            )
+        });
+    assert_eq!(
+        result["code"], "cancelled",
+        "the spin call's result: {result}"
+    );
+    let took_ms = result["tsMs"]
+        .as_u64()
+        .unwrap_or(u64::MAX)
+        .saturating_sub(call["tsMs"].as_u64().unwrap_or(0));
+    assert!(
+        took_ms < 10_000,
+        "the spin call ended {took_ms} ms after it started, not soon after the cancel (deadline 30 s)"
+    );
+    eprintln!(
+        "cancel: spin ended {took_ms} ms after it started (client cancelled after {} s)",
+        ran.facts["cancelled_after_s"]
+    );
+}
+
+/// 9. Hot reload while a client is connected.
+fn hot_reload(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let toolbox = ws.toolbox("version = 1\n[[component]]\nsource = \"builtin:read\"\n");
+    let arg = format!("toolbox={}", toolbox.display());
+    let f = run(&ws, lang, transport, "reload", &[&arg]).facts;
+    assert_eq!(f["before"], json!(["read"]));
+    assert_eq!(f["after"], json!(["list", "read"]));
+    assert_eq!(f["after_broken"], json!(["list", "read"]));
+    assert!(f["notified_after_s"].as_f64().is_some_and(|s| s < 10.0));
+}
+
+/// A one-page HTTP server on 127.0.0.1 counting its requests.
+fn page_server(body: &'static str) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = listener.local_addr().expect("local addr").port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            counter.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, hits)
+}
+
+/// 10. fetch under a network allow-list of exactly one host:port.
+fn fetch_allow_list(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let (ok_port, ok_hits) = page_server(
+        "<html><head><title>Fixture</title></head>\
+         <body><h1>Fixture page</h1><p>token-7f3a served on loopback</p></body></html>",
+    );
+    let (other_port, other_hits) = page_server("<html><body>must not be reached</body></html>");
+    ws.toolbox(&format!(
+        "version = 1\n\
+         [[component]]\n\
+         source = \"builtin:fetch\"\n\
+         [component.policy]\n\
+         decision = \"allow\"\n\
+         [component.policy.network]\n\
+         allow = [\"127.0.0.1:{ok_port}\"]\n"
+    ));
+    let ok = format!("ok=http://127.0.0.1:{ok_port}/page.html");
+    let denied = format!("denied=http://127.0.0.1:{other_port}/page.html");
+    let f = run(
+        &ws,
+        lang,
+        transport,
+        "fetch",
+        &[&ok, &denied, "token=token-7f3a"],
+    )
+    .facts;
+    assert_eq!(f["page"]["status"], 200);
+    assert!(
+        f["page"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Fixture page") && !t.contains("<h1>")),
+        "the page as text: {}",
+        f["page"]
+    );
+    assert_eq!(f["denied"]["code"], "network_denied");
+    assert!(ok_hits.load(Ordering::SeqCst) >= 1);
+    assert_eq!(
+        other_hits.load(Ordering::SeqCst),
+        0,
+        "the denied request reached the other port"
+    );
+}
+
+macro_rules! tests {
+    ($($test:ident => $scenario:ident($lang:ident, $transport:ident);)*) => {
+        $(
+            #[test]
+            fn $test() {
+                $scenario(Lang::$lang, Transport::$transport);
+            }
+        )*
+    };
+}
+
+tests! {
+    py_stdio_tools_list => tools_list(Py, Stdio);
+    py_stdio_allowed_calls => allowed_calls(Py, Stdio);
+    py_stdio_tool_errors => tool_errors(Py, Stdio);
+    py_stdio_denied_paths => denied_paths(Py, Stdio);
+    py_stdio_ask_accept => ask_accept(Py, Stdio);
+    py_stdio_ask_decline => ask_decline(Py, Stdio);
+    py_stdio_ask_timeout => ask_timeout(Py, Stdio);
+    py_stdio_no_elicitation => no_elicitation(Py, Stdio);
+    py_stdio_cancel_spin => cancel_spin(Py, Stdio);
+    py_stdio_hot_reload => hot_reload(Py, Stdio);
+    py_stdio_fetch_allow_list => fetch_allow_list(Py, Stdio);
+
+    py_http_tools_list => tools_list(Py, Http);
+    py_http_allowed_calls => allowed_calls(Py, Http);
+    py_http_tool_errors => tool_errors(Py, Http);
+    py_http_denied_paths => denied_paths(Py, Http);
+    py_http_ask_accept => ask_accept(Py, Http);
+    py_http_ask_decline => ask_decline(Py, Http);
+    py_http_ask_timeout => ask_timeout(Py, Http);
+    py_http_no_elicitation => no_elicitation(Py, Http);
+    py_http_separate_sessions => separate_sessions(Py, Http);
+    py_http_cancel_spin => cancel_spin(Py, Http);
+    py_http_hot_reload => hot_reload(Py, Http);
+    py_http_fetch_allow_list => fetch_allow_list(Py, Http);
+
+    ts_stdio_tools_list => tools_list(Ts, Stdio);
+    ts_stdio_allowed_calls => allowed_calls(Ts, Stdio);
+    ts_stdio_tool_errors => tool_errors(Ts, Stdio);
+    ts_stdio_denied_paths => denied_paths(Ts, Stdio);
+    ts_stdio_ask_accept => ask_accept(Ts, Stdio);
+    ts_stdio_ask_decline => ask_decline(Ts, Stdio);
+    ts_stdio_ask_timeout => ask_timeout(Ts, Stdio);
+    ts_stdio_no_elicitation => no_elicitation(Ts, Stdio);
+    ts_stdio_cancel_spin => cancel_spin(Ts, Stdio);
+    ts_stdio_hot_reload => hot_reload(Ts, Stdio);
+    ts_stdio_fetch_allow_list => fetch_allow_list(Ts, Stdio);
+
+    ts_http_tools_list => tools_list(Ts, Http);
+    ts_http_allowed_calls => allowed_calls(Ts, Http);
+    ts_http_tool_errors => tool_errors(Ts, Http);
+    ts_http_denied_paths => denied_paths(Ts, Http);
+    ts_http_ask_accept => ask_accept(Ts, Http);
+    ts_http_ask_decline => ask_decline(Ts, Http);
+    ts_http_ask_timeout => ask_timeout(Ts, Http);
+    ts_http_no_elicitation => no_elicitation(Ts, Http);
+    ts_http_separate_sessions => separate_sessions(Ts, Http);
+    ts_http_cancel_spin => cancel_spin(Ts, Http);
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Installs the official MCP client SDKs that host/cli/tests/clients.rs drives
+# toolhost with, pinned and isolated from the system:
+#
+#   DEST/venv          a Python virtual environment with requirements.txt
+#   DEST/node          package.json + package-lock.json, installed with `npm ci`
+#
+# DEST is $TOOLHOST_CLIENTS_DIR, default <repo root>/target/clients.
+#
+# Idempotent: a stamp file records the sha256 of the pinned files (and of the
+# interpreters used); when it matches, nothing is done. Quiet on success
+# (one line per install step on stderr); on failure the installer's output
+# is shown. Needs python3 (3.10+, with venv, or pip to fall back on) and
+# node 20+ with npm; reaches only the Python and npm package registries.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+dest="${TOOLHOST_CLIENTS_DIR:-$root/target/clients}"
+python="${PYTHON:-python3}"
+
+say() { printf 'toolhost clients: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+command -v "$python" >/dev/null || die "python3 is needed (Debian: apt-get install python3 python3-venv)"
+command -v node >/dev/null || die "node (20 or later) is needed"
+command -v npm >/dev/null || die "npm is needed"
+
+mkdir -p "$dest"
+dest="$(cd "$dest" && pwd)"
+
+# One installer at a time (parallel test runs share DEST).
+if command -v flock >/dev/null; then
+    exec 9>"$dest/.install.lock"
+    flock 9
+fi
+
+stamp_file="$dest/.stamp"
+stamp="$(
+    {
+        sha256sum "$here/requirements.txt" "$here/package.json" "$here/package-lock.json" "$here/install.sh" | cut -d' ' -f1
+        "$python" -c 'import sys; print(sys.version)'
+        node --version
+    } | sha256sum | cut -d' ' -f1
+)"
+if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" \
+    && -x "$dest/venv/bin/python" && -d "$dest/node/node_modules/@modelcontextprotocol/sdk" ]]; then
+    exit 0
+fi
+rm -f "$stamp_file"
+
+log="$dest/install.log"
+: >"$log"
+# Runs a command with its output in the log; shows the log if it fails.
+run() {
+    if ! "$@" >>"$log" 2>&1; then
+        cat "$log" >&2
+        die "failed: $*"
+    fi
+}
+
+# Python: a fresh venv with the pinned SDK.
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+    || die "python3 is $("$python" --version 2>&1); the MCP Python SDK needs 3.10 or later"
+say "installing $(grep -v '^\s*#' "$here/requirements.txt" | tr '\n' ' ')into $dest/venv ($("$python" --version 2>&1))"
+rm -rf "$dest/venv"
+if "$python" -m venv "$dest/venv" >>"$log" 2>&1; then
+    run "$dest/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        --no-input -r "$here/requirements.txt"
+elif "$python" -m pip --version >/dev/null 2>&1; then
+    # No ensurepip (Debian without python3-venv): a venv without pip, filled
+    # by the system's pip (22.3+ knows --python).
+    rm -rf "$dest/venv"
+    run "$python" -m venv --without-pip "$dest/venv"
+    run "$python" -m pip --python "$dest/venv/bin/python" install --quiet \
+        --disable-pip-version-check --no-input -r "$here/requirements.txt"
+else
+    cat "$log" >&2
+    die "python3 cannot create a virtual environment with pip (Debian: apt-get install python3-venv)"
+fi
+run "$dest/venv/bin/python" -c 'import mcp, mcp.client.stdio, mcp.client.streamable_http'
+
+# Node: the locked tree, exactly.
+say "installing @modelcontextprotocol/sdk (package-lock.json) into $dest/node (node $(node --version), npm $(npm --version))"
+mkdir -p "$dest/node"
+cp "$here/package.json" "$here/package-lock.json" "$dest/node/"
+run npm ci --prefix "$dest/node" --ignore-scripts --no-audit --no-fund --loglevel=error
+run node --input-type=module -e "
+import { createRequire } from 'node:module';
+const require = createRequire('$dest/node/package.json');
+require.resolve('@modelcontextprotocol/sdk/client/index.js');
+"
+
+echo "$stamp" >"$stamp_file"
+say "done"

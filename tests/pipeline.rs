@@ -44,10 +44,10 @@ impl ToolBody for FakeBody {
         });
         push(&self.events, format!("body(call_on_disk={on_disk})"));
         let args: Value = serde_json::from_str(input.arguments).unwrap();
-        Execution {
-            outcome: Ok(json!({"x": args["x"]}).to_string()),
-            report: ExecutionReport::default(),
-        }
+        Execution::new(
+            Ok(json!({"x": args["x"]}).to_string()),
+            ExecutionReport::default(),
+        )
     }
     async fn render(
         &self,
@@ -905,5 +905,60 @@ async fn urls_off_the_allow_list_are_refused_before_approval() {
             .iter()
             .any(|e| e.stage == Stage::Network && e.by == "network"),
         "{r:?}"
+    );
+}
+
+/// `render = "same-instance"`: render runs right after execute in its
+/// instance (one instantiation), with the same result as an isolated
+/// render; a render that panics there is still `render_failed`, and the
+/// execute value is not lost to it.
+#[tokio::test]
+async fn same_instance_render_matches_isolated_render() {
+    use toolhost_policy::RenderMode;
+    let ws = Workspace::new(&[("a.txt", "one\ntwo\n")]);
+    let mut results = Vec::new();
+    for mode in [RenderMode::Isolated, RenderMode::SameInstance] {
+        let registry = Registry::new();
+        let policy = build(allow_in(ws.path(), FsMode::ReadOnly).render(mode));
+        let _r = registry
+            .register_component(Scope::Global, &toolhost_tests::read().await, &policy)
+            .unwrap();
+        let _h = registry
+            .register_component(Scope::Global, &toolhost_tests::hostile().await, &policy)
+            .unwrap();
+        let p = Pipeline::builder(registry).build();
+        let read = p
+            .execute(
+                ToolCall::new("r", "read", r#"{"path":"a.txt"}"#),
+                CancellationToken::new(),
+            )
+            .await;
+        assert!(!read.is_error(), "{mode:?}: {read:?}");
+        let broken = p
+            .execute(
+                ToolCall::new("b", "render_fail", "{}"),
+                CancellationToken::new(),
+            )
+            .await;
+        assert!(
+            broken.failed_with(FailureCode::RenderFailed),
+            "{mode:?}: {broken:?}"
+        );
+        assert!(
+            broken.text().contains("hostile render panic"),
+            "{}",
+            broken.text()
+        );
+        let d = broken.meta().trace.denial().unwrap();
+        assert_eq!(d.stage, Stage::Render, "{mode:?}");
+        results.push((read.content().to_vec(), read.value().cloned()));
+    }
+    assert_eq!(results[0].0, results[1].0, "the same content either way");
+    assert_eq!(results[0].1, results[1].1, "the same value either way");
+    assert!(
+        results[0]
+            .0
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Text { text } if text.contains("     1\tone")))
     );
 }

@@ -77,7 +77,10 @@ impl Response {
 fn post(port: u16, headers: &[(&str, &str)], body: &str) -> Response {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req = format!("POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
     }
@@ -104,7 +107,11 @@ fn post(port: u16, headers: &[(&str, &str)], body: &str) -> Response {
     let chunked = headers
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    let body = if chunked { dechunk(rest) } else { rest.to_owned() };
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
     Response {
         status,
         headers,
@@ -156,7 +163,12 @@ fn the_bearer_token_is_required_when_configured() {
     let s = serve(dir.path(), &["--token-file", token.to_str().unwrap()]);
     assert_eq!(post(s.port, &[], INIT).status, 401);
     assert_eq!(
-        post(s.port, &[("Authorization", "Bearer wrong-token-of-enough-length")], INIT).status,
+        post(
+            s.port,
+            &[("Authorization", "Bearer wrong-token-of-enough-length")],
+            INIT
+        )
+        .status,
         401
     );
     let ok = post(
@@ -235,15 +247,29 @@ fn sigterm_lets_a_running_call_finish() {
     std::thread::sleep(Duration::from_millis(400));
     let t = Instant::now();
     let pid = s.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let r = call.join().unwrap();
-    assert!(r.body.contains(r#""isError":false"#), "{} {}", r.status, r.body);
+    assert!(
+        r.body.contains(r#""isError":false"#),
+        "{} {}",
+        r.status,
+        r.body
+    );
     assert!(r.body.contains(r#""ms":1500"#), "{}", r.body);
     let status = loop {
         if let Some(st) = s.child.try_wait().unwrap() {
             break st;
         }
-        assert!(t.elapsed() < Duration::from_secs(15), "the server did not exit");
+        assert!(
+            t.elapsed() < Duration::from_secs(15),
+            "the server did not exit"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status:?}");
@@ -274,6 +300,9 @@ fn the_mcp_conformance_suite_passes_but_for_its_fixture_scenarios() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("Baseline check passed"), "{stdout}");
-    assert!(stdout.contains("✓ tools-list") && stdout.contains("✓ server-initialize"), "{stdout}");
+    assert!(
+        stdout.contains("✓ tools-list") && stdout.contains("✓ server-initialize"),
+        "{stdout}"
+    );
     assert!(stdout.contains("✓ dns-rebinding-protection"), "{stdout}");
 }

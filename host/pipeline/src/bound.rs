@@ -114,17 +114,19 @@ impl Artifacts {
 
 /// Bounds `content` to `budget` bytes of text. Returns `None` when it fits;
 /// otherwise the bounded content (ending in a truncation marker and a link
-/// to the artifact) and the total size.
+/// to the artifact, named by `artifact_id()`, called only then) and the
+/// total size.
 pub fn bound(
     content: &[ContentBlock],
     budget: usize,
-    artifact_id: &str,
+    artifact_id: impl FnOnce() -> String,
     artifacts: &Artifacts,
 ) -> Option<(Vec<ContentBlock>, usize)> {
     let total: usize = content.iter().map(ContentBlock::byte_len).sum();
     if total <= budget {
         return None;
     }
+    let artifact_id = &artifact_id();
     let full: String = content
         .iter()
         .map(|b| match b {
@@ -171,9 +173,10 @@ mod tests {
     #[test]
     fn small_results_pass_and_big_ones_are_kept() {
         let a = Artifacts::default();
-        assert!(bound(&[ContentBlock::text("short")], 100, "c1", &a).is_none());
+        assert!(bound(&[ContentBlock::text("short")], 100, || "c1".into(), &a).is_none());
         let long = "line\n".repeat(100);
-        let (out, total) = bound(&[ContentBlock::text(long.clone())], 52, "c2", &a).unwrap();
+        let (out, total) =
+            bound(&[ContentBlock::text(long.clone())], 52, || "c2".into(), &a).unwrap();
         assert_eq!(total, 500);
         match &out[0] {
             ContentBlock::Text { text } => assert_eq!(text, &"line\n".repeat(10)),
@@ -188,7 +191,7 @@ mod tests {
         let (page, size) = a.page("toolhost://artifacts/c2", 495, 100).unwrap();
         assert_eq!((page.as_str(), size), ("line\n", 500));
         // Multi-byte characters are never split.
-        let (out, _) = bound(&[ContentBlock::text("é".repeat(10))], 3, "c3", &a).unwrap();
+        let (out, _) = bound(&[ContentBlock::text("é".repeat(10))], 3, || "c3".into(), &a).unwrap();
         assert!(matches!(&out[0], ContentBlock::Text { text } if text == "é"));
     }
 

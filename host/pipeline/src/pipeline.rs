@@ -13,7 +13,8 @@
 //!   → guards                   deny or abstain, never allow
 //!   → wrappers → body          around-dispatch (metrics, retry, deadline, fuel) → sandbox
 //!   → output                   value against the output schema
-//!   → render                   value → content
+//!   → render                   value → content (in a fresh sandbox, or already
+//!                              done in the execute instance when the policy says so)
 //!   → post-execute             accept | replace content | block | add context
 //!   → normalization            every failure becomes an error result
 //!   → bound                    overflow kept as an artifact
@@ -251,15 +252,6 @@ impl Pipeline {
     async fn run(&self, call: &FrozenCall, signal: CancellationToken) -> ToolResult {
         let clock = &self.b.clock;
         let t0 = clock.monotonic_ns();
-        let call_event = SessionEvent::ToolCall(ToolCallEvent {
-            ts_ms: clock.wall_ms(),
-            call_id: call.call_id().to_owned(),
-            token: call.token().as_str().to_owned(),
-            tool: call.name().to_owned(),
-            arguments: call.raw_arguments().to_owned(),
-            agent: call.agent().map(str::to_owned),
-            parent: call.parent().map(str::to_owned),
-        });
         let mut run = Run {
             call,
             fingerprint: fingerprint(call),
@@ -269,7 +261,19 @@ impl Pipeline {
             dispatch_ns: 0,
         };
         // The call is on disk before anything runs; if it cannot be, nothing runs.
-        let staged = match self.b.log.as_ref().map(|l| l.append(&call_event)) {
+        let logged = self.b.log.as_ref().map(|log| {
+            let call_event = SessionEvent::ToolCall(ToolCallEvent {
+                ts_ms: clock.wall_ms(),
+                call_id: call.call_id().to_owned(),
+                token: call.token().as_str().to_owned(),
+                tool: call.name().to_owned(),
+                arguments: call.raw_arguments().to_owned(),
+                agent: call.agent().map(str::to_owned),
+                parent: call.parent().map(str::to_owned),
+            });
+            log.append(&call_event)
+        });
+        let staged = match logged {
             Some(Err(e)) => Err(ToolFailure::new(
                 FailureCode::HostError,
                 format!("the session log cannot be written, so the call was not run: {e}"),
@@ -290,9 +294,9 @@ impl Pipeline {
             .as_ref()
             .map_or_else(Limits::default, |t| t.policy.limits.clone());
         let budget = usize::try_from(limits.result_byte_budget()).unwrap_or(usize::MAX);
-        let artifact_id = format!("{}-{}", call.token().as_str(), sanitize(call.call_id()));
+        let artifact_id = || format!("{}-{}", call.token().as_str(), sanitize(call.call_id()));
         if let Some((bounded, total)) =
-            bound(result.content(), budget, &artifact_id, &self.artifacts)
+            bound(result.content(), budget, artifact_id, &self.artifacts)
         {
             *result.content_mut() = bounded;
             run.trace.push(
@@ -578,6 +582,8 @@ impl Pipeline {
                 .await;
         run.dispatch_ns = self.b.clock.monotonic_ns().saturating_sub(d0);
         run.extra.extend(metrics);
+        // A render that ran in the execute instance (RenderMode::SameInstance).
+        let rendered_in_instance = exec.rendered;
         let value_text = exec.outcome.map_err(|f| {
             let by = if matches!(f.code, toolhost_contract::ErrorCode::Tool(_)) {
                 "tool"
@@ -620,17 +626,21 @@ impl Pipeline {
 
         // ── render ──────────────────────────────────────────────────────
         self.enter(call, Stage::Render);
-        let content = match tool
-            .body
-            .render(
-                &tool.descriptor.name,
-                &args_text,
-                &value_text,
-                &tool.policy,
-                signal.clone(),
-            )
-            .await
-        {
+        let rendered = match rendered_in_instance {
+            Some(r) => r,
+            None => {
+                tool.body
+                    .render(
+                        &tool.descriptor.name,
+                        &args_text,
+                        &value_text,
+                        &tool.policy,
+                        signal.clone(),
+                    )
+                    .await
+            }
+        };
+        let content = match rendered {
             Ok(Some(c)) => c,
             Ok(None) => default_render(&value),
             Err(f) => {
@@ -718,6 +728,10 @@ fn call_listener<T>(
 /// At most [`MAX_SCHEMA_ERRORS`] schema violations of `instance`, each as
 /// `location: message`; the root is named `root`.
 fn schema_errors(validator: &jsonschema::Validator, instance: &Value, root: &str) -> Vec<String> {
+    if validator.is_valid(instance) {
+        // The common case, without collecting error paths.
+        return Vec::new();
+    }
     validator
         .iter_errors(instance)
         .take(MAX_SCHEMA_ERRORS)
@@ -739,19 +753,33 @@ fn verdict(d: &PreDecision) -> StageVerdict {
 
 /// Identity of a call for the repeat check: agent, tool and canonical arguments.
 fn fingerprint(call: &FrozenCall) -> String {
-    let args = match call.arguments() {
-        ParsedArguments::Json(v) => v.to_string(),
-        ParsedArguments::Raw(r) => r.clone(),
-    };
-    sha256_hex(
-        format!(
-            "{}\u{0}{}\u{0}{}",
-            call.agent().unwrap_or(""),
-            call.name(),
-            args
-        )
-        .as_bytes(),
-    )
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(call.agent().unwrap_or("").as_bytes());
+    h.update([0]);
+    h.update(call.name().as_bytes());
+    h.update([0]);
+    match call.arguments() {
+        ParsedArguments::Json(v) => {
+            // Serialized straight into the hasher: no string in between.
+            let _ = serde_json::to_writer(HashWriter(&mut h), v);
+        }
+        ParsedArguments::Raw(r) => h.update(r.as_bytes()),
+    }
+    toolhost_contract::hex(&h.finalize())
+}
+
+/// Feeds `io::Write` output into a hasher.
+struct HashWriter<'a>(&'a mut sha2::Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(self.0, buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn hash64(s: &str) -> u64 {

@@ -79,27 +79,26 @@ impl Next<'_> {
             None => {
                 // Re-join the caller's signal: the body is cancelled when the
                 // caller cancels, whatever signal the wrappers installed.
+                // The wrappers' signal is relayed into it in this task (no
+                // spawned relay: a task per call cost a thread wake-up).
                 let joined = self.caller.child_token();
-                let relay = {
-                    let (w, j) = (ctx.signal.clone(), joined.clone());
-                    tokio::spawn(async move {
-                        w.cancelled().await;
-                        j.cancel();
-                    })
-                };
-                let out = self
-                    .body
-                    .execute(BodyInput {
-                        tool: ctx.tool.descriptor.name.as_str(),
-                        arguments: ctx.arguments,
-                        policy: &ctx.tool.policy,
-                        budget: ctx.budget,
-                        cancel: joined,
-                        entropy: ctx.entropy,
-                    })
-                    .await;
-                relay.abort();
-                out
+                let wrappers_signal = ctx.signal.clone();
+                let body = self.body.execute(BodyInput {
+                    tool: ctx.tool.descriptor.name.as_str(),
+                    arguments: ctx.arguments,
+                    policy: &ctx.tool.policy,
+                    budget: ctx.budget,
+                    cancel: joined.clone(),
+                    entropy: ctx.entropy,
+                });
+                tokio::pin!(body);
+                tokio::select! {
+                    out = &mut body => out,
+                    () = wrappers_signal.cancelled() => {
+                        joined.cancel();
+                        body.await
+                    }
+                }
             }
         }
     }

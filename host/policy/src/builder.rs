@@ -9,7 +9,7 @@ use toml::Spanned;
 use crate::Policy;
 use crate::error::{Ctx, PolicyError};
 use crate::raw::{self, RawEnv, RawFsGrant, RawLimits, RawNetwork, RawPolicy, RawTool};
-use crate::types::{Decision, FsMode, Limits};
+use crate::types::{Decision, FsMode, Limits, RenderMode};
 
 /// The origin named in errors of builder-made policies.
 const BUILDER_ORIGIN: &str = "<builder>";
@@ -49,6 +49,7 @@ const BUILDER_ORIGIN: &str = "<builder>";
 pub struct PolicyBuilder {
     base_dir: PathBuf,
     decision: Option<Decision>,
+    render: Option<RenderMode>,
     limits: Limits,
     fs: Vec<(PathBuf, String, FsMode)>,
     env_allow: Vec<String>,
@@ -73,6 +74,12 @@ impl PolicyBuilder {
     /// The component-level decision (default [`Decision::Deny`]).
     pub fn decision(mut self, decision: Decision) -> Self {
         self.decision = Some(decision);
+        self
+    }
+
+    /// Sets where `render` runs (default: [`RenderMode::Isolated`]).
+    pub fn render(mut self, mode: RenderMode) -> Self {
+        self.render = Some(mode);
         self
     }
 
@@ -145,6 +152,7 @@ impl PolicyBuilder {
             };
             let raw_tool = RawTool {
                 decision: tool.decision.map(unspanned),
+                render: tool.render.map(unspanned),
                 limits,
                 fs: tool.fs.map(raw_fs),
                 env: tool.env.map(|(allow, set)| raw_env(allow, set)),
@@ -155,6 +163,7 @@ impl PolicyBuilder {
         let raw = RawPolicy {
             version: None,
             decision: self.decision.map(unspanned),
+            render: self.render.map(unspanned),
             limits: Some(raw_limits(&self.limits)),
             fs: Some(raw_fs(self.fs)),
             env: Some(raw_env(self.env_allow, self.env_set)),
@@ -186,6 +195,7 @@ type LimitsEdit = Box<dyn FnOnce(&mut Limits) + Send>;
 #[derive(Default)]
 pub struct ToolBuilder {
     decision: Option<Decision>,
+    render: Option<RenderMode>,
     limits: Vec<LimitsEdit>,
     fs: Option<Vec<(PathBuf, String, FsMode)>>,
     env: Option<(Vec<String>, BTreeMap<String, String>)>,
@@ -196,6 +206,7 @@ impl fmt::Debug for ToolBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolBuilder")
             .field("decision", &self.decision)
+            .field("render", &self.render)
             .field("limits_edits", &self.limits.len())
             .field("fs", &self.fs)
             .field("env", &self.env)
@@ -208,6 +219,12 @@ impl ToolBuilder {
     /// The tool's decision.
     pub fn decision(mut self, decision: Decision) -> Self {
         self.decision = Some(decision);
+        self
+    }
+
+    /// Sets where the tool's `render` runs.
+    pub fn render(mut self, mode: RenderMode) -> Self {
+        self.render = Some(mode);
         self
     }
 

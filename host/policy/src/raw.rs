@@ -9,7 +9,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Ctx, PolicyError};
-use crate::types::{Decision, FsGrant, FsMode, Limits, NetRule, ToolPolicy};
+use crate::types::{Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, ToolPolicy};
 
 /// The only policy format version this crate understands.
 pub(crate) const SUPPORTED_VERSION: i64 = 1;
@@ -30,6 +30,7 @@ pub(crate) struct RawPolicy {
     /// [`resolve_inline`].
     pub version: Option<Spanned<toml::Value>>,
     pub decision: Option<Spanned<Decision>>,
+    pub render: Option<Spanned<RenderMode>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
@@ -43,6 +44,7 @@ pub(crate) struct RawPolicy {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTool {
     pub decision: Option<Spanned<Decision>>,
+    pub render: Option<Spanned<RenderMode>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
@@ -94,6 +96,7 @@ pub(crate) struct RawNetwork {
 /// The parts shared by the component level and a tool override.
 struct Section {
     decision: Option<Spanned<Decision>>,
+    render: Option<Spanned<RenderMode>>,
     limits: Option<RawLimits>,
     fs: Option<Vec<RawFsGrant>>,
     env: Option<RawEnv>,
@@ -167,6 +170,7 @@ pub(crate) fn resolve(
 ) -> Result<Resolved, PolicyError> {
     let top = Section {
         decision: raw.decision,
+        render: raw.render,
         limits: raw.limits,
         fs: raw.fs,
         env: raw.env,
@@ -178,6 +182,7 @@ pub(crate) fn resolve(
         check_tool_name(ctx, &name)?;
         let section = Section {
             decision: tool.decision,
+            render: tool.render,
             limits: tool.limits,
             fs: tool.fs,
             env: tool.env,
@@ -202,6 +207,9 @@ fn resolve_section(
     let mut out = parent.clone();
     if let Some(decision) = section.decision {
         out.decision = decision.into_inner();
+    }
+    if let Some(render) = section.render {
+        out.render = render.into_inner();
     }
     if let Some(limits) = section.limits {
         merge_limits(ctx, prefix, limits, &mut out.limits)?;

@@ -273,11 +273,31 @@ impl Sandbox {
     }
 }
 
+/// Where a tool's `render` runs.
+///
+/// The default, [`RenderMode::Isolated`], makes render pure by construction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenderMode {
+    /// In a fresh sandbox that grants nothing (only the limits apply):
+    /// render sees the arguments and the value, nothing else.
+    #[default]
+    Isolated,
+    /// In the instance that ran `execute`, right after it: one
+    /// instantiation per call instead of two. Gives up: render can see state
+    /// that `execute` left in the instance, and runs with the tool's grants
+    /// and what is left of its budget. For trusted, stateless tools (the
+    /// built-in tools' default policies use it).
+    SameInstance,
+}
+
 /// The fully resolved policy for one tool: what the runtime enforces for a call.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ToolPolicy {
     /// Whether the call runs, is asked about, or is refused.
     pub decision: Decision,
+    /// Where `render` runs.
+    pub render: RenderMode,
     /// Resource bounds for the call.
     pub limits: Limits,
     /// Directories, environment and network the tool may use.

@@ -9,7 +9,7 @@ use crate::sandbox::{Entropy, HostState};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
-use toolhost_policy::{Policy, ToolPolicy};
+use toolhost_policy::{Policy, RenderMode, ToolPolicy};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 /// Grace after the deadline before the tokio backstop gives up on a guest
@@ -84,8 +84,23 @@ pub struct ExecutionReport {
 pub struct Execution {
     /// The canonical value's JSON, or why there is none.
     pub outcome: Result<String, ToolFailure>,
+    /// `render`'s outcome when it ran in the same instance right after a
+    /// successful `execute` (the policy's [`RenderMode::SameInstance`]);
+    /// `None` otherwise. `Ok(None)`: the host renders.
+    pub rendered: Option<Result<Option<Vec<ContentBlock>>, ToolFailure>>,
     /// What the sandbox observed.
     pub report: ExecutionReport,
+}
+
+impl Execution {
+    /// An execution that did not render in its instance.
+    pub fn new(outcome: Result<String, ToolFailure>, report: ExecutionReport) -> Execution {
+        Execution {
+            outcome,
+            rendered: None,
+            report,
+        }
+    }
 }
 
 pub(crate) enum Call<'a> {
@@ -93,6 +108,8 @@ pub(crate) enum Call<'a> {
     Execute {
         name: &'a str,
         args: &'a str,
+        /// Render in the same instance after a successful execute.
+        render: bool,
     },
     Render {
         name: &'a str,
@@ -103,8 +120,18 @@ pub(crate) enum Call<'a> {
 
 pub(crate) enum Returned {
     Tools(Vec<RawTool>),
-    Executed(Result<String, RawFailure>),
+    Executed(Result<String, RawFailure>, Option<Rendered>),
     Rendered(Option<Vec<ContentBlock>>),
+}
+
+/// A same-instance render: its blocks, or how it failed.
+pub(crate) type Rendered = Result<Option<Vec<ContentBlock>>, RenderFailure>;
+
+/// A same-instance render failed: trapped (classified once the store's
+/// state can be read) or classified already.
+pub(crate) enum RenderFailure {
+    Trap(wasmtime::Error),
+    Failed(ToolFailure),
 }
 
 /// Cancellation observed by the epoch callback.
@@ -115,27 +142,43 @@ struct CallCancelled;
 impl LoadedComponent {
     /// Runs one tool call in a fresh sandbox built from `inv.policy`.
     pub async fn execute(&self, inv: Invocation<'_>) -> Execution {
+        use tracing::Instrument;
         let span = tracing::info_span!("sandbox", tool = inv.tool);
-        let _g = span.enter();
+        self.execute_in_span(inv).instrument(span).await
+    }
+
+    async fn execute_in_span(&self, inv: Invocation<'_>) -> Execution {
         if let Some(why) = self.import_denial(&inv.policy.sandbox) {
-            return Execution {
-                outcome: Err(ToolFailure::new(
+            return Execution::new(
+                Err(ToolFailure::new(
                     FailureCode::ImportDenied,
                     format!("the tool's component cannot run under this policy: {why}"),
                 )),
-                report: ExecutionReport::default(),
-            };
+                ExecutionReport::default(),
+            );
         }
         let call = Call::Execute {
             name: inv.tool,
             args: inv.arguments,
+            render: inv.policy.render == RenderMode::SameInstance,
         };
         let (r, report) = self
             .run(call, inv.policy, inv.budget, inv.cancel, inv.entropy)
             .await;
+        let mut rendered = None;
         let outcome = match r {
-            Ok(Returned::Executed(Ok(json))) => Ok(json),
-            Ok(Returned::Executed(Err(f))) if !report.network_denied.is_empty() => {
+            Ok(Returned::Executed(Ok(json), r)) => {
+                rendered = r.map(|r| {
+                    r.map_err(|e| match e {
+                        RenderFailure::Failed(f) => f,
+                        RenderFailure::Trap(e) => {
+                            ToolFailure::new(FailureCode::Trap, format!("{e:#}"))
+                        }
+                    })
+                });
+                Ok(json)
+            }
+            Ok(Returned::Executed(Err(f), _)) if !report.network_denied.is_empty() => {
                 Err(ToolFailure::new(
                     FailureCode::NetworkDenied,
                     format!(
@@ -147,7 +190,7 @@ impl LoadedComponent {
                     serde_json::json!({"denied": report.network_denied, "toolMessage": f.message}),
                 ))
             }
-            Ok(Returned::Executed(Err(f))) => Err(ToolFailure {
+            Ok(Returned::Executed(Err(f), _)) => Err(ToolFailure {
                 code: ErrorCode::from_tool(&f.code),
                 message: f.message,
                 info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
@@ -158,7 +201,11 @@ impl LoadedComponent {
             )),
             Err(e) => Err(e),
         };
-        Execution { outcome, report }
+        Execution {
+            outcome,
+            rendered,
+            report,
+        }
     }
 
     /// Runs the tool's pure `render` in a fresh sandbox that grants nothing
@@ -289,11 +336,24 @@ impl LoadedComponent {
                                     .map(Into::into)
                                     .collect(),
                             ),
-                            Call::Execute { name, args } => Returned::Executed(
-                                api.call_execute(&mut store, name, args)
+                            Call::Execute { name, args, render } => {
+                                let out: Result<String, RawFailure> = api
+                                    .call_execute(&mut store, name, args)
                                     .await?
-                                    .map_err(Into::into),
-                            ),
+                                    .map_err(Into::into);
+                                let rendered = match (&out, render) {
+                                    (Ok(value), true) => Some(
+                                        api.call_render(&mut store, name, args, value)
+                                            .await
+                                            .map(|b| {
+                                                b.map(|b| b.into_iter().map(Into::into).collect())
+                                            })
+                                            .map_err(RenderFailure::Trap),
+                                    ),
+                                    _ => None,
+                                };
+                                Returned::Executed(out, rendered)
+                            }
                             Call::Render { name, args, value } => Returned::Rendered(
                                 api.call_render(&mut store, name, args, value)
                                     .await?
@@ -323,6 +383,10 @@ impl LoadedComponent {
         report.instantiate = instantiated.unwrap_or_default();
         report.elapsed = started.elapsed();
         let outcome = match result {
+            Ok(Ok(Returned::Executed(out, Some(Err(RenderFailure::Trap(e)))))) => {
+                let f = classify(&e, state, budget, policy);
+                Ok(Returned::Executed(out, Some(Err(RenderFailure::Failed(f)))))
+            }
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(classify(&e, state, budget, policy)),
             Err(FailureCode::Cancelled) => Err(cancelled()),

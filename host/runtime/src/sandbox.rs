@@ -96,17 +96,30 @@ impl HostMonotonicClock for WasiClock {
     }
 }
 
-/// Bytes of a seeded random stream (cycled by `Deterministic`).
+/// Bytes of a seeded random stream (cycled by `Deterministic`): 4 KiB of
+/// SHA-256 output over (seed, block index).
 fn seeded_bytes(seed: u64) -> Vec<u8> {
     use sha2::{Digest, Sha256};
-    (0u64..128)
-        .flat_map(|i| {
+    /// Blocks of 32 bytes in one cycle of the stream.
+    const BLOCKS: u64 = 128;
+    if seed == 0 {
+        // The stream of a pure `render` call: the same on every call, so
+        // computed once.
+        static ZERO: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+        return ZERO.get_or_init(|| compute(0)).clone();
+    }
+    return compute(seed);
+
+    fn compute(seed: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(BLOCKS as usize * 32);
+        for i in 0..BLOCKS {
             let mut h = Sha256::new();
             h.update(seed.to_le_bytes());
             h.update(i.to_le_bytes());
-            h.finalize().to_vec()
-        })
-        .collect()
+            out.extend_from_slice(&h.finalize());
+        }
+        out
+    }
 }
 
 impl HostState {

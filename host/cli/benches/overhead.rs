@@ -1,0 +1,346 @@
+//! What the sandbox and the pipeline cost per call, as ratios against a
+//! floor measured in the same run:
+//!
+//! - **raw floor**: wasmtime alone, on the runtime's own engine: a fresh
+//!   `Store` with an empty WASI context, `instantiate_async`, and
+//!   `execute("echo", "{}")` of the test guest;
+//! - **runtime**: `LoadedComponent::execute` (the policy's sandbox, budget,
+//!   limits, classification);
+//! - **pipeline**: `Pipeline::execute`, every stage including render;
+//! - **spawn**: starting `/bin/true` and waiting for it, the native
+//!   alternative to a sandbox;
+//! - throughput with 1, 2, 8 and 64 concurrent callers (p50, p99, calls/s);
+//! - cold compile against cached load, for a small and a large component;
+//! - resident memory growth over many calls.
+//!
+//! `cargo bench -p toolhost --bench overhead` (optimized); `-- --quick` for a
+//! short run (CI runs it so the benchmark cannot rot).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::ToolCall;
+use toolhost_pipeline::{ApproveAll, Pipeline, Registry, Scope};
+use toolhost_policy::{Decision, PolicyBuilder};
+use toolhost_runtime::{Budget, Invocation, Runtime, RuntimeConfig};
+use wasmtime::Store;
+use wasmtime::component::{Component, Linker, ResourceTable, Val};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+struct Raw {
+    ctx: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for Raw {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.ctx,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Median of `n` timed runs of `f`.
+async fn median_of<F, Fut>(n: usize, mut f: F) -> anyhow::Result<(Duration, Duration)>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        f().await?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let n = if quick { 200 } else { 2000 };
+    let hostile = Path::new(toolhost_guests::GUEST_HOSTILE);
+    let cache = tempfile::tempdir()?;
+    let rt = Runtime::new(RuntimeConfig {
+        cache_dir: Some(cache.path().to_owned()),
+        ..RuntimeConfig::default()
+    })?;
+    let loaded = rt.load(hostile).await?;
+
+    // ── raw floor: wasmtime alone, same engine ─────────────────────────
+    let engine = rt.engine().clone();
+    let component = Component::from_file(&engine, hostile)?;
+    let mut linker = Linker::<Raw>::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    let pre = linker.instantiate_pre(&component)?;
+    let raw_call = || {
+        let pre = pre.clone();
+        let engine = engine.clone();
+        async move {
+            let mut store = Store::new(
+                &engine,
+                Raw {
+                    ctx: WasiCtxBuilder::new().build(),
+                    table: ResourceTable::new(),
+                },
+            );
+            store.set_fuel(u64::MAX)?;
+            store.set_epoch_deadline(1 << 30);
+            let instance = pre.instantiate_async(&mut store).await?;
+            let iface = instance
+                .get_export_index(&mut store, None, "toolhost:tool/tool@0.2.0")
+                .ok_or_else(|| anyhow::anyhow!("no tool interface"))?;
+            let exec = instance
+                .get_export_index(&mut store, Some(&iface), "execute")
+                .ok_or_else(|| anyhow::anyhow!("no execute"))?;
+            let f = instance
+                .get_func(&mut store, exec)
+                .ok_or_else(|| anyhow::anyhow!("execute is not a function"))?;
+            let mut out = [Val::Bool(false)];
+            f.call_async(
+                &mut store,
+                &[Val::String("echo".into()), Val::String("{}".into())],
+                &mut out,
+            )
+            .await?;
+            anyhow::ensure!(matches!(&out[0], Val::Result(Ok(_))), "{:?}", out[0]);
+            Ok(())
+        }
+    };
+    median_of(50, raw_call).await?; // warm-up
+    let (raw50, raw99) = median_of(n, raw_call).await?;
+
+    // ── runtime alone ──────────────────────────────────────────────────
+    let policy = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .build()?
+        .component();
+    let runtime_call = || {
+        let loaded = loaded.clone();
+        let policy = policy.clone();
+        async move {
+            let mut inv = Invocation::new("echo", "{}", &policy);
+            inv.budget = Budget {
+                fuel: policy.limits.fuel,
+                deadline: Duration::from_millis(policy.limits.timeout_ms),
+            };
+            let e = loaded.execute(inv).await;
+            anyhow::ensure!(e.outcome.is_ok(), "{:?}", e.outcome);
+            Ok(())
+        }
+    };
+    median_of(50, runtime_call).await?;
+    let (rt50, rt99) = median_of(n, runtime_call).await?;
+
+    // ── full pipeline ──────────────────────────────────────────────────
+    let registry = Registry::new();
+    let allow = PolicyBuilder::new().decision(Decision::Allow).build()?;
+    let _reg = registry.register_component(Scope::Global, &loaded, &allow)?;
+    let pipeline = Arc::new(
+        Pipeline::builder(registry)
+            .approver(Arc::new(ApproveAll))
+            .build(),
+    );
+    let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let pipeline_call = {
+        let pipeline = pipeline.clone();
+        let seq = seq.clone();
+        move || {
+            let pipeline = pipeline.clone();
+            let i = seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async move {
+                let r = pipeline
+                    .execute(
+                        ToolCall::new(format!("c{i}"), "echo", format!(r#"{{"i":{i}}}"#)),
+                        CancellationToken::new(),
+                    )
+                    .await;
+                anyhow::ensure!(!r.is_error(), "{r:?}");
+                Ok(())
+            }
+        }
+    };
+    median_of(50, &pipeline_call).await?;
+    let (p50, p99) = median_of(n, &pipeline_call).await?;
+
+    // The same, with `render = "same-instance"` (one instantiation per call).
+    let registry1 = Registry::new();
+    let one = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .render(toolhost_policy::RenderMode::SameInstance)
+        .build()?;
+    let _reg1 = registry1.register_component(Scope::Global, &loaded, &one)?;
+    let pipeline1 = Arc::new(
+        Pipeline::builder(registry1)
+            .approver(Arc::new(ApproveAll))
+            .build(),
+    );
+    let one_call = || {
+        let pipeline1 = pipeline1.clone();
+        let i = seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        async move {
+            let r = pipeline1
+                .execute(
+                    ToolCall::new(format!("c{i}"), "echo", format!(r#"{{"i":{i}}}"#)),
+                    CancellationToken::new(),
+                )
+                .await;
+            anyhow::ensure!(!r.is_error(), "{r:?}");
+            Ok(())
+        }
+    };
+    median_of(50, one_call).await?;
+    if std::env::args().any(|a| a == "--pipeline-only") {
+        // For `perf record`: nothing but (one-instantiation) pipeline calls.
+        median_of(20 * n, one_call).await?;
+        return Ok(());
+    }
+    let (o50, o99) = median_of(n, one_call).await?;
+
+    // ── spawning a native process ──────────────────────────────────────
+    let (sp50, sp99) = median_of(if quick { 50 } else { 300 }, || async {
+        let st = std::process::Command::new("/bin/true").status()?;
+        anyhow::ensure!(st.success());
+        Ok(())
+    })
+    .await?;
+
+    println!("per call, sequential ({n} calls; the floor is wasmtime alone on the same engine):");
+    println!("| | p50 | p99 | p50 / floor |");
+    println!("|---|---|---|---|");
+    for (what, a, b) in [
+        ("raw wasmtime floor", raw50, raw99),
+        ("runtime (LoadedComponent::execute)", rt50, rt99),
+        (
+            "full pipeline (Pipeline::execute), render isolated",
+            p50,
+            p99,
+        ),
+        ("full pipeline, render = \"same-instance\"", o50, o99),
+        ("spawn /bin/true", sp50, sp99),
+    ] {
+        println!(
+            "| {what} | {:.1} µs | {:.1} µs | {:.2}× |",
+            us(a),
+            us(b),
+            us(a) / us(raw50)
+        );
+    }
+    println!(
+        "spawning a process costs {:.1}× a pipeline call",
+        us(sp50) / us(p50)
+    );
+
+    // ── throughput ─────────────────────────────────────────────────────
+    println!("\nthroughput, full pipeline, trivial tool:");
+    println!("| callers | calls | calls/s | p50 | p99 |");
+    println!("|---|---|---|---|---|");
+    for callers in [1usize, 2, 8, 64] {
+        let total = if quick { 400 } else { 4000 };
+        let per = total / callers;
+        let t = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..callers {
+            let call = pipeline_call.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut times = Vec::with_capacity(per);
+                for _ in 0..per {
+                    let t = Instant::now();
+                    call().await?;
+                    times.push(t.elapsed());
+                }
+                anyhow::Ok(times)
+            }));
+        }
+        let mut all = Vec::new();
+        for task in tasks {
+            all.extend(task.await??);
+        }
+        let elapsed = t.elapsed();
+        all.sort();
+        println!(
+            "| {callers} | {} | {:.0} | {:.1} µs | {:.1} µs |",
+            all.len(),
+            all.len() as f64 / elapsed.as_secs_f64(),
+            us(percentile(&all, 0.5)),
+            us(percentile(&all, 0.99))
+        );
+    }
+
+    // ── cold compile vs cached load ────────────────────────────────────
+    println!("\ncompile vs cached load:");
+    println!("| component | size | cold compile | cached load | cached / cold |");
+    println!("|---|---|---|---|---|");
+    for stem in ["guest_legacy", "tool_fetch"] {
+        let path = Path::new(toolhost_guests::path(stem).unwrap_or_default());
+        let size = std::fs::metadata(path)?.len();
+        let dir = tempfile::tempdir()?;
+        let cfg = RuntimeConfig {
+            cache_dir: Some(dir.path().to_owned()),
+            ..RuntimeConfig::default()
+        };
+        let t = Instant::now();
+        Runtime::new(cfg.clone())?.load(path).await?;
+        let cold = t.elapsed();
+        let fresh = Runtime::new(cfg)?;
+        let t = Instant::now();
+        fresh.load(path).await?;
+        let warm = t.elapsed();
+        println!(
+            "| {stem} | {} KiB | {:.1} ms | {:.2} ms | {:.2}% |",
+            size / 1024,
+            cold.as_secs_f64() * 1e3,
+            warm.as_secs_f64() * 1e3,
+            100.0 * warm.as_secs_f64() / cold.as_secs_f64()
+        );
+    }
+
+    // ── memory and descriptors over many calls ─────────────────────────
+    let many = if quick { 5_000 } else { 100_000 };
+    for _ in 0..1000 {
+        pipeline_call().await?;
+    }
+    let (rss0, fd0) = (rss_kib(), open_fds());
+    let t = Instant::now();
+    for _ in 0..many {
+        pipeline_call().await?;
+    }
+    let (rss1, fd1) = (rss_kib(), open_fds());
+    println!(
+        "\n{many} more calls in {:.1} s: RSS {} → {} KiB ({:+} KiB), open fds {} → {}",
+        t.elapsed().as_secs_f64(),
+        rss0,
+        rss1,
+        rss1 as i64 - rss0 as i64,
+        fd0,
+        fd1
+    );
+    Ok(())
+}

@@ -104,13 +104,6 @@ fn main() -> anyhow::Result<()> {
     let n = if quick { 100 } else { 1000 };
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
-    std::fs::write(
-        dir.path().join("toolhost.toml"),
-        format!(
-            "version = 1\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
-            toolhost_guests::GUEST_HOSTILE
-        ),
-    )?;
     let call = |i: usize| {
         format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{i}}}}}}}"#,
@@ -124,45 +117,49 @@ fn main() -> anyhow::Result<()> {
     let mut echo_t = echo.measure(n, call, |r| r.contains("tools/call"))?;
     echo_t.sort();
 
-    // toolhost serve over stdio.
-    let mut server = Driver::spawn(
-        Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .arg("--cache-dir")
-            .arg(&cache)
-            .args(["serve", "--no-reload"])
-            .current_dir(dir.path()),
-    )?;
-    let init = server.round_trip(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
-    )?;
-    if !init.contains("serverInfo") {
-        anyhow::bail!("initialize failed: {init}");
-    }
-    server.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
-    let ok = |r: &str| r.contains(r#""isError":false"#);
-    server.measure(50, call, ok)?; // warm-up
-    let mut served = server.measure(n, call, ok)?;
-    served.sort();
-
     let (e50, e99) = (percentile(&echo_t, 0.5), percentile(&echo_t, 0.99));
-    let (s50, s99) = (percentile(&served, 0.5), percentile(&served, 0.99));
     println!(
         "stdio round trip, {n} sequential calls of a trivial tool (`echo`, full pipeline, fresh instance each):"
     );
-    println!(
-        "  echo server (cat)      p50 {:>8.1} µs   p99 {:>8.1} µs",
-        us(e50),
-        us(e99)
-    );
-    println!(
-        "  toolhost serve         p50 {:>8.1} µs   p99 {:>8.1} µs",
-        us(s50),
-        us(s99)
-    );
-    println!(
-        "  server's own share     p50 {:>8.1} µs   ({:.1}x the echo round trip)",
-        us(s50) - us(e50),
-        us(s50) / us(e50).max(0.001)
-    );
+    println!("| server | p50 | p99 | server's share of p50 |");
+    println!("|---|---|---|---|");
+    println!("| echo server (cat) | {:.1} µs | {:.1} µs | |", us(e50), us(e99));
+    for render in ["isolated", "same-instance"] {
+        // toolhost serve over stdio, the test guest under an allow policy.
+        let ws = dir.path().join(render);
+        std::fs::create_dir_all(&ws)?;
+        std::fs::write(
+            ws.join("toolhost.toml"),
+            format!(
+                "version = 1\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\nrender = \"{render}\"\n",
+                toolhost_guests::GUEST_HOSTILE
+            ),
+        )?;
+        let mut server = Driver::spawn(
+            Command::new(env!("CARGO_BIN_EXE_toolhost"))
+                .arg("--cache-dir")
+                .arg(&cache)
+                .args(["serve", "--no-reload"])
+                .current_dir(&ws),
+        )?;
+        let init = server.round_trip(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+        )?;
+        if !init.contains("serverInfo") {
+            anyhow::bail!("initialize failed: {init}");
+        }
+        server.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
+        let ok = |r: &str| r.contains(r#""isError":false"#);
+        server.measure(50, call, ok)?; // warm-up
+        let mut served = server.measure(n, call, ok)?;
+        served.sort();
+        let (s50, s99) = (percentile(&served, 0.5), percentile(&served, 0.99));
+        println!(
+            "| toolhost serve, render = \"{render}\" | {:.1} µs | {:.1} µs | {:.1} µs |",
+            us(s50),
+            us(s99),
+            us(s50) - us(e50)
+        );
+    }
     Ok(())
 }

@@ -1,14 +1,16 @@
 # toolhost: the two commands a fresh machine needs.
 #
 #   make demo   builds everything needed and runs real tools through the sandbox
-#   make test   runs every check: formatting, lints, host tests, guest tool tests
+#   make test   runs every check: formatting, lints, host tests, guest tool tests,
+#               MCP client and conformance tests, and the benchmarks in quick mode
+#   make bench  the benchmarks, optimized (builds the release profile)
 #
 # Guest components are built from source by host/guests/build.rs (which also
 # installs the wasm32-wasip2 target when it is missing).
 
 CARGO ?= cargo
 
-.PHONY: demo test setup
+.PHONY: demo test bench setup
 
 setup:
 	rustup target add wasm32-wasip2
@@ -23,3 +25,12 @@ test: setup
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) test --workspace
 	$(CARGO) test --manifest-path guest-tools/Cargo.toml
+	# The benchmarks in quick mode on the test build, so they cannot rot
+	# (figures from this build are not the optimized ones: see make bench).
+	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
+	$(CARGO) bench --profile dev -p toolhost --bench stdio -- --quick
+
+bench: setup
+	$(CARGO) bench -p toolhost --bench overhead
+	$(CARGO) bench -p toolhost --bench stdio
+	$(CARGO) bench -p toolhost --bench calls

@@ -18,12 +18,13 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::ToolCall;
-use toolhost_pipeline::{ApproveAll, Pipeline, Registry, Scope};
-use toolhost_policy::{Decision, PolicyBuilder};
-use toolhost_runtime::{Budget, Invocation, Runtime, RuntimeConfig};
+use toolhost_pipeline::{ApproveAll, Pipeline, Registration, Registry, Scope};
+use toolhost_policy::{Decision, PolicyBuilder, RenderMode};
+use toolhost_runtime::{Budget, Invocation, LoadedComponent, Runtime, RuntimeConfig};
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker, ResourceTable, Val};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -65,6 +66,35 @@ where
     }
     times.sort();
     Ok((percentile(&times, 0.5), percentile(&times, 0.99)))
+}
+
+/// A pipeline serving the test guest's tools under an allow policy.
+fn echo_pipeline(
+    loaded: &Arc<LoadedComponent>,
+    render: RenderMode,
+) -> anyhow::Result<(Arc<Pipeline>, Registration)> {
+    let registry = Registry::new();
+    let policy = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .render(render)
+        .build()?;
+    let reg = registry.register_component(Scope::Global, loaded, &policy)?;
+    let pipeline = Pipeline::builder(registry)
+        .approver(Arc::new(ApproveAll))
+        .build();
+    Ok((Arc::new(pipeline), reg))
+}
+
+/// One call of `echo` through `pipeline`, numbered `i`.
+async fn call_echo(pipeline: Arc<Pipeline>, i: u64) -> anyhow::Result<()> {
+    let r = pipeline
+        .execute(
+            ToolCall::new(format!("c{i}"), "echo", format!(r#"{{"i":{i}}}"#)),
+            CancellationToken::new(),
+        )
+        .await;
+    anyhow::ensure!(!r.is_error(), "{r:?}");
+    Ok(())
 }
 
 fn rss_kib() -> u64 {
@@ -159,70 +189,27 @@ async fn main() -> anyhow::Result<()> {
     median_of(50, runtime_call).await?;
     let (rt50, rt99) = median_of(n, runtime_call).await?;
 
-    // ── full pipeline ──────────────────────────────────────────────────
-    let registry = Registry::new();
-    let allow = PolicyBuilder::new().decision(Decision::Allow).build()?;
-    let _reg = registry.register_component(Scope::Global, &loaded, &allow)?;
-    let pipeline = Arc::new(
-        Pipeline::builder(registry)
-            .approver(Arc::new(ApproveAll))
-            .build(),
-    );
+    // ── full pipeline, render isolated and in the execute instance ─────
     let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (pipeline, _reg) = echo_pipeline(&loaded, RenderMode::Isolated)?;
     let pipeline_call = {
-        let pipeline = pipeline.clone();
         let seq = seq.clone();
-        move || {
-            let pipeline = pipeline.clone();
-            let i = seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            async move {
-                let r = pipeline
-                    .execute(
-                        ToolCall::new(format!("c{i}"), "echo", format!(r#"{{"i":{i}}}"#)),
-                        CancellationToken::new(),
-                    )
-                    .await;
-                anyhow::ensure!(!r.is_error(), "{r:?}");
-                Ok(())
-            }
-        }
+        move || call_echo(pipeline.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
     median_of(50, &pipeline_call).await?;
     let (p50, p99) = median_of(n, &pipeline_call).await?;
-
-    // The same, with `render = "same-instance"` (one instantiation per call).
-    let registry1 = Registry::new();
-    let one = PolicyBuilder::new()
-        .decision(Decision::Allow)
-        .render(toolhost_policy::RenderMode::SameInstance)
-        .build()?;
-    let _reg1 = registry1.register_component(Scope::Global, &loaded, &one)?;
-    let pipeline1 = Arc::new(
-        Pipeline::builder(registry1)
-            .approver(Arc::new(ApproveAll))
-            .build(),
-    );
-    let one_call = || {
-        let pipeline1 = pipeline1.clone();
-        let i = seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        async move {
-            let r = pipeline1
-                .execute(
-                    ToolCall::new(format!("c{i}"), "echo", format!(r#"{{"i":{i}}}"#)),
-                    CancellationToken::new(),
-                )
-                .await;
-            anyhow::ensure!(!r.is_error(), "{r:?}");
-            Ok(())
-        }
+    let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
+    let one_call = {
+        let seq = seq.clone();
+        move || call_echo(pipeline1.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
-    median_of(50, one_call).await?;
+    median_of(50, &one_call).await?;
     if std::env::args().any(|a| a == "--pipeline-only") {
         // For `perf record`: nothing but (one-instantiation) pipeline calls.
-        median_of(20 * n, one_call).await?;
+        median_of(20 * n, &one_call).await?;
         return Ok(());
     }
-    let (o50, o99) = median_of(n, one_call).await?;
+    let (o50, o99) = median_of(n, &one_call).await?;
 
     // ── spawning a native process ──────────────────────────────────────
     let (sp50, sp99) = median_of(if quick { 50 } else { 300 }, || async {
@@ -259,7 +246,7 @@ async fn main() -> anyhow::Result<()> {
     );
 
     // ── throughput ─────────────────────────────────────────────────────
-    println!("\nthroughput, full pipeline, trivial tool:");
+    println!("\nthroughput, full pipeline, trivial tool, render = \"same-instance\":");
     println!("| callers | calls | calls/s | p50 | p99 |");
     println!("|---|---|---|---|---|");
     for callers in [1usize, 2, 8, 64] {
@@ -268,7 +255,7 @@ async fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..callers {
-            let call = pipeline_call.clone();
+            let call = one_call.clone();
             tasks.push(tokio::spawn(async move {
                 let mut times = Vec::with_capacity(per);
                 for _ in 0..per {
@@ -325,12 +312,12 @@ async fn main() -> anyhow::Result<()> {
     // ── memory and descriptors over many calls ─────────────────────────
     let many = if quick { 5_000 } else { 100_000 };
     for _ in 0..1000 {
-        pipeline_call().await?;
+        one_call().await?;
     }
     let (rss0, fd0) = (rss_kib(), open_fds());
     let t = Instant::now();
     for _ in 0..many {
-        pipeline_call().await?;
+        one_call().await?;
     }
     let (rss1, fd1) = (rss_kib(), open_fds());
     println!(

@@ -123,7 +123,11 @@ fn main() -> anyhow::Result<()> {
     );
     println!("| server | p50 | p99 | server's share of p50 |");
     println!("|---|---|---|---|");
-    println!("| echo server (cat) | {:.1} µs | {:.1} µs | |", us(e50), us(e99));
+    println!(
+        "| echo server (cat) | {:.1} µs | {:.1} µs | |",
+        us(e50),
+        us(e99)
+    );
     for render in ["isolated", "same-instance"] {
         // toolhost serve over stdio, the test guest under an allow policy.
         let ws = dir.path().join(render);

@@ -306,3 +306,106 @@ fn the_mcp_conformance_suite_passes_but_for_its_fixture_scenarios() {
     );
     assert!(stdout.contains("✓ dns-rebinding-protection"), "{stdout}");
 }
+
+/// The JSON-RPC message in an SSE (or plain JSON) response body.
+fn message(body: &str) -> serde_json::Value {
+    let json = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|l| l.starts_with('{'))
+        .unwrap_or(body);
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+/// A result cut to its budget links its full text as a resource, which
+/// `resources/read` serves in pages.
+#[test]
+fn truncated_results_are_paged_through_resources_read() {
+    let dir = workspace();
+    let big: String = (1..=3000)
+        .map(|i| format!("line {i:05} of a long file\n"))
+        .collect();
+    std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+    let s = serve(dir.path(), &[]);
+    let init = post(s.port, &[], INIT);
+    let session = init.header("mcp-session-id").unwrap().to_owned();
+    let rpc = |body: &str| {
+        post(
+            s.port,
+            &[
+                ("Mcp-Session-Id", &session),
+                ("Mcp-Protocol-Version", "2025-11-25"),
+            ],
+            body,
+        )
+    };
+    rpc(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let call = message(
+        &rpc(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"big.txt","limit":3000}}}"#)
+            .body,
+    );
+    let content = call["result"]["content"].as_array().unwrap();
+    let shown: usize = content
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .map(str::len)
+        .sum();
+    assert!(shown <= 32 * 1024 + 512, "bounded: {shown} bytes shown");
+    let link = content
+        .iter()
+        .find(|b| b["type"] == "resource_link")
+        .unwrap_or_else(|| panic!("a link to the full text: {call}"));
+    let uri = link["uri"].as_str().unwrap();
+    assert!(uri.starts_with("toolhost://artifacts/"), "{uri}");
+    // The value itself is whole (structuredContent is not bounded).
+    assert_eq!(
+        call["result"]["structuredContent"]["lines"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3000
+    );
+
+    let read = |uri: &str, id: u32| {
+        message(
+            &rpc(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
+            ))
+            .body,
+        )
+    };
+    let first = read(uri, 3);
+    let page = &first["result"]["contents"][0];
+    let total = page["_meta"]["toolhost"]["totalBytes"].as_u64().unwrap();
+    assert!(
+        total as usize > big.len(),
+        "the rendered full text ({total} bytes)"
+    );
+    assert!(page["text"].as_str().unwrap().contains("line 00001"));
+    let next = page["_meta"]["toolhost"]["nextUri"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let second = read(&next, 4);
+    let text = second["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(
+        !text.contains("line 00001 of"),
+        "the second page starts later"
+    );
+    let last = read(&format!("{uri}?offset={}", total - 40), 5);
+    assert!(
+        last["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("line 03000")
+    );
+    // An unknown artifact is a protocol error naming it, not a crash.
+    let missing = read("toolhost://artifacts/nope", 6);
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nope"),
+        "{missing}"
+    );
+}

@@ -8,7 +8,7 @@ use crate::Server;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 use tokio_util::sync::CancellationToken;
-use toolhost_toolbox::find_toolbox;
+use toolhost_toolbox::{HostError, find_toolbox};
 
 /// How often files are checked for changes by default.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
@@ -56,14 +56,9 @@ fn stamp(files: &[PathBuf]) -> Stamp {
 }
 
 /// Reloads the toolbox now and tells the sessions; on error nothing changed.
-pub async fn reload_now(server: &Server, source: &ToolboxSource) -> Result<(), String> {
-    let toolbox =
-        find_toolbox(source.explicit.as_deref(), &source.dir).map_err(|e| e.to_string())?;
-    server
-        .host()
-        .load(&toolbox)
-        .await
-        .map_err(|e| e.to_string())?;
+pub async fn reload_now(server: &Server, source: &ToolboxSource) -> Result<(), HostError> {
+    let toolbox = find_toolbox(source.explicit.as_deref(), &source.dir)?;
+    server.host().load(&toolbox).await?;
     server.tools_changed();
     Ok(())
 }

@@ -176,12 +176,11 @@ read it with resources/read (add ?offset=N to page).";
 
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
-        let mut caps = ServerCapabilities::builder()
+        let caps = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
             .build();
-        caps.logging = None;
         ServerConfig::new(caps)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)

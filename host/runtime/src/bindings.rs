@@ -110,33 +110,31 @@ macro_rules! common_conversions {
 common_conversions!(v1);
 common_conversions!(v2);
 
+/// A version's descriptor as a [`RawTool`], with what that version adds.
+macro_rules! raw_tool {
+    ($t:ident, title: $title:expr, urls: $urls:expr) => {
+        RawTool {
+            name: $t.name,
+            description: $t.description,
+            input_schema: $t.input_schema,
+            output_schema: $t.output_schema,
+            annotations: $t.annotations.into(),
+            paths: $t.paths.into_iter().map(Into::into).collect(),
+            title: $title,
+            urls: $urls,
+        }
+    };
+}
+
 impl From<v1::types::ToolDescriptor> for RawTool {
     fn from(t: v1::types::ToolDescriptor) -> RawTool {
-        RawTool {
-            name: t.name,
-            description: t.description,
-            input_schema: t.input_schema,
-            output_schema: t.output_schema,
-            annotations: t.annotations.into(),
-            paths: t.paths.into_iter().map(Into::into).collect(),
-            title: None,
-            urls: Vec::new(),
-        }
+        raw_tool!(t, title: None, urls: Vec::new())
     }
 }
 
 impl From<v2::types::ToolDescriptor> for RawTool {
     fn from(t: v2::types::ToolDescriptor) -> RawTool {
-        RawTool {
-            name: t.name,
-            description: t.description,
-            input_schema: t.input_schema,
-            output_schema: t.output_schema,
-            annotations: t.annotations.into(),
-            paths: t.paths.into_iter().map(Into::into).collect(),
-            title: t.title,
-            urls: t.urls,
-        }
+        raw_tool!(t, title: t.title, urls: t.urls)
     }
 }
 

@@ -152,8 +152,9 @@ pub struct LoadReport {
     pub served: Vec<ServedTool>,
     /// Declared tools that can never run under their policy.
     pub skipped: Vec<SkippedTool>,
-    /// Files whose change should reload the toolbox (the toolbox file,
-    /// component files and policy files).
+    /// The component and policy files the toolbox names, whose change
+    /// should reload it (a watcher adds the toolbox file itself, which it
+    /// knows by path; `origin` is only a name for messages).
     pub watch: Vec<PathBuf>,
 }
 
@@ -241,9 +242,6 @@ impl Host {
     pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
         let mut prepared = Vec::with_capacity(toolbox.components.len());
         let mut watch = Vec::new();
-        if !toolbox.origin.starts_with('<') {
-            watch.push(PathBuf::from(&toolbox.origin));
-        }
         // Compile in parallel; each load is independent.
         let mut loads = tokio::task::JoinSet::new();
         for (i, entry) in toolbox.components.iter().enumerate() {

@@ -263,6 +263,84 @@ async fn list_and_grep_walk_the_workspace() {
     );
 }
 
+#[tokio::test]
+async fn read_and_grep_stream_files_larger_than_the_memory_limit() {
+    // A 40 MB log under a 16 MiB memory limit: the whole file never fits.
+    let ws = Workspace::new(&[]);
+    let lines = 1_000_000;
+    let mut text = String::with_capacity(40 << 20);
+    for i in 1..=lines {
+        text.push_str(&format!("{i:>10} INFO request served in 3 ms\n"));
+    }
+    text.push_str("the needle at the end\n");
+    std::fs::write(ws.path().join("big.log"), &text).unwrap();
+    assert!(text.len() > 32 << 20);
+    let policy = allow_in(ws.path(), FsMode::ReadOnly).limits(|l| l.memory_bytes = 16 << 20);
+    let comps = vec![toolhost_tests::read().await, toolhost_tests::grep().await];
+    let s = Session::new(comps, build(policy)).await;
+
+    let r = s
+        .call(
+            "read",
+            json!({"path": "big.log", "offset": 1_000_000, "limit": 2}),
+        )
+        .await;
+    let v = ok(&r);
+    assert_eq!(
+        v["lines"],
+        json!([
+            "   1000000 INFO request served in 3 ms",
+            "the needle at the end"
+        ])
+    );
+    assert_eq!(v["totalLines"], lines + 1);
+    assert_eq!(v["nextOffset"], Value::Null);
+    let r = s.call("read", json!({"path": "big.log", "tail": 1})).await;
+    assert_eq!(ok(&r)["offset"], lines + 1);
+    assert_eq!(ok(&r)["lines"], json!(["the needle at the end"]));
+
+    let r = s
+        .call("grep", json!({"pattern": "needle", "path": "."}))
+        .await;
+    let v = ok(&r);
+    assert_eq!(v["matches"][0]["line"], lines + 1);
+    assert_eq!(v["filesSkipped"], 0);
+    assert_eq!(v["bytesSearched"], text.len());
+}
+
+#[tokio::test]
+async fn grep_leaves_out_ignored_and_hidden_files_and_says_so() {
+    let ws = Workspace::new(&[
+        (".gitignore", "target/\n"),
+        ("src/lib.rs", "const KEY: &str = \"needle\";\n"),
+        ("target/debug/out.rs", "needle in a build output\n"),
+        (".env", "needle=1\n"),
+        ("data.bin", "needle\u{0}\n"),
+    ]);
+    let s = fs_session(&ws, FsMode::ReadOnly).await;
+    let r = s
+        .call("grep", json!({"pattern": "needle", "path": "."}))
+        .await;
+    let v = ok(&r);
+    assert_eq!(v["matches"].as_array().unwrap().len(), 1);
+    assert_eq!(v["leftOut"]["ignored"], 1);
+    assert_eq!(v["leftOut"]["hidden"], 2);
+    assert_eq!(v["skipped"]["binary"], 1);
+    let text = r.text();
+    assert!(text.contains("(not searched: 1 binary)"), "{text}");
+    assert!(
+        text.contains("1 ignored by .gitignore/.ignore, 2 hidden, e.g. .env, .gitignore, target/"),
+        "{text}"
+    );
+    let r = s
+        .call(
+            "grep",
+            json!({"pattern": "needle", "path": ".", "no_ignore": true, "hidden": true}),
+        )
+        .await;
+    assert_eq!(ok(&r)["matches"].as_array().unwrap().len(), 3);
+}
+
 /// Serves a few canned responses on 127.0.0.1 until the test ends.
 async fn serve() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

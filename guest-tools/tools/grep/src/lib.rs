@@ -1,20 +1,35 @@
 //! The `grep` tool: searches text files under a directory for a regular
-//! expression.
+//! expression, the way ripgrep users expect.
 //!
-//! The walk is depth-first in name order (deterministic), never follows
-//! symbolic links, and skips binary (NUL bytes) and non-UTF-8 files and files
-//! over [`MAX_FILE_BYTES`]. Include/exclude globs without a `/` match file (or
-//! directory) names; globs with a `/` match paths relative to `path`.
+//! - The walk is depth-first in name order (deterministic) and never follows
+//!   symbolic links. By default it leaves out what `.gitignore` / `.ignore`
+//!   files exclude, hidden entries and `.git` (see [`rules`]); `no_ignore`
+//!   and `hidden` bring them back.
+//! - Each file is streamed in chunks (see [`search`]): a file of any size is
+//!   searched in bounded memory. Binary (NUL byte) and non-UTF-8 files are
+//!   skipped, and so is a file with one line over 16 MiB.
+//! - Nothing is skipped silently: every file or directory not searched is
+//!   counted by reason in the value and summarised in the rendered text.
+//! - The search has its own time budget ([`TIME_BUDGET`]), below the policy's
+//!   deadline, so a search of a tree too large to finish returns what it found
+//!   and says how far it got instead of being killed without an answer.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use regex::{Regex, RegexBuilder};
+use regex_automata::meta::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolhost_kit::text::{decode, split_lines, truncate_chars};
 use toolhost_kit::{Annotations, Content, PathAccess, PathParam, Tool, ToolError};
+
+pub mod matcher;
+pub mod rules;
+pub mod search;
+
+use rules::{Left, Rules};
+use search::{Outcome, Searcher, Skip};
 
 /// Default maximum number of matches.
 pub const DEFAULT_MAX_MATCHES: usize = 100;
@@ -22,12 +37,15 @@ pub const DEFAULT_MAX_MATCHES: usize = 100;
 pub const MAX_MATCHES: usize = 1000;
 /// Largest accepted `context`.
 pub const MAX_CONTEXT: usize = 10;
-/// Files larger than this are skipped.
-pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 /// Matched and context lines are cut to this many characters.
 pub const MAX_LINE_CHARS: usize = 500;
 /// The walk stops after visiting this many entries.
-pub const MAX_VISITED: usize = 100_000;
+pub const MAX_VISITED: usize = 1_000_000;
+/// The search stops (and says so) after this much wall-clock time; the
+/// shipped policy's deadline is longer, so the answer always gets back.
+pub const TIME_BUDGET: Duration = Duration::from_secs(15);
+/// Examples of left-out paths kept for the rendered text.
+const EXAMPLES: usize = 3;
 
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -54,6 +72,12 @@ pub struct GrepArgs {
     /// Match without regard to case.
     #[serde(default)]
     pub case_insensitive: bool,
+    /// Also search hidden files and directories (names starting with `.`); `.git` is never searched.
+    #[serde(default)]
+    pub hidden: bool,
+    /// Also search files that `.gitignore` / `.ignore` rules exclude (build outputs, dependencies).
+    #[serde(default)]
+    pub no_ignore: bool,
 }
 
 fn default_max_matches() -> usize {
@@ -76,6 +100,32 @@ pub struct Match {
     pub after: Vec<String>,
 }
 
+/// Files that were not searched, by reason.
+#[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Skipped {
+    /// Binary files (a NUL byte).
+    pub binary: usize,
+    /// Files that are not valid UTF-8.
+    pub not_utf8: usize,
+    /// Files with a line over 16 MiB.
+    pub long_line: usize,
+    /// Files or directories that could not be read.
+    pub unreadable: usize,
+}
+
+/// Entries left out by rule (not searched, not descended into).
+#[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LeftOut {
+    /// Entries excluded by `.gitignore` / `.ignore` rules (a directory counts once).
+    pub ignored: usize,
+    /// Hidden entries (names starting with `.`), `.git` included.
+    pub hidden: usize,
+    /// A few of the left-out paths, relative to `path`.
+    pub examples: Vec<String>,
+}
+
 /// Value of `grep`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -84,10 +134,19 @@ pub struct GrepValue {
     pub matches: Vec<Match>,
     /// Text files searched.
     pub files_searched: usize,
-    /// Files skipped as binary, not UTF-8, too large or unreadable.
+    /// Bytes of text searched.
+    pub bytes_searched: u64,
+    /// Files not searched (the sum of `skipped`).
     pub files_skipped: usize,
+    /// Files not searched, by reason.
+    pub skipped: Skipped,
+    /// Entries left out by ignore and hidden-file rules.
+    pub left_out: LeftOut,
     /// True when more matches exist than were returned.
     pub truncated: bool,
+    /// Set when the search stopped before the end of the tree: why, and the
+    /// last path it reached. The matches are those found up to there.
+    pub stopped: Option<String>,
 }
 
 /// The `grep` tool.
@@ -96,9 +155,11 @@ pub struct GrepTool;
 impl Tool for GrepTool {
     const NAME: &'static str = "grep";
     const DESCRIPTION: &'static str = "Searches text files under a directory for lines matching \
-        a regular expression (Rust regex syntax). Filter files with include/exclude globs \
-        (a glob without '/' matches the file name, e.g. \"*.rs\"); ask for context lines \
-        around each match. Binary and non-UTF-8 files are skipped; symbolic links are not followed.";
+        a regular expression (Rust regex syntax), like ripgrep. Files excluded by .gitignore or \
+        .ignore rules and hidden files are left out unless no_ignore / hidden is set; .git is \
+        never searched. Filter files with include/exclude globs (a glob without '/' matches the \
+        file name, e.g. \"*.rs\"); ask for context lines around each match. Binary and non-UTF-8 \
+        files are skipped and counted; symbolic links are not followed.";
     type Args = GrepArgs;
     type Output = GrepValue;
 
@@ -132,33 +193,43 @@ impl Tool for GrepTool {
                 "max_matches must be between 1 and {MAX_MATCHES}"
             )));
         }
-        let regex = RegexBuilder::new(&args.pattern)
-            .case_insensitive(args.case_insensitive)
-            .size_limit(16 << 20)
-            .build()
-            .map_err(|e| ToolError::invalid_arguments(format!("invalid regex: {e}")))?;
-        let mut search = Search {
+        let regex = matcher::compile(&args.pattern, args.case_insensitive)
+            .map_err(ToolError::invalid_arguments)?;
+        let root = toolhost_kit::resolve_path(&args.path);
+        let meta = std::fs::metadata(&root).map_err(|e| ToolError::io(&e, &root))?;
+        let mut walk = Walk {
             regex,
             include: Filter::new(&args.include, "include")?,
             exclude: Filter::new(&args.exclude, "exclude")?,
+            rules: Rules::new(&root, args.hidden, !args.no_ignore),
             context: args.context,
             max: args.max_matches,
             value: GrepValue {
                 matches: vec![],
                 files_searched: 0,
+                bytes_searched: 0,
                 files_skipped: 0,
+                skipped: Skipped::default(),
+                left_out: LeftOut::default(),
                 truncated: false,
+                stopped: None,
             },
             visited: 0,
+            started: Instant::now(),
         };
-        let root = toolhost_kit::resolve_path(&args.path);
-        let meta = std::fs::metadata(&root).map_err(|e| ToolError::io(&e, &root))?;
         if meta.is_dir() {
-            search.dir(&root, "")?;
+            walk.rules.enter(&root, 0);
+            walk.dir(&root, "", 0)?;
         } else {
-            search.file(&root, meta.len());
+            // A file named explicitly is searched whatever the rules say.
+            walk.file(&root);
         }
-        Ok(search.value)
+        let mut value = walk.value;
+        value.files_skipped = value.skipped.binary
+            + value.skipped.not_utf8
+            + value.skipped.long_line
+            + value.skipped.unreadable;
+        Ok(value)
     }
 
     fn render(args: &GrepArgs, v: &GrepValue) -> Option<Vec<Content>> {
@@ -208,132 +279,224 @@ impl Filter {
     }
 }
 
-struct Search {
+struct Walk {
     regex: Regex,
     include: Filter,
     exclude: Filter,
+    rules: Rules,
     context: usize,
     max: usize,
     value: GrepValue,
     visited: usize,
+    started: Instant,
 }
 
-impl Search {
+impl Walk {
     fn done(&self) -> bool {
-        self.value.truncated
+        self.value.truncated || self.value.stopped.is_some()
     }
 
-    fn dir(&mut self, dir: &Path, rel: &str) -> Result<(), ToolError> {
+    /// Stops the walk at `rel` when a budget is spent.
+    fn check_budget(&mut self, rel: &str) {
+        if self.value.stopped.is_some() {
+            return;
+        }
+        if self.visited > MAX_VISITED {
+            self.value.stopped = Some(format!("visited {MAX_VISITED} entries; stopped at {rel}"));
+        } else if self.started.elapsed() > TIME_BUDGET {
+            self.value.stopped = Some(format!(
+                "time budget of {} s spent; stopped at {rel}",
+                TIME_BUDGET.as_secs()
+            ));
+        }
+    }
+
+    fn dir(&mut self, dir: &Path, rel: &str, depth: usize) -> Result<(), ToolError> {
         let read = match std::fs::read_dir(dir) {
             Ok(r) => r,
             Err(e) if rel.is_empty() => return Err(ToolError::io(&e, dir)),
-            Err(_) => return Ok(()),
-        };
-        let mut items: Vec<(String, PathBuf, bool, u64)> = vec![];
-        for item in read.flatten() {
-            self.visited += 1;
-            if self.visited > MAX_VISITED {
-                self.value.truncated = true;
+            Err(_) => {
+                self.value.skipped.unreadable += 1;
                 return Ok(());
             }
-            let Ok(t) = item.file_type() else { continue };
+        };
+        let mut items: Vec<(String, bool)> = vec![];
+        for item in read {
+            let Ok(item) = item else {
+                self.value.skipped.unreadable += 1;
+                continue;
+            };
+            self.visited += 1;
+            let Ok(t) = item.file_type() else {
+                self.value.skipped.unreadable += 1;
+                continue;
+            };
             if t.is_symlink() || !(t.is_dir() || t.is_file()) {
                 continue;
             }
-            let len = if t.is_file() {
-                item.metadata().map(|m| m.len()).unwrap_or(0)
-            } else {
-                0
-            };
-            let name = item.file_name().to_string_lossy().into_owned();
-            items.push((name, item.path(), t.is_dir(), len));
+            items.push((item.file_name().to_string_lossy().into_owned(), t.is_dir()));
         }
-        items.sort();
-        for (name, path, is_dir, len) in items {
-            if self.done() {
-                break;
-            }
+        items.sort_unstable();
+        for (name, is_dir) in items {
             let child_rel = if rel.is_empty() {
                 name.clone()
             } else {
                 format!("{rel}/{name}")
             };
+            self.check_budget(&child_rel);
+            if self.done() {
+                break;
+            }
+            let path = dir.join(&name);
+            if let Some(why) = self.rules.check(&path, &name, is_dir) {
+                let left = &mut self.value.left_out;
+                match why {
+                    Left::Ignored => left.ignored += 1,
+                    Left::Hidden | Left::Git => left.hidden += 1,
+                }
+                if left.examples.len() < EXAMPLES {
+                    left.examples.push(if is_dir {
+                        format!("{child_rel}/")
+                    } else {
+                        child_rel
+                    });
+                }
+                continue;
+            }
             if self.exclude.matches(&name, &child_rel) {
                 continue;
             }
             if is_dir {
-                self.dir(&path, &child_rel)?;
+                self.rules.enter(&path, depth + 1);
+                self.dir(&path, &child_rel, depth + 1)?;
+                self.rules.leave_below(depth);
             } else if self.include.empty || self.include.matches(&name, &child_rel) {
-                self.file(&path, len);
+                self.file(&path);
             }
         }
         Ok(())
     }
 
-    fn file(&mut self, path: &Path, len: u64) {
-        if len > MAX_FILE_BYTES {
-            self.value.files_skipped += 1;
-            return;
-        }
-        let Ok(bytes) = std::fs::read(path) else {
-            self.value.files_skipped += 1;
+    fn file(&mut self, path: &Path) {
+        let Ok(file) = std::fs::File::open(path) else {
+            self.value.skipped.unreadable += 1;
             return;
         };
-        let Ok(text) = decode(bytes) else {
-            self.value.files_skipped += 1;
-            return;
-        };
-        self.value.files_searched += 1;
-        let lines = split_lines(&text);
         let shown = path.display().to_string();
-        let cut = |l: &&str| truncate_chars(l, MAX_LINE_CHARS).0.to_string();
-        for (i, line) in lines.iter().enumerate() {
-            if !self.regex.is_match(line) {
-                continue;
+        let outcome = Searcher {
+            regex: &self.regex,
+            context: self.context,
+            max: self.max,
+            max_line_chars: MAX_LINE_CHARS,
+            matches: &mut self.value.matches,
+            truncated: &mut self.value.truncated,
+        }
+        .search(file, &shown);
+        match outcome {
+            Outcome::Searched(bytes) => {
+                self.value.files_searched += 1;
+                self.value.bytes_searched += bytes;
             }
-            if self.value.matches.len() == self.max {
-                self.value.truncated = true;
-                return;
+            Outcome::Skipped(why) => {
+                let s = &mut self.value.skipped;
+                *match why {
+                    Skip::Binary => &mut s.binary,
+                    Skip::NotUtf8 => &mut s.not_utf8,
+                    Skip::LongLine => &mut s.long_line,
+                    Skip::Unreadable => &mut s.unreadable,
+                } += 1;
             }
-            let before = lines[i.saturating_sub(self.context)..i].iter().map(cut);
-            let after_end = (i + 1 + self.context).min(lines.len());
-            let after = lines[i + 1..after_end].iter().map(cut);
-            self.value.matches.push(Match {
-                path: shown.clone(),
-                line: i + 1,
-                text: cut(line),
-                before: before.collect(),
-                after: after.collect(),
-            });
         }
     }
+}
+
+/// What was not searched, one parenthesised line each: skipped files,
+/// entries left out by rule, and an early stop. Empty when everything was
+/// searched.
+pub fn notes(v: &GrepValue) -> String {
+    let mut out = String::new();
+    let s = &v.skipped;
+    let skipped: Vec<String> = [
+        (s.binary, "binary"),
+        (s.not_utf8, "not UTF-8"),
+        (s.long_line, "with a line over 16 MiB"),
+        (s.unreadable, "unreadable"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    if !skipped.is_empty() {
+        out.push_str(&format!("(not searched: {})\n", skipped.join(", ")));
+    }
+    let l = &v.left_out;
+    if l.ignored + l.hidden > 0 {
+        let mut parts = vec![];
+        if l.ignored > 0 {
+            parts.push(format!("{} ignored by .gitignore/.ignore", l.ignored));
+        }
+        if l.hidden > 0 {
+            parts.push(format!("{} hidden", l.hidden));
+        }
+        let mut set = vec![];
+        if l.ignored > 0 {
+            set.push("no_ignore");
+        }
+        if l.hidden > 0 {
+            set.push("hidden");
+        }
+        out.push_str(&format!(
+            "(left out: {}, e.g. {}; set {} to search them)\n",
+            parts.join(", "),
+            l.examples.join(", "),
+            set.join(" or ")
+        ));
+    }
+    if let Some(why) = &v.stopped {
+        out.push_str(&format!(
+            "(incomplete: {why}; {} searched so far. Narrow path or include to search the rest)\n",
+            v.files_searched
+        ));
+    }
+    out
 }
 
 /// ripgrep-like rendering: `path:line:text` for matches, `path-line-text`
 /// for context, `--` between groups.
 pub fn render_text(args: &GrepArgs, v: &GrepValue) -> String {
-    if v.matches.is_empty() {
-        return format!(
-            "No matches for /{}/ in {} ({} file{} searched)\n",
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let mut out = if v.matches.is_empty() {
+        format!(
+            "No matches for /{}/ in {} ({} searched{})\n",
             args.pattern,
             args.path,
-            v.files_searched,
-            if v.files_searched == 1 { "" } else { "s" }
-        );
-    }
-    let files = {
-        let mut f: Vec<&str> = v.matches.iter().map(|m| m.path.as_str()).collect();
-        f.dedup();
-        f.len()
+            plural(v.files_searched, "file", "files"),
+            if v.stopped.is_some() {
+                "; the search stopped early"
+            } else {
+                ""
+            }
+        )
+    } else {
+        let files = {
+            let mut f: Vec<&str> = v.matches.iter().map(|m| m.path.as_str()).collect();
+            f.dedup();
+            f.len()
+        };
+        format!(
+            "{} in {} ({} searched)\n",
+            plural(v.matches.len(), "match", "matches"),
+            plural(files, "file", "files"),
+            v.files_searched
+        )
     };
-    let mut out = format!(
-        "{} match{} in {} file{} ({} searched)\n",
-        v.matches.len(),
-        if v.matches.len() == 1 { "" } else { "es" },
-        files,
-        if files == 1 { "" } else { "s" },
-        v.files_searched
-    );
+    out.push_str(&notes(v));
     let is_match: HashSet<(&str, usize)> = v
         .matches
         .iter()
@@ -412,6 +575,8 @@ mod tests {
             context: 0,
             max_matches: 100,
             case_insensitive: false,
+            hidden: false,
+            no_ignore: false,
         }
     }
 
@@ -439,7 +604,74 @@ mod tests {
         );
         assert_eq!(v.files_searched, 3);
         assert_eq!(v.files_skipped, 2);
+        assert_eq!(v.skipped.binary, 1);
+        assert_eq!(v.skipped.not_utf8, 1);
         assert!(!v.truncated);
+        assert_eq!(v.stopped, None);
+        let r = render_text(&args(r"^fn \w+", d.path()), &v);
+        assert!(r.contains("(not searched: 1 binary, 1 not UTF-8)\n"), "{r}");
+    }
+
+    #[test]
+    fn ignore_rules_hidden_files_and_git_are_left_out_and_said() {
+        let d = tree();
+        let p = d.path();
+        std::fs::create_dir_all(p.join(".git")).unwrap();
+        std::fs::write(p.join(".git/config"), "fn in_git\n").unwrap();
+        std::fs::write(p.join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(p.join(".env"), "fn hidden\n").unwrap();
+        let v = GrepTool::execute(args("^fn", p)).unwrap();
+        assert_eq!(
+            hits(&v, p),
+            vec![("src/a.rs".into(), 3), ("src/a.rs".into(), 6)]
+        );
+        assert_eq!(v.left_out.ignored, 1);
+        assert_eq!(v.left_out.hidden, 3, "{:?}", v.left_out);
+        assert_eq!(v.left_out.examples, vec![".env", ".git/", ".gitignore"]);
+        let r = render_text(&args("^fn", p), &v);
+        assert!(
+            r.contains("(left out: 1 ignored by .gitignore/.ignore, 3 hidden, e.g. .env, .git/, .gitignore; set no_ignore or hidden to search them)"),
+            "{r}"
+        );
+        let mut a = args("^fn", p);
+        a.no_ignore = true;
+        a.hidden = true;
+        let v = GrepTool::execute(a).unwrap();
+        let found: Vec<String> = hits(&v, p).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(found, vec![".env", "src/a.rs", "src/a.rs", "target/gen.rs"]);
+        assert_eq!(v.left_out.hidden, 1, "only .git stays out");
+        // A file named explicitly is searched even when a rule excludes it.
+        let v = GrepTool::execute(args("^fn", &p.join("target/gen.rs"))).unwrap();
+        assert_eq!(v.matches.len(), 1);
+    }
+
+    #[test]
+    fn no_match_says_what_was_not_searched() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        std::fs::write(p.join(".gitignore"), "build/\n").unwrap();
+        std::fs::create_dir(p.join("build")).unwrap();
+        std::fs::write(p.join("build/out.txt"), "needle\n").unwrap();
+        std::fs::write(p.join("data.bin"), b"needle\0").unwrap();
+        let v = GrepTool::execute(args("needle", p)).unwrap();
+        assert!(v.matches.is_empty());
+        let r = render_text(&args("needle", p), &v);
+        assert!(r.starts_with("No matches for /needle/"), "{r}");
+        assert!(r.contains("not searched: 1 binary"), "{r}");
+        assert!(r.contains("1 ignored by .gitignore/.ignore"), "{r}");
+        assert!(r.contains("build/"), "{r}");
+    }
+
+    #[test]
+    fn a_file_larger_than_the_old_limit_is_searched() {
+        let d = tempfile::tempdir().unwrap();
+        let mut text = "filler line of text\n".repeat(600_000);
+        text.push_str("the needle\n");
+        assert!(text.len() > 8 << 20);
+        std::fs::write(d.path().join("big.log"), &text).unwrap();
+        let v = GrepTool::execute(args("needle", d.path())).unwrap();
+        assert_eq!(hits(&v, d.path()), vec![("big.log".into(), 600_001)]);
+        assert_eq!(v.bytes_searched, text.len() as u64);
     }
 
     #[test]

@@ -3,14 +3,25 @@
 //! Lines are split on `\n` with a trailing `\r` dropped (CRLF files read like
 //! LF files); a missing final newline is fine. Lines longer than
 //! [`MAX_LINE_CHARS`] characters are cut, and counted in `truncatedLines`.
+//!
+//! The file is streamed (see [`scan`]): memory is bounded by the window asked
+//! for, not by the file, so any line range of a file of any size can be read.
+//! `tail` reads the last lines in one pass over the file.
+
+use std::fs::File;
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolhost_kit::text::{read_text_file, split_lines, truncate_chars};
+use toolhost_kit::text::truncate_chars;
 use toolhost_kit::{Annotations, Content, PathAccess, PathParam, Tool, ToolError};
+
+pub mod scan;
 
 /// Default (and maximum useful) number of lines returned.
 pub const DEFAULT_LIMIT: usize = 2000;
+/// Largest accepted `limit` and `tail`.
+pub const MAX_LIMIT: usize = 10_000;
 /// Lines longer than this many characters are cut.
 pub const MAX_LINE_CHARS: usize = 2000;
 
@@ -28,6 +39,10 @@ pub struct ReadArgs {
     #[serde(default = "default_limit")]
     #[schemars(range(min = 1, max = 10000))]
     pub limit: usize,
+    /// Return the last this many lines instead (like `tail -n`); not combined with offset.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10000))]
+    pub tail: Option<usize>,
 }
 
 fn default_offset() -> usize {
@@ -61,7 +76,8 @@ pub struct ReadTool;
 impl Tool for ReadTool {
     const NAME: &'static str = "read";
     const DESCRIPTION: &'static str = "Reads a UTF-8 text file and returns its lines. \
-        Use offset (1-based line number) and limit (default 2000) to page through large files. \
+        Use offset (1-based line number) and limit (default 2000) to page through large files, \
+        or tail to get the last lines. Files of any size can be read this way. \
         Lines longer than 2000 characters are truncated. Binary and non-UTF-8 files are refused.";
     type Args = ReadArgs;
     type Output = ReadValue;
@@ -91,47 +107,65 @@ impl Tool for ReadTool {
                 "offset is 1-based: the first line is offset=1",
             ));
         }
-        if args.limit == 0 {
-            return Err(ToolError::invalid_arguments("limit must be at least 1"));
+        if args.limit == 0 || args.limit > MAX_LIMIT {
+            return Err(ToolError::invalid_arguments(format!(
+                "limit must be between 1 and {MAX_LIMIT}"
+            )));
+        }
+        if let Some(tail) = args.tail {
+            if tail == 0 || tail > MAX_LIMIT {
+                return Err(ToolError::invalid_arguments(format!(
+                    "tail must be between 1 and {MAX_LIMIT}"
+                )));
+            }
+            if args.offset != 1 {
+                return Err(ToolError::invalid_arguments(
+                    "give either offset (a window from the start) or tail (the last lines), not both",
+                ));
+            }
         }
         let path = toolhost_kit::resolve_path(&args.path);
-        let text = read_text_file(&path)?;
-        let all = split_lines(text.strip_prefix('\u{feff}').unwrap_or(&text));
-        let total = all.len();
-        if args.offset > total && !(total == 0 && args.offset == 1) {
+        let meta = std::fs::metadata(&path).map_err(|e| ToolError::io(&e, &path))?;
+        if meta.is_dir() {
             return Err(ToolError::new(
-                "offset_out_of_range",
-                format!(
-                    "offset {} is past the end of {} ({} line{}){}",
-                    args.offset,
-                    path.display(),
-                    total,
-                    if total == 1 { "" } else { "s" },
-                    if total > 0 {
-                        format!("; use an offset between 1 and {total}")
-                    } else {
-                        String::new()
-                    }
-                ),
-            )
-            .with_info(serde_json::json!({ "totalLines": total })));
+                "is_directory",
+                format!("{} is a directory, not a file", path.display()),
+            ));
         }
-        let start = args.offset - 1;
-        let end = start.saturating_add(args.limit).min(total);
+        let mut file = File::open(&path).map_err(|e| ToolError::io(&e, &path))?;
+        let io = |e: std::io::Error| ToolError::io(&e, &path);
+        let window = match args.tail {
+            Some(n) => scan::tail(&mut file, n).map_err(io)?,
+            None => scan::window(&mut file, args.offset - 1, args.limit).map_err(io)?,
+        };
+        if let Some(at) = window.binary_at {
+            return Err(toolhost_kit::text::not_text_error(
+                &path,
+                toolhost_kit::text::NotText::Binary(at as usize),
+            ));
+        }
+        let total = window.total_lines;
+        if args.offset > total && !(total == 0 && args.offset == 1) {
+            return Err(offset_past_end(&path, args.offset, total));
+        }
+        let first = window.first + 1;
         let mut truncated_lines = 0;
-        let lines = all
-            .get(start..end)
-            .unwrap_or_default()
-            .iter()
-            .map(|l| {
-                let (kept, cut) = truncate_chars(l, MAX_LINE_CHARS);
-                truncated_lines += usize::from(cut);
-                kept.to_string()
-            })
-            .collect();
+        let mut lines = Vec::with_capacity(window.lines.len());
+        for (k, raw) in window.lines.iter().enumerate() {
+            let (text, cut) = decode_line(&path, first + k, raw)?;
+            let text = if first + k == 1 {
+                text.strip_prefix('\u{feff}').unwrap_or(text)
+            } else {
+                text
+            };
+            let (kept, over) = truncate_chars(text, MAX_LINE_CHARS);
+            truncated_lines += usize::from(cut || over);
+            lines.push(kept.to_string());
+        }
+        let end = first - 1 + lines.len();
         Ok(ReadValue {
             path: path.display().to_string(),
-            offset: args.offset,
+            offset: first,
             lines,
             total_lines: total,
             truncated_lines,
@@ -142,6 +176,54 @@ impl Tool for ReadTool {
     fn render(_args: &ReadArgs, v: &ReadValue) -> Option<Vec<Content>> {
         Some(vec![Content::text(render_text(v))])
     }
+}
+
+/// A raw line as text: the `\r` of a CRLF dropped, a character split by the
+/// scan's cut dropped (the line is reported as cut), `not_utf8` for invalid
+/// bytes.
+fn decode_line<'a>(
+    path: &Path,
+    number: usize,
+    raw: &'a scan::RawLine,
+) -> Result<(&'a str, bool), ToolError> {
+    let mut bytes = raw.bytes.as_slice();
+    if !raw.cut {
+        bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok((text, raw.cut)),
+        Err(e) if raw.cut && e.error_len().is_none() => Ok((
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+            true,
+        )),
+        Err(e) => Err(ToolError::new(
+            "not_utf8",
+            format!(
+                "{} is not valid UTF-8 (line {number}, byte {} of the line)",
+                path.display(),
+                e.valid_up_to() + 1
+            ),
+        )),
+    }
+}
+
+fn offset_past_end(path: &Path, offset: usize, total: usize) -> ToolError {
+    ToolError::new(
+        "offset_out_of_range",
+        format!(
+            "offset {} is past the end of {} ({} line{}){}",
+            offset,
+            path.display(),
+            total,
+            if total == 1 { "" } else { "s" },
+            if total > 0 {
+                format!("; use an offset between 1 and {total}")
+            } else {
+                String::new()
+            }
+        ),
+    )
+    .with_info(serde_json::json!({ "totalLines": total }))
 }
 
 /// `cat -n`-style rendering of a value, with a trailer when lines remain.
@@ -192,6 +274,7 @@ mod tests {
             path: dir.join(name).display().to_string(),
             offset,
             limit,
+            tail: None,
         })
     }
 
@@ -250,6 +333,37 @@ mod tests {
         let e = read(d.path(), "big", 301, 10).unwrap_err();
         assert_eq!(e.code, "offset_out_of_range");
         assert!(e.message.contains("300 lines"), "{}", e.message);
+    }
+
+    #[test]
+    fn tail_reads_the_last_lines() {
+        let text: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+        let d = dir_with(&[("big", text.as_bytes()), ("bin", b"a\n\0\n")]);
+        let tail = |name: &str, n: usize, offset: usize| {
+            ReadTool::execute(ReadArgs {
+                path: d.path().join(name).display().to_string(),
+                offset,
+                limit: DEFAULT_LIMIT,
+                tail: Some(n),
+            })
+        };
+        let v = tail("big", 2, 1).unwrap();
+        assert_eq!(v.lines, vec!["line 299", "line 300"]);
+        assert_eq!((v.offset, v.total_lines, v.next_offset), (299, 300, None));
+        assert!(render_text(&v).contains("lines 299-300 of 300; end of file"));
+        assert_eq!(tail("big", 2, 5).unwrap_err().code, "invalid_arguments");
+        assert_eq!(tail("big", 0, 1).unwrap_err().code, "invalid_arguments");
+        assert_eq!(tail("bin", 1, 1).unwrap_err().code, "binary_file");
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_with_its_line() {
+        let d = dir_with(&[("mixed", b"ok\ncaf\xe9\nok\n")]);
+        let v = read(d.path(), "mixed", 3, 1).unwrap();
+        assert_eq!(v.lines, vec!["ok"]);
+        let e = read(d.path(), "mixed", 1, 10).unwrap_err();
+        assert_eq!(e.code, "not_utf8");
+        assert!(e.message.contains("line 2"), "{}", e.message);
     }
 
     #[test]

@@ -20,6 +20,10 @@ fn main() {
         println!("cargo:rerun-if-changed={}", guests.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join(".cargo/config.toml").display()
+    );
 
     ensure_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -284,7 +284,7 @@ impl LoadedComponent {
             () = cancel.cancelled() => return (Err(cancelled()), report),
         };
         let started = Instant::now();
-        let state = match HostState::build(policy, &self.rt.config.clock, entropy, cancel.clone()) {
+        let state = match HostState::build(policy, &self.rt.config, entropy, cancel.clone()) {
             Ok(s) => s,
             Err(e) => {
                 return (

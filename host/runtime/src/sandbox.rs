@@ -8,6 +8,7 @@
 //! seeded [`Entropy`].
 
 use crate::egress::EgressHooks;
+use crate::engine::RuntimeConfig;
 use crate::limiter::Limiter;
 use crate::pipe::BoundedPipe;
 use std::sync::{Arc, Mutex};
@@ -126,7 +127,7 @@ impl HostState {
     /// Builds the sandbox for one call from `policy` alone.
     pub(crate) fn build(
         policy: &ToolPolicy,
-        clock: &Arc<dyn Clock>,
+        config: &RuntimeConfig,
         entropy: Entropy,
         cancel: CancellationToken,
     ) -> Result<HostState, SandboxError> {
@@ -135,8 +136,10 @@ impl HostState {
         let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let stdout = BoundedPipe::new("stdout", cap(limits.max_stdout_bytes));
         let stderr = BoundedPipe::new("stderr", cap(limits.max_stdout_bytes));
+        let clock = &config.clock;
         let mut b = WasiCtxBuilder::new();
-        b.stdout(stdout.clone())
+        b.allow_blocking_current_thread(config.fs_on_calling_thread)
+            .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
             .allow_udp(false)

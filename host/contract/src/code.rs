@@ -77,6 +77,9 @@ failure_codes! {
     ListenerFailed => "listener_failed",
     /// The host itself failed (I/O, instantiation, ...).
     HostError => "host_error",
+    /// The guest exited (`exit`, `std::process::exit`) instead of returning a
+    /// result; its exit status is in `info.exitStatus`.
+    GuestExit => "guest_exit",
 }
 
 impl fmt::Display for FailureCode {
@@ -194,6 +197,7 @@ mod tests {
                 "blocked",
                 "listener_failed",
                 "host_error",
+                "guest_exit",
             ]
         );
         for c in FailureCode::ALL {

@@ -447,6 +447,20 @@ fn classify(
     if e.downcast_ref::<CallCancelled>().is_some() {
         return cancelled();
     }
+    if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        // `exit`/`std::process::exit` in the guest ends in `wasi:cli/exit`,
+        // which wasmtime-wasi reports as this error: the guest's doing.
+        let mut f = ToolFailure::new(
+            FailureCode::GuestExit,
+            format!(
+                "the tool exited with status {} instead of returning a result",
+                exit.0
+            ),
+        )
+        .with_info(serde_json::json!({ "exitStatus": exit.0 }));
+        with_stderr_tail(&mut f, state);
+        return f;
+    }
     match e.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => ToolFailure::new(
             FailureCode::FuelExhausted,
@@ -461,15 +475,21 @@ fn classify(
             "the tool's call stack overflowed (unbounded or too deep recursion)",
         ),
         Some(trap) => {
-            let stderr = state.stderr.contents();
-            let tail = tail(&stderr, STDERR_TAIL);
             let mut f = ToolFailure::new(FailureCode::Trap, format!("the tool crashed: {trap}"));
-            if !tail.trim().is_empty() {
-                f.message.push_str(&format!("\nstderr: {}", tail.trim()));
-            }
+            with_stderr_tail(&mut f, state);
             f
         }
         None => ToolFailure::new(FailureCode::HostError, format!("{e:#}")),
+    }
+}
+
+/// Appends the end of the guest's stderr (where a panic or `abort` message
+/// lands) to a crash message.
+fn with_stderr_tail(f: &mut ToolFailure, state: &HostState) {
+    let stderr = state.stderr.contents();
+    let tail = tail(&stderr, STDERR_TAIL);
+    if !tail.trim().is_empty() {
+        f.message.push_str(&format!("\nstderr: {}", tail.trim()));
     }
 }
 

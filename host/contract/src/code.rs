@@ -80,6 +80,9 @@ failure_codes! {
     /// The guest exited (`exit`, `std::process::exit`) instead of returning a
     /// result; its exit status is in `info.exitStatus`.
     GuestExit => "guest_exit",
+    /// The guest wrote more bytes, or created more files, in its read-write
+    /// grants than one call may (`max_write_bytes`, `max_files_created`).
+    WriteBudgetExceeded => "write_budget_exceeded",
 }
 
 impl fmt::Display for FailureCode {
@@ -198,6 +201,7 @@ mod tests {
                 "listener_failed",
                 "host_error",
                 "guest_exit",
+                "write_budget_exceeded",
             ]
         );
         for c in FailureCode::ALL {

@@ -6,6 +6,7 @@ use crate::component::LoadedComponent;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
 use crate::sandbox::{Entropy, HostState};
+use crate::write_budget::WriteBudgetExceeded;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
@@ -72,6 +73,10 @@ pub struct ExecutionReport {
     pub stderr: String,
     /// Outgoing requests refused by policy, as `host:port`.
     pub network_denied: Vec<String>,
+    /// Bytes written into read-write grants (charged to the write budget).
+    pub bytes_written: u64,
+    /// Files, directories and links created (charged to the write budget).
+    pub entries_created: u64,
     /// Time spent instantiating.
     pub instantiate: Duration,
     /// Wall-clock time of the whole call.
@@ -380,6 +385,7 @@ impl LoadedComponent {
         report.stdout = state.stdout.contents();
         report.stderr = state.stderr.contents();
         report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
+        (report.bytes_written, report.entries_created) = state.budget.used();
         report.instantiate = instantiated.unwrap_or_default();
         report.elapsed = started.elapsed();
         let outcome = match result {
@@ -441,6 +447,20 @@ fn classify(
             format!(
                 "the tool tried to use more than its {} bytes of memory and was stopped",
                 policy.limits.memory_bytes
+            ),
+        );
+    }
+    if let Some(exceeded) = state
+        .budget
+        .exceeded()
+        .or_else(|| e.downcast_ref::<WriteBudgetExceeded>().copied())
+    {
+        return ToolFailure::new(
+            FailureCode::WriteBudgetExceeded,
+            format!(
+                "the tool was stopped: {exceeded} in its read-write directories \
+                 (policy limits max_write_bytes = {}, max_files_created = {})",
+                policy.limits.max_write_bytes, policy.limits.max_files_created
             ),
         );
     }

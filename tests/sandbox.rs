@@ -1167,3 +1167,84 @@ async fn a_guest_filling_a_read_write_grant_is_stopped_by_the_write_budget() {
     );
     still_serving().await;
 }
+
+/// An HTTP server on 127.0.0.1 for the egress attacks: `/redirect` sends the
+/// client to `to`, `/huge` answers 2 MiB. Counts the connections it accepts.
+async fn http_server(to: String) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let to = to.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                let resp = if head.starts_with("GET /redirect ") {
+                    format!(
+                        "HTTP/1.1 302 Found\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    )
+                } else {
+                    let body = "z".repeat(2 << 20);
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    (port, hits)
+}
+
+#[tokio::test]
+async fn http_redirects_off_the_allow_list_and_oversized_responses_are_stopped_on_the_host() {
+    // Not allowed: a second server, which must never see a connection.
+    let (forbidden, forbidden_hits) = http_server(String::new()).await;
+    let (allowed, _) = http_server(format!("http://127.0.0.1:{forbidden}/secret")).await;
+    let policy = build(
+        PolicyBuilder::new()
+            .network(format!("127.0.0.1:{allowed}"))
+            .limits(|l| l.max_http_response_bytes = 10_000),
+    )
+    .component();
+    let fetch = toolhost_tests::fetch().await;
+    let exec = |url: String| {
+        let fetch = fetch.clone();
+        let policy = policy.clone();
+        async move {
+            // Straight to the sandbox: no host pre-check of the URL argument,
+            // so the egress hook on the host is what decides.
+            let args = json!({"url": url, "max_bytes": 5_000_000}).to_string();
+            let mut inv = Invocation::new("fetch", &args, &policy);
+            inv.budget = GENEROUS;
+            fetch.execute(inv).await
+        }
+    };
+    let e = exec(format!("http://127.0.0.1:{allowed}/redirect")).await;
+    assert_eq!(code(&e), "network_denied", "{e:?}");
+    assert_eq!(
+        e.report.network_denied,
+        [format!("127.0.0.1:{forbidden}")],
+        "the redirect target was refused on the host"
+    );
+    assert_eq!(
+        forbidden_hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing reached the host that is not on the allow-list"
+    );
+    // 2 MiB against a 10,000-byte cap: the host stops reading at the cap.
+    let e = exec(format!("http://127.0.0.1:{allowed}/huge")).await;
+    assert_eq!(code(&e), "network_error", "{e:?}");
+    let msg = failure(&e).message;
+    assert!(
+        msg.contains("response body size exceeds limit: 10000 bytes"),
+        "{msg}"
+    );
+    still_serving().await;
+}

@@ -306,19 +306,20 @@ impl LoadedComponent {
                 report,
             );
         }
-        let tick = self.rt.config.epoch_tick.max(Duration::from_micros(100));
-        store.data_mut().ticks_left =
-            u64::try_from(budget.deadline.as_nanos().div_ceil(tick.as_nanos())).unwrap_or(u64::MAX);
+        // The epoch ticks only say when to look; the deadline itself is the
+        // wall clock. Counting ticks instead let a deadline stretch with the
+        // ticker's oversleep under load (8 s became up to 8.46 s with four
+        // guests spinning on two cores).
+        store.data_mut().deadline = started.checked_add(budget.deadline);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
             let s = ctx.data_mut();
             if s.cancel.is_cancelled() {
                 return Err(wasmtime::Error::new(CallCancelled));
             }
-            if s.ticks_left == 0 {
+            if s.deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(UpdateDeadline::Interrupt);
             }
-            s.ticks_left -= 1;
             // Yield so other tasks (and this call's cancellation) make progress.
             Ok(UpdateDeadline::Yield(1))
         });

@@ -43,8 +43,8 @@ pub(crate) struct HostState {
     pub(crate) limiter: Limiter,
     pub(crate) stdout: BoundedPipe,
     pub(crate) stderr: BoundedPipe,
-    /// Epoch ticks left before the deadline interrupts the guest.
-    pub(crate) ticks_left: u64,
+    /// When the deadline interrupts the guest (`None`: too far to represent).
+    pub(crate) deadline: Option<std::time::Instant>,
     /// The caller's (re-joined) cancellation.
     pub(crate) cancel: CancellationToken,
     pub(crate) denied: Arc<Mutex<Vec<String>>>,
@@ -205,7 +205,7 @@ impl HostState {
             },
             stdout,
             stderr,
-            ticks_left: 0,
+            deadline: None,
             cancel,
             denied,
             budget: Arc::new(WriteBudget::new(

@@ -994,6 +994,7 @@ async fn a_hot_loop_does_not_starve_concurrent_calls() {
     // More spinning guests than worker threads, each never calling the host,
     // and honest calls started while they spin.
     let spin_deadline = Duration::from_secs(8);
+    hostile().await; // loaded before anything is timed
     let spinners: Vec<_> = (0..4)
         .map(|_| {
             tokio::spawn(async move {
@@ -1028,6 +1029,7 @@ async fn a_hot_loop_does_not_starve_concurrent_calls() {
         assert_eq!(count, 1);
         slowest = slowest.max(took);
     }
+    eprintln!("slowest of 16 honest calls next to 4 spinning guests: {slowest:?}");
     // Finished while the spinners still spin (a generous bound, not a timing).
     assert!(
         slowest < spin_deadline / 2,
@@ -1036,7 +1038,8 @@ async fn a_hot_loop_does_not_starve_concurrent_calls() {
     for h in spinners {
         let (code, took) = h.await.unwrap();
         assert_eq!(code, "timeout");
-        assert!(took < spin_deadline + Duration::from_secs(3), "{took:?}");
+        eprintln!("a spinner with an {spin_deadline:?} deadline ended after {took:?}");
+        assert!(took < spin_deadline + Duration::from_secs(2), "{took:?}");
     }
 }
 

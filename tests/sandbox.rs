@@ -452,3 +452,809 @@ async fn calls_beyond_the_pool_queue_instead_of_failing() {
         assert!(h.await.unwrap().outcome.is_ok());
     }
 }
+
+// ── The attack suite, continued ─────────────────────────────────────────
+//
+// Each attack: the exact outcome, what must not have happened on the host,
+// and that the host keeps serving afterwards.
+
+/// The host still runs an honest call, in a fresh instance.
+async fn still_serving() {
+    let e = run("counter", json!({}), &plain(), GENEROUS).await;
+    assert_eq!(value(&e)["count"], 1, "the host stopped serving: {e:?}");
+}
+
+fn failure(e: &Execution) -> toolhost_contract::ToolFailure {
+    e.outcome.clone().expect_err("a failure")
+}
+
+/// A pipeline serving the hostile guest (and `extra` components) under `policy`.
+async fn hostile_pipeline(
+    policy: &Policy,
+    extra: &[std::sync::Arc<toolhost_runtime::LoadedComponent>],
+) -> (
+    toolhost_pipeline::Pipeline,
+    Vec<toolhost_pipeline::Registration>,
+) {
+    use toolhost_pipeline::{Pipeline, Registry, Scope};
+    let registry = Registry::new();
+    let mut regs = vec![
+        registry
+            .register_component(Scope::Global, &hostile().await, policy)
+            .unwrap(),
+    ];
+    for c in extra {
+        regs.push(
+            registry
+                .register_component(Scope::Global, c, policy)
+                .unwrap(),
+        );
+    }
+    (Pipeline::builder(registry).build(), regs)
+}
+
+async fn call(
+    p: &toolhost_pipeline::Pipeline,
+    tool: &str,
+    args: Value,
+) -> toolhost_contract::ToolResult {
+    p.execute(
+        toolhost_contract::ToolCall::new("c", tool, args.to_string()),
+        CancellationToken::new(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_guest_exit_is_the_guests_failure_with_its_status() {
+    for status in [1, 0] {
+        let e = run("exit", json!({"status": status}), &plain(), GENEROUS).await;
+        assert_eq!(code(&e), "guest_exit", "exit({status}): {e:?}");
+        let f = failure(&e);
+        assert_eq!(f.info.as_ref().unwrap()["exitStatus"], status, "{f:?}");
+        assert!(
+            f.message
+                .contains(&format!("exited with status {status} instead of returning")),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.message.contains(&format!("hostile exit {status}")),
+            "stderr quoted: {}",
+            f.message
+        );
+    }
+    // WASI preview 2's `exit` carries success or failure only: any non-zero
+    // status arrives as 1.
+    let e = run("exit", json!({"status": 42}), &plain(), GENEROUS).await;
+    assert_eq!(code(&e), "guest_exit");
+    assert_ne!(failure(&e).info.unwrap()["exitStatus"], 0);
+    still_serving().await;
+}
+
+#[tokio::test]
+async fn abort_is_a_trap_of_the_guest_not_a_host_error() {
+    let e = run("abort", json!({}), &plain(), GENEROUS).await;
+    assert_eq!(code(&e), "trap", "{e:?}");
+    let msg = failure(&e).message;
+    assert!(msg.contains("hostile abort"), "stderr quoted: {msg}");
+    still_serving().await;
+}
+
+/// Two grants: `ro` read-only at `/ro`, `rw` read-write at `/workspace`.
+fn two_grants(ro: &Workspace, rw: &Workspace) -> ToolPolicy {
+    build(allow_in(rw.path(), FsMode::ReadWrite).grant(ro.path(), "/ro", FsMode::ReadOnly))
+        .component()
+}
+
+#[tokio::test]
+async fn links_and_renames_cannot_carry_files_across_grants() {
+    let ro = Workspace::new(&[("secret.txt", "read only")]);
+    let rw = Workspace::new(&[("mine.txt", "mine")]);
+    let policy = two_grants(&ro, &rw);
+    for tool in ["hard_link", "rename"] {
+        // Out of the read-only grant into the read-write one (a hard link
+        // there would make the read-only file writable).
+        let e = run(
+            tool,
+            json!({"from": "/ro/secret.txt", "to": "/workspace/stolen.txt"}),
+            &policy,
+            GENEROUS,
+        )
+        .await;
+        assert_eq!(code(&e), "io_error", "{tool}: {e:?}");
+        assert!(!rw.file("stolen.txt").exists(), "{tool}");
+        assert_eq!(ro.read("secret.txt"), "read only", "{tool}");
+        // From the read-write grant into the read-only one.
+        let e = run(
+            tool,
+            json!({"from": "/workspace/mine.txt", "to": "/ro/mine.txt"}),
+            &policy,
+            GENEROUS,
+        )
+        .await;
+        assert_eq!(code(&e), "io_error", "{tool}: {e:?}");
+        assert!(!ro.file("mine.txt").exists(), "{tool}");
+        assert_eq!(rw.read("mine.txt"), "mine", "{tool}");
+    }
+    // The tools do work inside one read-write grant (the refusals above are
+    // the grants', not broken tools).
+    let e = run(
+        "hard_link",
+        json!({"from": "mine.txt", "to": "linked.txt"}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
+    assert!(e.outcome.is_ok(), "{e:?}");
+    assert_eq!(rw.read("linked.txt"), "mine");
+    let e = run(
+        "rename",
+        json!({"from": "linked.txt", "to": "renamed.txt"}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
+    assert!(e.outcome.is_ok(), "{e:?}");
+    assert_eq!(rw.read("renamed.txt"), "mine");
+    still_serving().await;
+}
+
+#[tokio::test]
+async fn a_read_only_file_cannot_be_truncated_or_opened_for_writing() {
+    let ro = Workspace::new(&[("keep.txt", "keep me")]);
+    let rw = Workspace::new(&[]);
+    let policy = two_grants(&ro, &rw);
+    let e = run(
+        "truncate",
+        json!({"path": "/ro/keep.txt"}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(code(&e), "io_error", "{e:?}");
+    for path in ["keep.txt", "new.txt"] {
+        let e = run(
+            "raw_open",
+            json!({"path": path, "write": true}),
+            &build(allow_in(ro.path(), FsMode::ReadOnly)).component(),
+            GENEROUS,
+        )
+        .await;
+        assert_eq!(code(&e), "io_error", "{path}: {e:?}");
+    }
+    assert_eq!(ro.read("keep.txt"), "keep me");
+    assert!(!ro.file("new.txt").exists());
+    // The same truncation in the read-write grant works.
+    std::fs::write(rw.file("t.txt"), "12345").unwrap();
+    let e = run("truncate", json!({"path": "t.txt"}), &policy, GENEROUS).await;
+    assert!(e.outcome.is_ok(), "{e:?}");
+    assert_eq!(rw.read("t.txt"), "");
+    still_serving().await;
+}
+
+#[tokio::test]
+async fn proc_dev_and_absolute_paths_outside_every_grant_are_unreachable() {
+    let outside = Workspace::new(&[("secret.txt", "top secret")]);
+    let ws = Workspace::new(&[("inside.txt", "hello")]);
+    let rw = build(allow_in(ws.path(), FsMode::ReadWrite)).component();
+    let host_secret = outside.file("secret.txt").display().to_string();
+    for path in [
+        "/proc/self/environ",
+        "/proc/self/maps",
+        "/proc/1/cmdline",
+        "/dev/zero",
+        "/dev/null",
+        "/dev/urandom",
+        "/etc/passwd",
+        "/",
+        host_secret.as_str(),
+    ] {
+        let e = run("read_file", json!({"path": path}), &rw, GENEROUS).await;
+        assert_eq!(code(&e), "io_error", "{path} must not be readable: {e:?}");
+    }
+    for path in ["/", "/proc", "/dev", "/etc"] {
+        let e = run("list_dir", json!({"path": path}), &rw, GENEROUS).await;
+        assert_eq!(code(&e), "io_error", "{path} must not be listable: {e:?}");
+    }
+    // Raw open-at on the preopen with absolute and climbing paths, for
+    // reading and for writing.
+    let climb = format!(
+        "../{}/secret.txt",
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    for path in [
+        host_secret.as_str(),
+        climb.as_str(),
+        "/etc/passwd",
+        "/proc/self/environ",
+    ] {
+        for write in [false, true] {
+            let e = run(
+                "raw_open",
+                json!({"path": path, "write": write}),
+                &rw,
+                GENEROUS,
+            )
+            .await;
+            assert_eq!(code(&e), "io_error", "{path} (write {write}): {e:?}");
+        }
+    }
+    assert_eq!(outside.read("secret.txt"), "top secret");
+    // Writing to absolute host paths creates nothing there.
+    let planted = outside.file("planted.txt").display().to_string();
+    let e = run(
+        "write_file",
+        json!({"path": planted, "content": "x"}),
+        &rw,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(code(&e), "io_error", "{e:?}");
+    assert!(!outside.file("planted.txt").exists());
+    // Under no grant at all, even the working directory is nothing.
+    let e = run("list_dir", json!({"path": "."}), &plain(), GENEROUS).await;
+    assert_eq!(code(&e), "io_error", "{e:?}");
+    still_serving().await;
+}
+
+#[tokio::test]
+async fn a_path_with_nul_is_refused_by_guest_runtime_and_host() {
+    let ws = Workspace::new(&[("a.txt", "alpha")]);
+    let rw = build(allow_in(ws.path(), FsMode::ReadWrite)).component();
+    // Raw WASI hands the NUL to the host, which must refuse it, not panic.
+    for write in [false, true] {
+        let e = run(
+            "raw_open",
+            json!({"path": "a.txt\u{0}../../etc/passwd", "write": write}),
+            &rw,
+            GENEROUS,
+        )
+        .await;
+        assert_eq!(code(&e), "io_error", "write {write}: {e:?}");
+    }
+    let e = run(
+        "read_file",
+        json!({"path": "a.txt\u{0}.bak"}),
+        &rw,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(code(&e), "io_error", "{e:?}");
+    assert_eq!(ws.read("a.txt"), "alpha");
+    assert_eq!(
+        std::fs::read_dir(ws.path()).unwrap().count(),
+        1,
+        "nothing created"
+    );
+    // The host's own path stage refuses it before anything runs.
+    let policy = build(allow_in(ws.path(), FsMode::ReadWrite));
+    let (p, _regs) = hostile_pipeline(&policy, &[toolhost_tests::read().await]).await;
+    let r = call(&p, "read", json!({"path": "a.txt\u{0}../../etc/passwd"})).await;
+    assert!(r.failed_with(FailureCode::PathDenied), "{r:?}");
+    assert!(r.text().contains("NUL"), "{}", r.text());
+    still_serving().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlink_made_by_the_guest_is_followed_by_neither_guest_nor_host() {
+    use toolhost_contract::PathAccess;
+    use toolhost_pipeline::baseline::Baselines;
+    use toolhost_pipeline::paths::ResolvedPath;
+    let outside = Workspace::new(&[("secret.txt", "top secret")]);
+    let ws = Workspace::new(&[("a.txt", "top secret")]);
+    let rw_policy = build(allow_in(ws.path(), FsMode::ReadWrite));
+    let rw = rw_policy.component();
+    let out_name = outside.path().file_name().unwrap().to_str().unwrap();
+    // An absolute target is refused at creation (cap-std: a link inside a
+    // preopen may not name the host's root).
+    let abs = outside.file("secret.txt").display().to_string();
+    let e = run(
+        "symlink",
+        json!({"target": abs, "link": "abs-link"}),
+        &rw,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(code(&e), "io_error", "{e:?}");
+    assert!(failure(&e).message.contains("not-permitted"), "{e:?}");
+    assert!(std::fs::symlink_metadata(ws.file("abs-link")).is_err());
+    // Relative targets that climb out are created, and then never followed.
+    let links = [
+        ("rel-link", format!("../{out_name}/secret.txt")),
+        ("dir-link", format!("../{out_name}")),
+        ("dangling", format!("../{out_name}/planted.txt")),
+    ];
+    for (link, target) in &links {
+        let e = run(
+            "symlink",
+            json!({"target": target, "link": link}),
+            &rw,
+            GENEROUS,
+        )
+        .await;
+        assert!(e.outcome.is_ok(), "creating {link} → {target}: {e:?}");
+        assert!(
+            std::fs::symlink_metadata(ws.file(link))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+    // The guest cannot read or write through them.
+    for (link, _) in &links {
+        for path in [format!("/workspace/{link}"), format!("{link}/secret.txt")] {
+            let e = run("read_file", json!({"path": path}), &rw, GENEROUS).await;
+            assert_eq!(code(&e), "io_error", "{path}: {e:?}");
+            let e = run(
+                "raw_open",
+                json!({"path": path, "write": false}),
+                &rw,
+                GENEROUS,
+            )
+            .await;
+            assert_eq!(code(&e), "io_error", "{path}: {e:?}");
+        }
+        let e = run(
+            "write_file",
+            json!({"path": link, "content": "pwned"}),
+            &rw,
+            GENEROUS,
+        )
+        .await;
+        assert_eq!(code(&e), "io_error", "{link}: {e:?}");
+    }
+    let e = run("list_dir", json!({"path": "dir-link"}), &rw, GENEROUS).await;
+    assert_eq!(code(&e), "io_error", "{e:?}");
+    assert_eq!(outside.read("secret.txt"), "top secret");
+    assert!(!outside.file("planted.txt").exists());
+
+    // The host's own path stage does not follow them either: reading is
+    // refused, and so is creating through the dangling one.
+    let (p, _regs) = hostile_pipeline(
+        &rw_policy,
+        &[toolhost_tests::read().await, toolhost_tests::write().await],
+    )
+    .await;
+    for (link, _) in &links {
+        let r = call(&p, "read", json!({"path": link})).await;
+        assert!(r.failed_with(FailureCode::PathDenied), "read {link}: {r:?}");
+        assert!(!r.text().contains("top secret"));
+    }
+    let r = call(&p, "read", json!({"path": "dir-link/secret.txt"})).await;
+    assert!(r.failed_with(FailureCode::PathDenied), "{r:?}");
+    let r = call(
+        &p,
+        "write",
+        json!({"path": "dir-link/new.txt", "content": "x"}),
+    )
+    .await;
+    assert!(r.failed_with(FailureCode::PathDenied), "{r:?}");
+    let r = call(&p, "write", json!({"path": "dangling", "content": "x"})).await;
+    assert!(r.is_error(), "{r:?}");
+    assert!(!outside.file("planted.txt").exists());
+    assert!(!outside.file("new.txt").exists());
+
+    // Baselines: a file read by the session, then swapped by the guest for a
+    // link to an outside file with the very same content, is stale: the
+    // host hashes what is inside the grant, never the link's target.
+    let baselines = Baselines::default();
+    let grant = rw.sandbox.fs[0].clone();
+    let resolved = |rel: &str| ResolvedPath {
+        pointer: "/path".into(),
+        guest: format!("/workspace/{rel}"),
+        grant: grant.clone(),
+        relative: rel.into(),
+        access: PathAccess::Overwrite,
+        exists: true,
+    };
+    baselines.record(&[resolved("a.txt")]);
+    assert_eq!(baselines.check(&[resolved("a.txt")]), Ok(()));
+    std::fs::remove_file(ws.file("a.txt")).unwrap();
+    let e = run(
+        "symlink",
+        json!({"target": format!("../{out_name}/secret.txt"), "link": "a.txt"}),
+        &rw,
+        GENEROUS,
+    )
+    .await;
+    assert!(e.outcome.is_ok(), "{e:?}");
+    let stale = baselines.check(&[resolved("a.txt")]).unwrap_err();
+    assert_eq!(stale.code.as_str(), "stale_baseline");
+    // Recording through a link keeps no baseline at all.
+    baselines.record(&[resolved("rel-link")]);
+    let never = baselines.check(&[resolved("rel-link")]).unwrap_err();
+    assert!(never.message.contains("has not been read"), "{never:?}");
+    still_serving().await;
+}
+
+#[tokio::test]
+async fn raw_sockets_and_name_lookup_need_a_grant_and_stay_off_with_one() {
+    let net = toolhost_tests::hostile_net().await;
+    let denial = net
+        .import_denial(&plain().sandbox)
+        .expect("raw sockets need a network grant");
+    assert!(denial.contains("wasi:sockets/"), "{denial}");
+    let none = plain();
+    for (tool, args) in [
+        ("tcp_connect", json!({"addr": "127.0.0.1:9"})),
+        ("udp_send", json!({"addr": "127.0.0.1:9"})),
+        ("dns_lookup", json!({"name": "localhost"})),
+    ] {
+        let args = args.to_string();
+        let mut inv = Invocation::new(tool, &args, &none);
+        inv.budget = GENEROUS;
+        let e = net.execute(inv).await;
+        assert_eq!(code(&e), "import_denied", "{tool}: {e:?}");
+    }
+
+    // With a network grant (HTTP through the allow-list), raw sockets stay
+    // off: every attempt fails in the guest and nothing reaches the host.
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let granted = build(PolicyBuilder::new().network("127.0.0.1:*")).component();
+    assert_eq!(net.import_denial(&granted.sandbox), None);
+    for (tool, args) in [
+        (
+            "tcp_connect",
+            json!({"addr": tcp.local_addr().unwrap().to_string()}),
+        ),
+        (
+            "udp_send",
+            json!({"addr": udp.local_addr().unwrap().to_string()}),
+        ),
+        ("dns_lookup", json!({"name": "localhost"})),
+    ] {
+        let args = args.to_string();
+        let mut inv = Invocation::new(tool, &args, &granted);
+        inv.budget = GENEROUS;
+        let e = net.execute(inv).await;
+        assert_eq!(code(&e), "io_error", "{tool}: {e:?}");
+    }
+    assert_eq!(
+        tcp.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "no TCP connection reached the host"
+    );
+    let mut buf = [0u8; 16];
+    assert_eq!(
+        udp.recv_from(&mut buf).map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "no datagram reached the host"
+    );
+    still_serving().await;
+}
+
+#[tokio::test]
+async fn invalid_deep_and_huge_values_are_refused_or_bounded() {
+    let policy = build(
+        PolicyBuilder::new()
+            .decision(toolhost_policy::Decision::Allow)
+            .limits(|l| l.memory_bytes = 512 << 20),
+    );
+    let (p, _regs) = hostile_pipeline(&policy, &[]).await;
+    let r = call(&p, "invalid_json", json!({})).await;
+    assert!(r.failed_with(FailureCode::OutputInvalid), "{r:?}");
+    assert!(r.text().contains("not JSON"), "{}", r.text());
+    // 100k levels: refused by the parser's depth limit, no host stack overflow.
+    let r = call(&p, "deep_value", json!({"depth": 100_000})).await;
+    assert!(r.failed_with(FailureCode::OutputInvalid), "{r:?}");
+    assert!(r.text().contains("recursion limit"), "{}", r.text());
+    // 40 MiB: what the model reads is cut to the result budget.
+    let r = call(&p, "huge_value", json!({"mb": 40})).await;
+    assert!(!r.is_error(), "{}", r.text());
+    let budget = toolhost_policy::DEFAULT_MAX_RESULT_BYTES as usize;
+    let read: usize = r.content().iter().map(|b| b.byte_len()).sum();
+    assert!(read <= budget + 1024, "the model reads {read} bytes");
+    let total = r.meta().extra["truncated"]["totalBytes"].as_u64().unwrap();
+    assert!(total >= 40 << 20, "{total}");
+    // And the pipeline goes on.
+    let r = call(&p, "counter", json!({})).await;
+    assert_eq!(r.value().unwrap()["count"], 1);
+}
+
+#[tokio::test]
+async fn a_trap_a_spin_and_a_flood_inside_render_are_contained() {
+    let policy = build(
+        PolicyBuilder::new()
+            .decision(toolhost_policy::Decision::Allow)
+            .limits(|l| {
+                l.fuel = 300_000_000;
+                l.timeout_ms = 3_000;
+                l.memory_bytes = 256 << 20;
+            }),
+    );
+    let (p, _regs) = hostile_pipeline(&policy, &[]).await;
+    let r = call(&p, "render_fail", json!({})).await;
+    assert!(r.failed_with(FailureCode::RenderFailed), "{r:?}");
+    assert!(r.text().contains("[trap]"), "{}", r.text());
+    let t = Instant::now();
+    let r = call(&p, "render_spin", json!({})).await;
+    assert!(r.failed_with(FailureCode::RenderFailed), "{r:?}");
+    assert!(
+        r.text().contains("[fuel_exhausted]") || r.text().contains("[timeout]"),
+        "{}",
+        r.text()
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let r = call(&p, "render_huge", json!({"mb": 20})).await;
+    assert!(!r.is_error(), "{}", r.text());
+    let read: usize = r.content().iter().map(|b| b.byte_len()).sum();
+    let budget = toolhost_policy::DEFAULT_MAX_RESULT_BYTES as usize;
+    assert!(read <= budget + 1024, "the model reads {read} bytes");
+    let r = call(&p, "counter", json!({})).await;
+    assert_eq!(r.value().unwrap()["count"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_loop_does_not_starve_concurrent_calls() {
+    // More spinning guests than worker threads, each never calling the host,
+    // and honest calls started while they spin.
+    let spin_deadline = Duration::from_secs(8);
+    hostile().await; // loaded before anything is timed
+    let spinners: Vec<_> = (0..4)
+        .map(|_| {
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let e = run(
+                    "spin",
+                    json!({}),
+                    &plain(),
+                    Budget {
+                        fuel: u64::MAX,
+                        deadline: spin_deadline,
+                    },
+                )
+                .await;
+                (code(&e), t.elapsed())
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let honest: Vec<_> = (0..16)
+        .map(|_| {
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let e = run("counter", json!({}), &plain(), GENEROUS).await;
+                (value(&e)["count"].clone(), t.elapsed())
+            })
+        })
+        .collect();
+    let mut slowest = Duration::ZERO;
+    for h in honest {
+        let (count, took) = h.await.unwrap();
+        assert_eq!(count, 1);
+        slowest = slowest.max(took);
+    }
+    eprintln!("slowest of 16 honest calls next to 4 spinning guests: {slowest:?}");
+    // Finished while the spinners still spin (a generous bound, not a timing).
+    assert!(
+        slowest < spin_deadline / 2,
+        "an honest call took {slowest:?} next to spinning guests"
+    );
+    for h in spinners {
+        let (code, took) = h.await.unwrap();
+        assert_eq!(code, "timeout");
+        eprintln!("a spinner with an {spin_deadline:?} deadline ended after {took:?}");
+        assert!(took < spin_deadline + Duration::from_secs(2), "{took:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_calls_mixing_good_and_hostile_tools_all_get_results() {
+    let policy = build(PolicyBuilder::new().limits(|l| l.memory_bytes = 16 << 20)).component();
+    let budget = Budget {
+        fuel: 20_000_000,
+        deadline: Duration::from_secs(60),
+    };
+    let mix: [(&str, Value, &str); 10] = [
+        ("spin", json!({}), "fuel_exhausted"),
+        ("memory_bomb", json!({}), "memory_limit"),
+        ("panic", json!({}), "trap"),
+        ("exit", json!({"status": 1}), "guest_exit"),
+        ("fail", json!({}), "boom"),
+        ("counter", json!({}), "count"),
+        ("echo", json!({"i": 0}), "echo"),
+        ("counter", json!({}), "count"),
+        ("echo", json!({"i": 0}), "echo"),
+        ("counter", json!({}), "count"),
+    ];
+    let t = Instant::now();
+    let calls: Vec<_> = (0..1000)
+        .map(|i| {
+            let (tool, mut args, want) = mix[i % mix.len()].clone();
+            if tool == "echo" {
+                args["i"] = json!(i);
+            }
+            let policy = policy.clone();
+            tokio::spawn(async move {
+                let t = Instant::now();
+                let e = run(tool, args.clone(), &policy, budget).await;
+                (i, tool, args, want, e, t.elapsed())
+            })
+        })
+        .collect();
+    let mut took = Vec::new();
+    for h in calls {
+        let (i, tool, args, want, e, elapsed) = h.await.unwrap();
+        took.push(elapsed);
+        match want {
+            "count" => assert_eq!(value(&e)["count"], 1, "call {i}"),
+            "echo" => assert_eq!(value(&e)["args"], args, "call {i}"),
+            code_ => assert_eq!(code(&e), code_, "call {i} ({tool})"),
+        }
+    }
+    assert_eq!(took.len(), 1000);
+    took.sort();
+    eprintln!(
+        "1000 mixed calls in {:?}: p50 {:?}, p99 {:?} (queueing included)",
+        t.elapsed(),
+        took[500],
+        took[990]
+    );
+    still_serving().await;
+}
+
+#[tokio::test]
+async fn a_guest_filling_a_read_write_grant_is_stopped_by_the_write_budget() {
+    let ws = Workspace::new(&[]);
+    let policy = build(allow_in(ws.path(), FsMode::ReadWrite).limits(|l| {
+        l.max_write_bytes = 1 << 20;
+        l.max_files_created = 50;
+    }))
+    .component();
+    // Within the budget: fine, and reported.
+    let e = run(
+        "fill",
+        json!({"path": "ok.bin", "bytes": 512 << 10}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(value(&e)["done"], 512 << 10);
+    assert_eq!(e.report.bytes_written, 512 << 10);
+    assert_eq!(e.report.entries_created, 1);
+    // Bytes.
+    let e = run(
+        "fill",
+        json!({"path": "big.bin", "bytes": 100u64 << 20}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(code(&e), "write_budget_exceeded", "{e:?}");
+    let msg = failure(&e).message;
+    assert!(msg.contains("1048576 bytes"), "{msg}");
+    let len = std::fs::metadata(ws.file("big.bin")).unwrap().len();
+    assert!(len <= 1 << 20, "wrote {len} bytes");
+    // Growing a file with set-size counts as writing.
+    let e = run(
+        "grow",
+        json!({"path": "sparse.bin", "size": 1u64 << 40}),
+        &policy,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(code(&e), "write_budget_exceeded", "{e:?}");
+    assert_eq!(std::fs::metadata(ws.file("sparse.bin")).unwrap().len(), 0);
+    // Files and directories.
+    for dirs in [false, true] {
+        let sub = Workspace::new(&[]);
+        let policy = build(allow_in(sub.path(), FsMode::ReadWrite).limits(|l| {
+            l.max_files_created = 50;
+        }))
+        .component();
+        let e = run(
+            "spawn_files",
+            json!({"count": 100_000, "dirs": dirs}),
+            &policy,
+            GENEROUS,
+        )
+        .await;
+        assert_eq!(code(&e), "write_budget_exceeded", "dirs {dirs}: {e:?}");
+        assert!(failure(&e).message.contains("50 files"), "{e:?}");
+        let made = std::fs::read_dir(sub.path()).unwrap().count();
+        assert_eq!(made, 50, "dirs {dirs}");
+    }
+    // The defaults bound a call that sets no limit.
+    let sub = Workspace::new(&[]);
+    let default = build(allow_in(sub.path(), FsMode::ReadWrite)).component();
+    let e = run(
+        "fill",
+        json!({"path": "big.bin", "bytes": 100u64 << 20}),
+        &default,
+        GENEROUS,
+    )
+    .await;
+    assert_eq!(code(&e), "write_budget_exceeded", "{e:?}");
+    let len = std::fs::metadata(sub.file("big.bin")).unwrap().len();
+    assert!(
+        len <= toolhost_policy::DEFAULT_MAX_WRITE_BYTES,
+        "wrote {len} bytes"
+    );
+    still_serving().await;
+}
+
+/// An HTTP server on 127.0.0.1 for the egress attacks: `/redirect` sends the
+/// client to `to`, `/huge` answers 2 MiB. Counts the connections it accepts.
+async fn http_server(to: String) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let to = to.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                let resp = if head.starts_with("GET /redirect ") {
+                    format!(
+                        "HTTP/1.1 302 Found\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    )
+                } else {
+                    let body = "z".repeat(2 << 20);
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    (port, hits)
+}
+
+#[tokio::test]
+async fn http_redirects_off_the_allow_list_and_oversized_responses_are_stopped_on_the_host() {
+    // Not allowed: a second server, which must never see a connection.
+    let (forbidden, forbidden_hits) = http_server(String::new()).await;
+    let (allowed, _) = http_server(format!("http://127.0.0.1:{forbidden}/secret")).await;
+    let policy = build(
+        PolicyBuilder::new()
+            .network(format!("127.0.0.1:{allowed}"))
+            .limits(|l| l.max_http_response_bytes = 10_000),
+    )
+    .component();
+    let fetch = toolhost_tests::fetch().await;
+    let exec = |url: String| {
+        let fetch = fetch.clone();
+        let policy = policy.clone();
+        async move {
+            // Straight to the sandbox: no host pre-check of the URL argument,
+            // so the egress hook on the host is what decides.
+            let args = json!({"url": url, "max_bytes": 5_000_000}).to_string();
+            let mut inv = Invocation::new("fetch", &args, &policy);
+            inv.budget = GENEROUS;
+            fetch.execute(inv).await
+        }
+    };
+    let e = exec(format!("http://127.0.0.1:{allowed}/redirect")).await;
+    assert_eq!(code(&e), "network_denied", "{e:?}");
+    assert_eq!(
+        e.report.network_denied,
+        [format!("127.0.0.1:{forbidden}")],
+        "the redirect target was refused on the host"
+    );
+    assert_eq!(
+        forbidden_hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing reached the host that is not on the allow-list"
+    );
+    // 2 MiB against a 10,000-byte cap: the host stops reading at the cap.
+    let e = exec(format!("http://127.0.0.1:{allowed}/huge")).await;
+    assert_eq!(code(&e), "network_error", "{e:?}");
+    let msg = failure(&e).message;
+    assert!(
+        msg.contains("response body size exceeds limit: 10000 bytes"),
+        "{msg}"
+    );
+    still_serving().await;
+}

@@ -56,6 +56,7 @@ component!(list, TOOL_LIST);
 component!(grep, TOOL_GREP);
 component!(fetch, TOOL_FETCH);
 component!(legacy, GUEST_LEGACY);
+component!(hostile_net, GUEST_HOSTILE_NET);
 
 /// A temporary workspace directory with files in it.
 pub struct Workspace {

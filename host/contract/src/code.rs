@@ -77,6 +77,12 @@ failure_codes! {
     ListenerFailed => "listener_failed",
     /// The host itself failed (I/O, instantiation, ...).
     HostError => "host_error",
+    /// The guest exited (`exit`, `std::process::exit`) instead of returning a
+    /// result; its exit status is in `info.exitStatus`.
+    GuestExit => "guest_exit",
+    /// The guest wrote more bytes, or created more files, in its read-write
+    /// grants than one call may (`max_write_bytes`, `max_files_created`).
+    WriteBudgetExceeded => "write_budget_exceeded",
 }
 
 impl fmt::Display for FailureCode {
@@ -194,6 +200,8 @@ mod tests {
                 "blocked",
                 "listener_failed",
                 "host_error",
+                "guest_exit",
+                "write_budget_exceeded",
             ]
         );
         for c in FailureCode::ALL {

@@ -100,6 +100,14 @@ pub fn check_paths(
                 format!("`{}` must be a path string", param.pointer),
             ));
         };
+        if raw.contains('\0') {
+            // No filesystem path holds a NUL: refuse it plainly instead of
+            // letting the lookup below fail with a misleading reason.
+            return Err(denied(format!(
+                "`{}` contains a NUL byte, which no path may contain",
+                raw.escape_debug()
+            )));
+        }
         let guest = normalize(raw, cwd).map_err(|e| denied(format!("path {e}")))?;
         let Some((grant, relative)) = find_grant(sandbox, &guest) else {
             let granted: Vec<&str> = sandbox.fs.iter().map(|g| g.guest.as_str()).collect();
@@ -202,5 +210,38 @@ mod tests {
         );
         assert!(normalize("/../x", "/").is_err());
         assert_eq!(normalize(".", "/workspace").unwrap(), "/workspace");
+    }
+
+    #[test]
+    fn a_nul_byte_is_refused_plainly() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+        let tool = ToolDescriptor::from_raw(
+            "t".into(),
+            "t".into(),
+            r#"{"type":"object"}"#,
+            r#"{"type":"object"}"#,
+            Default::default(),
+            vec![toolhost_contract::PathParam {
+                pointer: "/path".into(),
+                access: PathAccess::Read,
+            }],
+        )
+        .unwrap();
+        let sandbox = Sandbox {
+            fs: vec![FsGrant {
+                host: dir.path().to_owned(),
+                guest: "/workspace".into(),
+                mode: FsMode::ReadOnly,
+            }],
+            ..Sandbox::default()
+        };
+        let args = serde_json::json!({"path": "a.txt\u{0}../../etc/passwd"});
+        let e = check_paths(&tool, &args, &sandbox).unwrap_err();
+        assert_eq!(e.code, FailureCode::PathDenied.into());
+        assert!(e.message.contains("contains a NUL byte"), "{}", e.message);
+        assert!(e.message.contains("a.txt\\0"), "escaped: {}", e.message);
+        let ok = check_paths(&tool, &serde_json::json!({"path": "a.txt"}), &sandbox).unwrap();
+        assert!(ok[0].exists);
     }
 }

@@ -305,6 +305,8 @@ fn raw_limits(l: &Limits) -> RawLimits {
         max_result_tokens: l.max_result_tokens.map(unspanned),
         max_http_response_bytes: Some(unspanned(l.max_http_response_bytes)),
         http_timeout_ms: Some(unspanned(l.http_timeout_ms)),
+        max_write_bytes: Some(unspanned(l.max_write_bytes)),
+        max_files_created: Some(unspanned(l.max_files_created)),
     }
 }
 

@@ -63,6 +63,8 @@ pub(crate) struct RawLimits {
     pub max_result_tokens: Option<Spanned<u64>>,
     pub max_http_response_bytes: Option<Spanned<u64>>,
     pub http_timeout_ms: Option<Spanned<u64>>,
+    pub max_write_bytes: Option<Spanned<u64>>,
+    pub max_files_created: Option<Spanned<u64>>,
 }
 
 /// One `[[fs]]` entry.
@@ -247,6 +249,8 @@ fn merge_limits(
         ("max_result_tokens", &raw.max_result_tokens),
         ("max_http_response_bytes", &raw.max_http_response_bytes),
         ("http_timeout_ms", &raw.http_timeout_ms),
+        ("max_write_bytes", &raw.max_write_bytes),
+        ("max_files_created", &raw.max_files_created),
     ]
     .into_iter()
     .filter_map(|(name, value)| value.as_ref().map(|v| (name, v)))
@@ -269,6 +273,8 @@ fn merge_limits(
     out.max_http_response_bytes =
         take(raw.max_http_response_bytes).unwrap_or(out.max_http_response_bytes);
     out.http_timeout_ms = take(raw.http_timeout_ms).unwrap_or(out.http_timeout_ms);
+    out.max_write_bytes = take(raw.max_write_bytes).unwrap_or(out.max_write_bytes);
+    out.max_files_created = take(raw.max_files_created).unwrap_or(out.max_files_created);
     Ok(())
 }
 

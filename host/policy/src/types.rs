@@ -65,6 +65,21 @@ pub const DEFAULT_MAX_HTTP_RESPONSE_BYTES: u64 = 10 * 1024 * 1024;
 /// tool (and the model's turn) until the overall call deadline.
 pub const DEFAULT_HTTP_TIMEOUT_MS: u64 = 10_000;
 
+/// Default cap on bytes one call may write into its read-write grants: 64 MiB.
+///
+/// The deadline alone lets a hostile tool fill the disk (one call wrote
+/// 171 MB in 3 s); an honest tool writes a few files of source or data. It
+/// equals the largest file the pipeline can baseline, so any file a tool may
+/// later be asked to change can still be written in one call.
+pub const DEFAULT_MAX_WRITE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Default cap on files, directories and links one call may create in its
+/// read-write grants: 1,000.
+///
+/// Bounds inode exhaustion and directory flooding (one call created 19k files
+/// in 3 s) while leaving room for a tool that scaffolds a project.
+pub const DEFAULT_MAX_FILES_CREATED: u64 = 1_000;
+
 /// What the host does when the model calls a tool.
 ///
 /// The default is [`Decision::Deny`]: a tool runs only if a policy says so.
@@ -217,6 +232,12 @@ pub struct Limits {
     /// Deadline for one outgoing HTTP request, in milliseconds
     /// (see [`DEFAULT_HTTP_TIMEOUT_MS`]).
     pub http_timeout_ms: u64,
+    /// Cap on bytes written into read-write grants per call
+    /// (see [`DEFAULT_MAX_WRITE_BYTES`]).
+    pub max_write_bytes: u64,
+    /// Cap on files, directories and links created in read-write grants per
+    /// call (see [`DEFAULT_MAX_FILES_CREATED`]).
+    pub max_files_created: u64,
 }
 
 impl Default for Limits {
@@ -231,6 +252,8 @@ impl Default for Limits {
             max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
             max_http_response_bytes: DEFAULT_MAX_HTTP_RESPONSE_BYTES,
             http_timeout_ms: DEFAULT_HTTP_TIMEOUT_MS,
+            max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
+            max_files_created: DEFAULT_MAX_FILES_CREATED,
         }
     }
 }

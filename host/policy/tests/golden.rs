@@ -97,6 +97,8 @@ fn full_policy_uses_every_key() {
     assert_eq!(l.result_byte_budget(), 32_000);
     assert_eq!(l.max_http_response_bytes, 10_485_760);
     assert_eq!(l.http_timeout_ms, 10_000);
+    assert_eq!(l.max_write_bytes, 16_777_216);
+    assert_eq!(l.max_files_created, 500);
     let s = &component.sandbox;
     assert_eq!(s.fs.len(), 2);
     assert_eq!(s.fs[0].host, Path::new("/base"));

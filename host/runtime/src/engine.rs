@@ -98,6 +98,9 @@ impl Runtime {
         let mut linker = Linker::<HostState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("linking WASI: {e:#}")))?;
+        crate::write_budget::add_to_linker(&mut linker).map_err(|e| {
+            RuntimeError::Engine(format!("linking the budgeted wasi:filesystem: {e:#}"))
+        })?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
         let cache = ArtifactCache::open(config.cache_dir.as_deref(), &engine)?;

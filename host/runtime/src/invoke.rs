@@ -6,6 +6,7 @@ use crate::component::LoadedComponent;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
 use crate::sandbox::{Entropy, HostState};
+use crate::write_budget::WriteBudgetExceeded;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
@@ -72,6 +73,10 @@ pub struct ExecutionReport {
     pub stderr: String,
     /// Outgoing requests refused by policy, as `host:port`.
     pub network_denied: Vec<String>,
+    /// Bytes written into read-write grants (charged to the write budget).
+    pub bytes_written: u64,
+    /// Files, directories and links created (charged to the write budget).
+    pub entries_created: u64,
     /// Time spent instantiating.
     pub instantiate: Duration,
     /// Wall-clock time of the whole call.
@@ -301,19 +306,20 @@ impl LoadedComponent {
                 report,
             );
         }
-        let tick = self.rt.config.epoch_tick.max(Duration::from_micros(100));
-        store.data_mut().ticks_left =
-            u64::try_from(budget.deadline.as_nanos().div_ceil(tick.as_nanos())).unwrap_or(u64::MAX);
+        // The epoch ticks only say when to look; the deadline itself is the
+        // wall clock. Counting ticks instead let a deadline stretch with the
+        // ticker's oversleep under load (8 s became up to 8.46 s with four
+        // guests spinning on two cores).
+        store.data_mut().deadline = started.checked_add(budget.deadline);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
             let s = ctx.data_mut();
             if s.cancel.is_cancelled() {
                 return Err(wasmtime::Error::new(CallCancelled));
             }
-            if s.ticks_left == 0 {
+            if s.deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(UpdateDeadline::Interrupt);
             }
-            s.ticks_left -= 1;
             // Yield so other tasks (and this call's cancellation) make progress.
             Ok(UpdateDeadline::Yield(1))
         });
@@ -380,6 +386,7 @@ impl LoadedComponent {
         report.stdout = state.stdout.contents();
         report.stderr = state.stderr.contents();
         report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
+        (report.bytes_written, report.entries_created) = state.budget.used();
         report.instantiate = instantiated.unwrap_or_default();
         report.elapsed = started.elapsed();
         let outcome = match result {
@@ -444,8 +451,36 @@ fn classify(
             ),
         );
     }
+    if let Some(exceeded) = state
+        .budget
+        .exceeded()
+        .or_else(|| e.downcast_ref::<WriteBudgetExceeded>().copied())
+    {
+        return ToolFailure::new(
+            FailureCode::WriteBudgetExceeded,
+            format!(
+                "the tool was stopped: {exceeded} in its read-write directories \
+                 (policy limits max_write_bytes = {}, max_files_created = {})",
+                policy.limits.max_write_bytes, policy.limits.max_files_created
+            ),
+        );
+    }
     if e.downcast_ref::<CallCancelled>().is_some() {
         return cancelled();
+    }
+    if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        // `exit`/`std::process::exit` in the guest ends in `wasi:cli/exit`,
+        // which wasmtime-wasi reports as this error: the guest's doing.
+        let mut f = ToolFailure::new(
+            FailureCode::GuestExit,
+            format!(
+                "the tool exited with status {} instead of returning a result",
+                exit.0
+            ),
+        )
+        .with_info(serde_json::json!({ "exitStatus": exit.0 }));
+        with_stderr_tail(&mut f, state);
+        return f;
     }
     match e.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => ToolFailure::new(
@@ -461,15 +496,21 @@ fn classify(
             "the tool's call stack overflowed (unbounded or too deep recursion)",
         ),
         Some(trap) => {
-            let stderr = state.stderr.contents();
-            let tail = tail(&stderr, STDERR_TAIL);
             let mut f = ToolFailure::new(FailureCode::Trap, format!("the tool crashed: {trap}"));
-            if !tail.trim().is_empty() {
-                f.message.push_str(&format!("\nstderr: {}", tail.trim()));
-            }
+            with_stderr_tail(&mut f, state);
             f
         }
         None => ToolFailure::new(FailureCode::HostError, format!("{e:#}")),
+    }
+}
+
+/// Appends the end of the guest's stderr (where a panic or `abort` message
+/// lands) to a crash message.
+fn with_stderr_tail(f: &mut ToolFailure, state: &HostState) {
+    let stderr = state.stderr.contents();
+    let tail = tail(&stderr, STDERR_TAIL);
+    if !tail.trim().is_empty() {
+        f.message.push_str(&format!("\nstderr: {}", tail.trim()));
     }
 }
 

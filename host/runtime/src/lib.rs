@@ -40,6 +40,7 @@ mod invoke;
 mod limiter;
 mod pipe;
 mod sandbox;
+mod write_budget;
 
 pub use cache::CacheOutcome;
 pub use component::LoadedComponent;

@@ -11,12 +11,14 @@ use crate::egress::EgressHooks;
 use crate::engine::RuntimeConfig;
 use crate::limiter::Limiter;
 use crate::pipe::BoundedPipe;
+use crate::write_budget::WriteBudget;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
 use toolhost_policy::{FsMode, ToolPolicy};
 use wasmtime::component::ResourceTable;
+use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{
     Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
     WasiCtxView, WasiView,
@@ -42,11 +44,26 @@ pub(crate) struct HostState {
     pub(crate) limiter: Limiter,
     pub(crate) stdout: BoundedPipe,
     pub(crate) stderr: BoundedPipe,
-    /// Epoch ticks left before the deadline interrupts the guest.
-    pub(crate) ticks_left: u64,
+    /// When the deadline interrupts the guest (`None`: too far to represent).
+    pub(crate) deadline: Option<std::time::Instant>,
     /// The caller's (re-joined) cancellation.
     pub(crate) cancel: CancellationToken,
     pub(crate) denied: Arc<Mutex<Vec<String>>>,
+    /// What the call may still write into its read-write grants.
+    pub(crate) budget: Arc<WriteBudget>,
+}
+
+impl HostState {
+    /// The filesystem view and the write budget, borrowed together.
+    pub(crate) fn filesystem_parts(&mut self) -> (WasiFilesystemCtxView<'_>, &Arc<WriteBudget>) {
+        (
+            WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            &self.budget,
+        )
+    }
 }
 
 impl WasiView for HostState {
@@ -191,9 +208,13 @@ impl HostState {
             },
             stdout,
             stderr,
-            ticks_left: 0,
+            deadline: None,
             cancel,
             denied,
+            budget: Arc::new(WriteBudget::new(
+                limits.max_write_bytes,
+                limits.max_files_created,
+            )),
         })
     }
 }

@@ -21,6 +21,22 @@
 //! | `random` | 16 random bytes as hex, wall clock ns | deterministic replay |
 //! | `fail` | failure `boom` / `it failed` | the tool's failure |
 //! | `render_fail` | `{ok: true}`, render panics | `render_failed` |
+//! | `exit` | `{status}` → `std::process::exit(status)` | `guest_exit` |
+//! | `abort` | `std::process::abort()` | `trap` |
+//! | `hard_link` | `{from, to}` → `std::fs::hard_link` | refused across preopens: `io_error` |
+//! | `rename` | `{from, to}` → `std::fs::rename` | refused across preopens: `io_error` |
+//! | `truncate` | `{path}` → open for write with truncate, then `set_len(0)` | read-only preopen: `io_error` |
+//! | `list_dir` | `{path}` → `{names}` with `std::fs::read_dir` | only inside preopens |
+//! | `raw_open` | `{path, write}` → raw `open-at` on the first preopen (any bytes, NUL too) | WASI refuses: `io_error` |
+//! | `symlink` | `{target, link}` → raw `symlink-at` on the first preopen | the link is never followed out |
+//! | `fill` | `{path, bytes}` → writes `bytes` in 64 KiB chunks | write budget: `write_budget_exceeded` |
+//! | `spawn_files` | `{count, dirs}` → creates `count` files (or directories) | write budget: `write_budget_exceeded` |
+//! | `grow` | `{path, size}` → creates a file and `set_len(size)` | write budget: `write_budget_exceeded` |
+//! | `invalid_json` | returns `{"ok": tru` | `output_invalid` |
+//! | `huge_value` | `{mb}` → `{blob}`, a string of `mb` MiB | bounded by `max_result_bytes` |
+//! | `deep_value` | `{depth}` → `depth` nested arrays | `output_invalid`, no host stack overflow |
+//! | `render_spin` | `{ok: true}`, render loops forever | `render_failed` (timeout / fuel) |
+//! | `render_huge` | `{mb}` → `{ok: true}`, render returns `mb` MiB of text | bounded by `max_result_bytes` |
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -309,6 +325,332 @@ impl Tool for RenderFail {
     }
 }
 
+/// Arguments of `exit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExitArgs {
+    /// The exit status.
+    pub status: i32,
+}
+
+hostile!(Exit, "exit", "Exits the process with a status instead of returning.", ExitArgs => Never, |a| {
+    eprintln!("hostile exit {}", a.status);
+    std::process::exit(a.status)
+});
+
+hostile!(Abort, "abort", "Aborts the process.", NoArgs => Never, |_| {
+    eprintln!("hostile abort");
+    std::process::abort()
+});
+
+/// Arguments of `hard_link` and `rename`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FromTo {
+    /// The existing path.
+    pub from: String,
+    /// The new path.
+    pub to: String,
+}
+
+hostile!(HardLink, "hard_link", "Creates a hard link with std::fs::hard_link.", FromTo => OkValue, |a| {
+    let (from, to) = (toolhost_kit::resolve_path(&a.from), toolhost_kit::resolve_path(&a.to));
+    std::fs::hard_link(from, to).map_err(|e| io_error(&e))?;
+    Ok(OkValue { ok: true })
+});
+
+hostile!(Rename, "rename", "Renames with std::fs::rename.", FromTo => OkValue, |a| {
+    let (from, to) = (toolhost_kit::resolve_path(&a.from), toolhost_kit::resolve_path(&a.to));
+    std::fs::rename(from, to).map_err(|e| io_error(&e))?;
+    Ok(OkValue { ok: true })
+});
+
+hostile!(Truncate, "truncate", "Opens a file for writing with truncation, then sets its length to 0.", PathArgs => OkValue, |a| {
+    let path = toolhost_kit::resolve_path(&a.path);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(|e| io_error(&e))?;
+    f.set_len(0).map_err(|e| io_error(&e))?;
+    Ok(OkValue { ok: true })
+});
+
+/// Value of `list_dir`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Names {
+    /// Entry names, sorted.
+    pub names: Vec<String>,
+}
+
+hostile!(ListDir, "list_dir", "Lists a directory with std::fs::read_dir.", PathArgs => Names, |a| {
+    let path = toolhost_kit::resolve_path(&a.path);
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&path).map_err(|e| io_error(&e))? {
+        let entry = entry.map_err(|e| io_error(&e))?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    Ok(Names { names })
+});
+
+/// The first preopened directory, through raw WASI (no path resolution by
+/// the guest's libc: the host sees exactly the bytes the tool sends).
+#[cfg(target_arch = "wasm32")]
+fn first_preopen() -> Result<toolhost_kit::wasi::filesystem::types::Descriptor, ToolError> {
+    toolhost_kit::wasi::filesystem::preopens::get_directories()
+        .into_iter()
+        .next()
+        .map(|(d, _)| d)
+        .ok_or_else(|| ToolError::new("no_preopen", "no directory is preopened"))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn wasi_error(e: toolhost_kit::wasi::filesystem::types::ErrorCode) -> ToolError {
+    ToolError::new("io_error", format!("{e:?}"))
+        .with_info(serde_json::json!({ "kind": format!("{e:?}") }))
+}
+
+/// Arguments of `raw_open`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawOpenArgs {
+    /// Path relative to the first preopen, sent as is.
+    pub path: String,
+    /// Open for writing (create, truncate) and write `pwned`; else read.
+    pub write: bool,
+}
+
+hostile!(RawOpen, "raw_open", "Opens a path with raw wasi:filesystem open-at on the first preopen.", RawOpenArgs => FileContent, |a| {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use toolhost_kit::wasi::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+        let dir = first_preopen()?;
+        if a.write {
+            let f = dir
+                .open_at(
+                    PathFlags::empty(),
+                    &a.path,
+                    OpenFlags::CREATE | OpenFlags::TRUNCATE,
+                    DescriptorFlags::WRITE,
+                )
+                .map_err(wasi_error)?;
+            f.write(b"pwned", 0).map_err(wasi_error)?;
+            Ok(FileContent { content: String::new() })
+        } else {
+            let f = dir
+                .open_at(PathFlags::SYMLINK_FOLLOW, &a.path, OpenFlags::empty(), DescriptorFlags::READ)
+                .map_err(wasi_error)?;
+            let (bytes, _) = f.read(1 << 20, 0).map_err(wasi_error)?;
+            Ok(FileContent { content: String::from_utf8_lossy(&bytes).into_owned() })
+        }
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = a;
+        Err(ToolError::new("unsupported", "wasm32 only"))
+    }
+});
+
+/// Arguments of `symlink`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SymlinkArgs {
+    /// What the link points to, stored as is.
+    pub target: String,
+    /// The link's path, relative to the first preopen.
+    pub link: String,
+}
+
+hostile!(Symlink, "symlink", "Creates a symlink with raw wasi:filesystem symlink-at on the first preopen.", SymlinkArgs => OkValue, |a| {
+    #[cfg(target_arch = "wasm32")]
+    {
+        first_preopen()?.symlink_at(&a.target, &a.link).map_err(wasi_error)?;
+        Ok(OkValue { ok: true })
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = a;
+        Err(ToolError::new("unsupported", "wasm32 only"))
+    }
+});
+
+/// Arguments of `fill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FillArgs {
+    /// The file to write.
+    pub path: String,
+    /// How many bytes to write.
+    pub bytes: u64,
+}
+
+/// How much a filling tool did.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Done {
+    /// Units done (bytes written or entries created).
+    pub done: u64,
+}
+
+hostile!(Fill, "fill", "Writes the given number of bytes to a file in 64 KiB chunks.", FillArgs => Done, |a| {
+    use std::io::Write;
+    let path = toolhost_kit::resolve_path(&a.path);
+    let mut f = std::fs::File::create(&path).map_err(|e| io_error(&e))?;
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut done = 0u64;
+    while done < a.bytes {
+        let n = chunk.len().min(usize::try_from(a.bytes - done).unwrap_or(usize::MAX));
+        f.write_all(&chunk[..n]).map_err(|e| io_error(&e))?;
+        done += n as u64;
+    }
+    Ok(Done { done })
+});
+
+/// Arguments of `spawn_files`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnArgs {
+    /// How many entries to create in the working directory.
+    pub count: u64,
+    /// Create directories instead of files.
+    pub dirs: bool,
+}
+
+hostile!(SpawnFiles, "spawn_files", "Creates many small files (or directories) in the working directory.", SpawnArgs => Done, |a| {
+    for i in 0..a.count {
+        let path = toolhost_kit::resolve_path(&format!("spawn-{i}"));
+        if a.dirs {
+            std::fs::create_dir(&path).map_err(|e| io_error(&e))?;
+        } else {
+            std::fs::write(&path, b"x").map_err(|e| io_error(&e))?;
+        }
+    }
+    Ok(Done { done: a.count })
+});
+
+/// Arguments of `grow`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrowArgs {
+    /// The file to create.
+    pub path: String,
+    /// The length to set.
+    pub size: u64,
+}
+
+hostile!(Grow, "grow", "Creates a file and sets its length with set_len.", GrowArgs => Done, |a| {
+    let path = toolhost_kit::resolve_path(&a.path);
+    let f = std::fs::File::create(&path).map_err(|e| io_error(&e))?;
+    f.set_len(a.size).map_err(|e| io_error(&e))?;
+    Ok(Done { done: a.size })
+});
+
+/// A JSON document written out verbatim, unchecked: serde_json's raw-value
+/// token (feature `raw_value`) makes its serializer copy the text as is, so
+/// a tool can hand the host text that is not JSON, or JSON too deep to parse.
+#[derive(Debug, Deserialize)]
+pub struct Verbatim(pub String);
+
+impl Serialize for Verbatim {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        const TOKEN: &str = "$serde_json::private::RawValue";
+        let mut st = s.serialize_struct(TOKEN, 1)?;
+        st.serialize_field(TOKEN, &self.0)?;
+        st.end()
+    }
+}
+
+impl JsonSchema for Verbatim {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Verbatim".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({})
+    }
+}
+
+hostile!(InvalidJson, "invalid_json", "Returns text that is not JSON as its value.", NoArgs => Verbatim, |_| {
+    Ok(Verbatim(r#"{"ok": tru"#.into()))
+});
+
+/// Arguments of `huge_value` and `render_huge`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SizeArgs {
+    /// Size in MiB.
+    pub mb: u32,
+}
+
+/// Value of `huge_value`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Blob {
+    /// A long string of `x`.
+    pub blob: String,
+}
+
+hostile!(HugeValue, "huge_value", "Returns a value holding a string of the given size in MiB.", SizeArgs => Blob, |a| {
+    Ok(Blob { blob: "x".repeat(a.mb as usize * (1 << 20)) })
+});
+
+/// Arguments of `deep_value`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DepthArgs {
+    /// Nesting depth.
+    pub depth: u32,
+}
+
+hostile!(DeepValue, "deep_value", "Returns arrays nested to the given depth.", DepthArgs => Verbatim, |a| {
+    let d = a.depth as usize;
+    Ok(Verbatim(format!("{}{}", "[".repeat(d), "]".repeat(d))))
+});
+
+/// Succeeds; its render loops forever.
+pub struct RenderSpin;
+
+impl Tool for RenderSpin {
+    const NAME: &'static str = "render_spin";
+    const DESCRIPTION: &'static str = "Succeeds with {ok: true}; its render loops forever.";
+    type Args = NoArgs;
+    type Output = OkValue;
+    fn annotations() -> Annotations {
+        Annotations::NONE
+    }
+    fn execute(_: NoArgs) -> Result<OkValue, ToolError> {
+        Ok(OkValue { ok: true })
+    }
+    fn render(_: &NoArgs, _: &OkValue) -> Option<Vec<Content>> {
+        let mut x: u64 = 0;
+        loop {
+            x = black_box(x.wrapping_add(1));
+        }
+    }
+}
+
+/// Succeeds; its render returns a huge text.
+pub struct RenderHuge;
+
+impl Tool for RenderHuge {
+    const NAME: &'static str = "render_huge";
+    const DESCRIPTION: &'static str =
+        "Succeeds with {ok: true}; its render returns mb MiB of text.";
+    type Args = SizeArgs;
+    type Output = OkValue;
+    fn annotations() -> Annotations {
+        Annotations::NONE
+    }
+    fn execute(_: SizeArgs) -> Result<OkValue, ToolError> {
+        Ok(OkValue { ok: true })
+    }
+    fn render(a: &SizeArgs, _: &OkValue) -> Option<Vec<Content>> {
+        Some(vec![Content::text("y".repeat(a.mb as usize * (1 << 20)))])
+    }
+}
+
 toolhost_kit::export_tools!(
     Spin,
     MemoryBomb,
@@ -325,6 +667,22 @@ toolhost_kit::export_tools!(
     Random,
     Fail,
     RenderFail,
+    Exit,
+    Abort,
+    HardLink,
+    Rename,
+    Truncate,
+    ListDir,
+    RawOpen,
+    Symlink,
+    Fill,
+    SpawnFiles,
+    Grow,
+    InvalidJson,
+    HugeValue,
+    DeepValue,
+    RenderSpin,
+    RenderHuge,
 );
 
 #[cfg(test)]
@@ -339,6 +697,8 @@ mod tests {
         ToolEntry::of::<Fail>(),
         ToolEntry::of::<Env>(),
         ToolEntry::of::<Random>(),
+        ToolEntry::of::<InvalidJson>(),
+        ToolEntry::of::<DeepValue>(),
     ]);
 
     #[test]
@@ -362,6 +722,13 @@ mod tests {
             serde_json::from_str(&SET.execute("random", "{}").unwrap()).unwrap();
         assert_eq!(v["hex"].as_str().map(str::len), Some(32));
         assert!(SET.execute("counter", "{}").is_ok());
+        let bad = SET.execute("invalid_json", "{}").unwrap();
+        assert_eq!(bad, r#"{"ok": tru"#);
+        assert!(serde_json::from_str::<serde_json::Value>(&bad).is_err());
+        assert_eq!(
+            SET.execute("deep_value", r#"{"depth":3}"#).unwrap(),
+            "[[[]]]"
+        );
         assert_eq!(
             SET.execute("counter", r#"{"x":1}"#).unwrap_err().code,
             "invalid_arguments"

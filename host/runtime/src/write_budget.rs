@@ -1,0 +1,587 @@
+//! The per-call write budget of read-write grants: bytes written and
+//! entries (files, directories, links) created, enforced in the host's
+//! implementation of `wasi:filesystem/types`.
+//!
+//! **How.** The runtime links wasmtime-wasi's WASI as usual, then links the
+//! `wasi:filesystem/types` interface a second time over it (linker
+//! shadowing) with [`BudgetedFs`]. Its view implements the generated host
+//! traits in full by delegating every function to wasmtime-wasi's own
+//! implementation, and meters the ones that add data or entries before they
+//! run:
+//!
+//! - `write` (its buffer), `set-size` (growth beyond the current size);
+//! - `write-via-stream` and `append-via-stream`: the stream they return is
+//!   wrapped in a [`BudgetedStream`], so every byte later written through it
+//!   (`write`, `blocking-write-and-flush`, `write-zeroes`, `splice`, all of
+//!   which end in the wrapper's `write` or `blocking_write_and_flush`) is
+//!   metered;
+//! - `open-at` with `create` of a path that does not exist yet,
+//!   `create-directory-at`, `link-at`, `symlink-at`: one entry each.
+//!
+//! **Why there.** Every guest write passes through these functions, whatever
+//! issued it: the guest's libc, the preview-1 adapter or raw WASI calls.
+//! Because the traits are implemented whole (no defaults to fall back on), a
+//! function added by a wasmtime upgrade is a compile error here, never a
+//! silent way around the budget; and the stream wrapper sits on the
+//! filesystem's own streams only (stdout and stderr are bounded separately).
+//!
+//! **When exceeded.** The operation that would pass the budget is not
+//! performed; the call traps with [`WriteBudgetExceeded`], reported as
+//! `write_budget_exceeded`. Read-only grants cannot write at all, so the
+//! budget only ever counts what lands in read-write grants.
+
+use crate::sandbox::HostState;
+use bytes::Bytes;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use wasmtime::component::{HasData, Resource};
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
+};
+use wasmtime_wasi::p2::{
+    DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult,
+};
+
+/// What a call exceeded. Found by downcasting the trap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum WriteBudgetExceeded {
+    /// More bytes than `max_write_bytes`.
+    #[error("the call tried to write more than its {limit} bytes")]
+    Bytes {
+        /// The policy's limit.
+        limit: u64,
+    },
+    /// More entries than `max_files_created`.
+    #[error("the call tried to create more than its {limit} files, directories and links")]
+    Files {
+        /// The policy's limit.
+        limit: u64,
+    },
+}
+
+/// One call's write budget and what it has used. Shared (through an `Arc`)
+/// by the call's store and the file streams it opened.
+#[derive(Debug)]
+pub(crate) struct WriteBudget {
+    max_bytes: u64,
+    max_files: u64,
+    bytes: AtomicU64,
+    files: AtomicU64,
+    /// The first budget the call exceeded, kept even when the guest swallows
+    /// the trap's effects somehow: the classification reads it.
+    exceeded: std::sync::Mutex<Option<WriteBudgetExceeded>>,
+    hit: AtomicBool,
+}
+
+impl WriteBudget {
+    /// A fresh budget of `max_bytes` bytes and `max_files` entries.
+    pub(crate) fn new(max_bytes: u64, max_files: u64) -> WriteBudget {
+        WriteBudget {
+            max_bytes,
+            max_files,
+            bytes: AtomicU64::new(0),
+            files: AtomicU64::new(0),
+            exceeded: std::sync::Mutex::new(None),
+            hit: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes `n` from `counter` unless that would pass `max`.
+    fn take(
+        &self,
+        counter: &AtomicU64,
+        max: u64,
+        n: u64,
+        why: WriteBudgetExceeded,
+    ) -> Result<(), WriteBudgetExceeded> {
+        counter
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                used.checked_add(n).filter(|&total| total <= max)
+            })
+            .map(drop)
+            .map_err(|_| {
+                self.hit.store(true, Ordering::SeqCst);
+                if let Ok(mut first) = self.exceeded.lock() {
+                    first.get_or_insert(why);
+                }
+                why
+            })
+    }
+
+    /// Accounts for `n` bytes about to be written.
+    pub(crate) fn charge_bytes(&self, n: u64) -> Result<(), WriteBudgetExceeded> {
+        let why = WriteBudgetExceeded::Bytes {
+            limit: self.max_bytes,
+        };
+        self.take(&self.bytes, self.max_bytes, n, why)
+    }
+
+    /// Accounts for one entry about to be created.
+    pub(crate) fn charge_entry(&self) -> Result<(), WriteBudgetExceeded> {
+        let why = WriteBudgetExceeded::Files {
+            limit: self.max_files,
+        };
+        self.take(&self.files, self.max_files, 1, why)
+    }
+
+    /// Gives back an entry whose creation failed.
+    fn refund_entry(&self) {
+        let _ = self
+            .files
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                used.checked_sub(1)
+            });
+    }
+
+    /// Gives back bytes whose write failed.
+    fn refund_bytes(&self, n: u64) {
+        let _ = self
+            .bytes
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                Some(used.saturating_sub(n))
+            });
+    }
+
+    /// The first budget exceeded, if any.
+    pub(crate) fn exceeded(&self) -> Option<WriteBudgetExceeded> {
+        if !self.hit.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.exceeded.lock().ok().and_then(|e| *e)
+    }
+
+    /// Bytes written and entries created so far.
+    pub(crate) fn used(&self) -> (u64, u64) {
+        (
+            self.bytes.load(Ordering::SeqCst),
+            self.files.load(Ordering::SeqCst),
+        )
+    }
+}
+
+fn trap(e: WriteBudgetExceeded) -> FsError {
+    FsError::trap(wasmtime::Error::new(e))
+}
+
+/// The `HasData` of the budgeted `wasi:filesystem/types` linking.
+pub(crate) struct BudgetedFs;
+
+impl HasData for BudgetedFs {
+    type Data<'a> = BudgetedFsView<'a>;
+}
+
+/// wasmtime-wasi's filesystem view plus the call's budget.
+pub(crate) struct BudgetedFsView<'a> {
+    fs: WasiFilesystemCtxView<'a>,
+    budget: &'a Arc<WriteBudget>,
+}
+
+impl HostState {
+    /// The budgeted view of this call's filesystem (the linker's getter).
+    pub(crate) fn budgeted_fs(&mut self) -> BudgetedFsView<'_> {
+        let (fs, budget) = self.filesystem_parts();
+        BudgetedFsView { fs, budget }
+    }
+}
+
+/// Links the budgeted `wasi:filesystem/types` over the one
+/// `wasmtime_wasi::p2::add_to_linker_async` linked.
+pub(crate) fn add_to_linker(
+    linker: &mut wasmtime::component::Linker<HostState>,
+) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let r = types::add_to_linker::<HostState, BudgetedFs>(linker, HostState::budgeted_fs);
+    linker.allow_shadowing(false);
+    r
+}
+
+/// A borrow of the same descriptor, to pass on twice.
+fn again(fd: &Resource<Descriptor>) -> Resource<Descriptor> {
+    Resource::new_borrow(fd.rep())
+}
+
+impl types::Host for BudgetedFsView<'_> {
+    fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<ErrorCode> {
+        types::Host::convert_error_code(&mut self.fs, err)
+    }
+
+    fn filesystem_error_code(
+        &mut self,
+        err: Resource<wasmtime::Error>,
+    ) -> wasmtime::Result<Option<ErrorCode>> {
+        types::Host::filesystem_error_code(&mut self.fs, err)
+    }
+}
+
+impl HostDescriptor for BudgetedFsView<'_> {
+    async fn advise(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+        len: types::Filesize,
+        advice: types::Advice,
+    ) -> FsResult<()> {
+        HostDescriptor::advise(&mut self.fs, fd, offset, len, advice).await
+    }
+
+    async fn sync_data(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync_data(&mut self.fs, fd).await
+    }
+
+    async fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorFlags> {
+        HostDescriptor::get_flags(&mut self.fs, fd).await
+    }
+
+    async fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorType> {
+        HostDescriptor::get_type(&mut self.fs, fd).await
+    }
+
+    /// Metered: growth beyond the current size counts as bytes written.
+    async fn set_size(&mut self, fd: Resource<Descriptor>, size: types::Filesize) -> FsResult<()> {
+        let current = HostDescriptor::stat(&mut self.fs, again(&fd)).await?.size;
+        if size > current {
+            self.budget.charge_bytes(size - current).map_err(trap)?;
+        }
+        HostDescriptor::set_size(&mut self.fs, fd, size).await
+    }
+
+    async fn set_times(
+        &mut self,
+        fd: Resource<Descriptor>,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        HostDescriptor::set_times(&mut self.fs, fd, atim, mtim).await
+    }
+
+    async fn read(
+        &mut self,
+        fd: Resource<Descriptor>,
+        len: types::Filesize,
+        offset: types::Filesize,
+    ) -> FsResult<(Vec<u8>, bool)> {
+        HostDescriptor::read(&mut self.fs, fd, len, offset).await
+    }
+
+    /// Metered: the buffer's length.
+    async fn write(
+        &mut self,
+        fd: Resource<Descriptor>,
+        buf: Vec<u8>,
+        offset: types::Filesize,
+    ) -> FsResult<types::Filesize> {
+        let n = buf.len() as u64;
+        self.budget.charge_bytes(n).map_err(trap)?;
+        let r = HostDescriptor::write(&mut self.fs, fd, buf, offset).await;
+        if r.is_err() {
+            // Refused (a read-only descriptor, say): nothing was written.
+            self.budget.refund_bytes(n);
+        }
+        r
+    }
+
+    async fn read_directory(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<types::DirectoryEntryStream>> {
+        HostDescriptor::read_directory(&mut self.fs, fd).await
+    }
+
+    async fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync(&mut self.fs, fd).await
+    }
+
+    /// Metered: one entry.
+    async fn create_directory_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.budget.charge_entry().map_err(trap)?;
+        let r = HostDescriptor::create_directory_at(&mut self.fs, fd, path).await;
+        if r.is_err() {
+            self.budget.refund_entry();
+        }
+        r
+    }
+
+    async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat(&mut self.fs, fd).await
+    }
+
+    async fn stat_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat_at(&mut self.fs, fd, path_flags, path).await
+    }
+
+    async fn set_times_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim).await
+    }
+
+    /// Metered: one entry (the new name).
+    async fn link_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path_flags: types::PathFlags,
+        old_path: String,
+        new_descriptor: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        self.budget.charge_entry().map_err(trap)?;
+        let r = HostDescriptor::link_at(
+            &mut self.fs,
+            fd,
+            old_path_flags,
+            old_path,
+            new_descriptor,
+            new_path,
+        )
+        .await;
+        if r.is_err() {
+            self.budget.refund_entry();
+        }
+        r
+    }
+
+    /// Metered: one entry when `create` makes a path that did not exist.
+    async fn open_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        oflags: types::OpenFlags,
+        flags: types::DescriptorFlags,
+    ) -> FsResult<Resource<Descriptor>> {
+        let creates = oflags.contains(types::OpenFlags::CREATE)
+            && HostDescriptor::stat_at(&mut self.fs, again(&fd), path_flags, path.clone())
+                .await
+                .is_err();
+        if creates {
+            self.budget.charge_entry().map_err(trap)?;
+        }
+        let r = HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags).await;
+        if creates && r.is_err() {
+            self.budget.refund_entry();
+        }
+        r
+    }
+
+    fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        HostDescriptor::drop(&mut self.fs, fd)
+    }
+
+    async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        HostDescriptor::readlink_at(&mut self.fs, fd, path).await
+    }
+
+    async fn remove_directory_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        HostDescriptor::remove_directory_at(&mut self.fs, fd, path).await
+    }
+
+    async fn rename_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path: String,
+        new_fd: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await
+    }
+
+    /// Metered: one entry.
+    async fn symlink_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        src_path: String,
+        dest_path: String,
+    ) -> FsResult<()> {
+        self.budget.charge_entry().map_err(trap)?;
+        let r = HostDescriptor::symlink_at(&mut self.fs, fd, src_path, dest_path).await;
+        if r.is_err() {
+            self.budget.refund_entry();
+        }
+        r
+    }
+
+    async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        HostDescriptor::unlink_file_at(&mut self.fs, fd, path).await
+    }
+
+    fn read_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<wasmtime_wasi::p2::DynInputStream>> {
+        HostDescriptor::read_via_stream(&mut self.fs, fd, offset)
+    }
+
+    /// Metered: the stream is wrapped in a [`BudgetedStream`].
+    fn write_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        let stream = HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
+        self.wrap(stream)
+    }
+
+    /// Metered: the stream is wrapped in a [`BudgetedStream`].
+    fn append_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        let stream = HostDescriptor::append_via_stream(&mut self.fs, fd)?;
+        self.wrap(stream)
+    }
+
+    async fn is_same_object(
+        &mut self,
+        a: Resource<Descriptor>,
+        b: Resource<Descriptor>,
+    ) -> wasmtime::Result<bool> {
+        HostDescriptor::is_same_object(&mut self.fs, a, b).await
+    }
+
+    async fn metadata_hash(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash(&mut self.fs, fd).await
+    }
+
+    async fn metadata_hash_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path).await
+    }
+}
+
+impl BudgetedFsView<'_> {
+    /// Replaces a file stream in the table by its metered wrapper.
+    fn wrap(&mut self, stream: Resource<DynOutputStream>) -> FsResult<Resource<DynOutputStream>> {
+        let inner = self.fs.table.delete(stream)?;
+        let wrapped: DynOutputStream = Box::new(BudgetedStream {
+            inner,
+            budget: self.budget.clone(),
+        });
+        Ok(self.fs.table.push(wrapped)?)
+    }
+}
+
+impl HostDirectoryEntryStream for BudgetedFsView<'_> {
+    async fn read_directory_entry(
+        &mut self,
+        stream: Resource<types::DirectoryEntryStream>,
+    ) -> FsResult<Option<types::DirectoryEntry>> {
+        HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await
+    }
+
+    fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        HostDirectoryEntryStream::drop(&mut self.fs, stream)
+    }
+}
+
+/// A file output stream that charges every byte to the call's budget before
+/// it is written. Only the write paths are its own; the rest delegates.
+pub(crate) struct BudgetedStream {
+    inner: DynOutputStream,
+    budget: Arc<WriteBudget>,
+}
+
+impl BudgetedStream {
+    fn charge(&self, n: usize) -> StreamResult<()> {
+        self.budget
+            .charge_bytes(n as u64)
+            .map_err(|e| StreamError::Trap(wasmtime::Error::new(e)))
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for BudgetedStream {
+    async fn ready(&mut self) {
+        self.inner.ready().await;
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl OutputStream for BudgetedStream {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        self.charge(bytes.len())?;
+        self.inner.write(bytes)
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        self.inner.flush()
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        self.inner.check_write()
+    }
+
+    /// Charged, then the inner stream's own (file streams write directly
+    /// instead of through a spawned task).
+    async fn blocking_write_and_flush(&mut self, bytes: Bytes) -> StreamResult<()> {
+        self.charge(bytes.len())?;
+        self.inner.blocking_write_and_flush(bytes).await
+    }
+
+    async fn cancel(&mut self) {
+        self.inner.cancel().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_charged_up_to_the_limit_and_no_further() {
+        let b = WriteBudget::new(10, 2);
+        assert_eq!(b.charge_bytes(6), Ok(()));
+        assert_eq!(b.charge_bytes(4), Ok(()));
+        assert_eq!(b.exceeded(), None);
+        assert_eq!(
+            b.charge_bytes(1),
+            Err(WriteBudgetExceeded::Bytes { limit: 10 })
+        );
+        assert_eq!(b.used(), (10, 0), "a refused charge takes nothing");
+        assert_eq!(b.exceeded(), Some(WriteBudgetExceeded::Bytes { limit: 10 }));
+        assert!(b.charge_bytes(u64::MAX).is_err(), "no overflow");
+    }
+
+    #[test]
+    fn entries_are_charged_and_refunded() {
+        let b = WriteBudget::new(10, 2);
+        assert_eq!(b.charge_entry(), Ok(()));
+        b.refund_entry();
+        assert_eq!(b.charge_entry(), Ok(()));
+        assert_eq!(b.charge_entry(), Ok(()));
+        assert_eq!(
+            b.charge_entry(),
+            Err(WriteBudgetExceeded::Files { limit: 2 })
+        );
+        assert_eq!(b.used(), (0, 2));
+        // The first budget exceeded is the one reported.
+        assert!(b.charge_bytes(11).is_err());
+        assert_eq!(b.exceeded(), Some(WriteBudgetExceeded::Files { limit: 2 }));
+    }
+}

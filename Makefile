@@ -29,8 +29,10 @@ test: setup
 	# (figures from this build are not the optimized ones: see make bench).
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench stdio -- --quick
+	$(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
 
 bench: setup
 	$(CARGO) bench -p toolhost --bench overhead
 	$(CARGO) bench -p toolhost --bench stdio
 	$(CARGO) bench -p toolhost --bench calls
+	$(CARGO) bench -p toolhost --bench scale

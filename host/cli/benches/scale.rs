@@ -209,8 +209,22 @@ async fn tool(
     }
     times.remove(0);
     let r = last.ok_or_else(|| anyhow::anyhow!("no run"))?;
-    let value = r.value().cloned().unwrap_or(Value::Null);
+    let mut value = r.value().cloned().unwrap_or(Value::Null);
+    // The fuel the call burned, against its policy's budget.
+    let meta = serde_json::to_value(r.meta())?;
+    if let (Some(fuel), Value::Object(map)) = (find(&meta, "fuelConsumed"), &mut value) {
+        map.insert("_fuel".into(), fuel.clone());
+    }
     Ok((median(times), value, r.text()))
+}
+
+/// The first value under `key`, anywhere in `v`.
+fn find<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => m.get(key).or_else(|| m.values().find_map(|x| find(x, key))),
+        Value::Array(a) => a.iter().find_map(|x| find(x, key)),
+        _ => None,
+    }
 }
 
 fn which(bin: &str) -> Option<PathBuf> {
@@ -272,7 +286,8 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let mut rows: Vec<(String, f64, f64, String)> = vec![];
+    let mut rows: Vec<(String, f64, f64, String, f64)> = vec![];
+    let fuel = |v: &Value| v["_fuel"].as_f64().unwrap_or(0.0) / 1e9;
     let mut failures = vec![];
 
     // grep: the same set of files for the native search.
@@ -330,6 +345,7 @@ async fn main() -> anyhow::Result<()> {
             ms(n),
             ms(t),
             format!("{native_name}; ≤ 3×"),
+            fuel(&v),
         ));
     }
 
@@ -345,7 +361,28 @@ async fn main() -> anyhow::Result<()> {
     if v["total"].as_u64().unwrap_or(0) < files as u64 {
         failures.push(format!("list: total {} < {files} files", v["total"]));
     }
-    rows.push(("list, recursive".into(), ms(n), ms(t), "find; ≤ 5×".into()));
+    // `find` reads entry types from the directory; `list` also stats each
+    // file for its size, as `find -printf %s` does.
+    let sized = native(
+        runs,
+        Command::new("find")
+            .args([".", "-printf", "%p %s\n"])
+            .current_dir(&root),
+    )?;
+    rows.push((
+        "list, recursive (vs find -printf %s)".into(),
+        ms(sized),
+        ms(t),
+        "find -printf %s; ≤ 5×".into(),
+        fuel(&v),
+    ));
+    rows.push((
+        "list, recursive".into(),
+        ms(n),
+        ms(t),
+        "find; ≤ 5×".into(),
+        fuel(&v),
+    ));
 
     // read: a range near the end of the first big log, and its tail.
     let log = root.join("logs/big-0.log");
@@ -373,6 +410,7 @@ async fn main() -> anyhow::Result<()> {
         ms(n),
         ms(t),
         "sed -n; ≤ 50 ms".into(),
+        fuel(&v),
     ));
     let n = native(runs, Command::new("tail").args(["-n", "20"]).arg(&log))?;
     let (t, v, _) = tool(
@@ -390,12 +428,16 @@ async fn main() -> anyhow::Result<()> {
         ms(n),
         ms(t),
         "tail -n; ≤ 50 ms".into(),
+        fuel(&v),
     ));
 
-    println!("\n| call | native ms | toolhost ms | ratio | counterpart; target |");
-    println!("|---|---|---|---|---|");
-    for (what, n, t, target) in &rows {
-        println!("| {what} | {n:.1} | {t:.1} | {:.2}× | {target} |", t / n);
+    println!("\n| call | native ms | toolhost ms | ratio | counterpart; target | fuel (10⁹) |");
+    println!("|---|---|---|---|---|---|");
+    for (what, n, t, target, fuel) in &rows {
+        println!(
+            "| {what} | {n:.1} | {t:.1} | {:.2}× | {target} | {fuel:.2} |",
+            t / n
+        );
     }
     if !failures.is_empty() {
         anyhow::bail!("tools failed on the tree:\n{}", failures.join("\n"));

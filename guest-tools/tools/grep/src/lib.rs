@@ -216,6 +216,7 @@ impl Tool for GrepTool {
             },
             visited: 0,
             started: Instant::now(),
+            buf: vec![],
         };
         if meta.is_dir() {
             walk.rules.enter(&root, 0);
@@ -289,6 +290,8 @@ struct Walk {
     value: GrepValue,
     visited: usize,
     started: Instant,
+    /// The read buffer, shared by every file.
+    buf: Vec<u8>,
 }
 
 impl Walk {
@@ -390,6 +393,7 @@ impl Walk {
             max_line_chars: MAX_LINE_CHARS,
             matches: &mut self.value.matches,
             truncated: &mut self.value.truncated,
+            buf: &mut self.buf,
         }
         .search(file, &shown);
         match outcome {

@@ -51,6 +51,10 @@ pub struct Searcher<'a> {
     pub matches: &'a mut Vec<Match>,
     /// Set when a match beyond `max` exists.
     pub truncated: &'a mut bool,
+    /// The read buffer, reused from file to file: its length is what was
+    /// ever allocated (and zeroed) and only grows, so a small file costs no
+    /// fresh chunk.
+    pub buf: &'a mut Vec<u8>,
 }
 
 /// A match whose after-context continues in the next chunk.
@@ -62,9 +66,16 @@ struct Pending {
 impl Searcher<'_> {
     /// Searches `reader` (the file shown as `shown`) to its end, or until the
     /// match limit is passed.
-    pub fn search(&mut self, mut reader: impl Read, shown: &str) -> Outcome {
+    pub fn search(&mut self, reader: impl Read, shown: &str) -> Outcome {
+        let mut buf = std::mem::take(self.buf);
+        let outcome = self.search_with(&mut buf, reader, shown);
+        *self.buf = buf;
+        outcome
+    }
+
+    fn search_with(&mut self, buffer: &mut Vec<u8>, mut reader: impl Read, shown: &str) -> Outcome {
         let first_match = self.matches.len();
-        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + CHUNK / 4);
+        let mut filled = 0usize;
         // Line number of the first line in `buf` (`buf` starts at a line start).
         let mut base_line = 1usize;
         // Bytes of `buf` already searched (carried context lines).
@@ -76,16 +87,14 @@ impl Searcher<'_> {
         // chunk, or more while one line is longer than that.
         let mut want = CHUNK;
         loop {
-            while !eof && buf.len() - searched < want {
-                let old = buf.len();
-                buf.resize(old + CHUNK, 0);
-                match reader.read(&mut buf[old..]) {
-                    Ok(0) => {
-                        buf.truncate(old);
-                        eof = true;
-                    }
-                    Ok(n) => buf.truncate(old + n),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(old),
+            while !eof && filled - searched < want {
+                if buffer.len() < filled + CHUNK {
+                    buffer.resize(filled + CHUNK, 0);
+                }
+                match reader.read(&mut buffer[filled..filled + CHUNK]) {
+                    Ok(0) => eof = true,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(_) => {
                         self.withdraw(first_match);
                         return Outcome::Skipped(Skip::Unreadable);
@@ -93,6 +102,7 @@ impl Searcher<'_> {
                 }
             }
             // The region to search: complete lines only, unless at the end.
+            let buf = &buffer[..filled];
             let end = if eof {
                 buf.len()
             } else {
@@ -144,7 +154,8 @@ impl Searcher<'_> {
                 }
             }
             base_line = lines.line_at(end) - memchr_iter(b'\n', &buf[keep..end]).count();
-            buf.drain(..keep);
+            buffer.copy_within(keep..filled, 0);
+            filled -= keep;
             searched = end - keep;
         }
     }
@@ -281,6 +292,7 @@ mod tests {
             max_line_chars: 500,
             matches: &mut matches,
             truncated: &mut truncated,
+            buf: &mut vec![],
         }
         .search(text, "f");
         (matches, truncated, outcome)
@@ -339,6 +351,7 @@ mod tests {
             max_line_chars: 500,
             matches: &mut matches,
             truncated: &mut truncated,
+            buf: &mut vec![],
         }
         .search(Trickle(text.as_bytes(), 4099), "f");
         assert_eq!(matches, m);

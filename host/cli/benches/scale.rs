@@ -309,7 +309,7 @@ async fn main() -> anyhow::Result<()> {
                     "-rn",
                     "-E",
                     "--exclude-dir=target",
-                    "--exclude-dir=.*",
+                    "--exclude-dir=.git",
                     p,
                     ".",
                 ]);

@@ -4,8 +4,9 @@
 
 use std::io::Read;
 
-use memchr::{memchr, memchr_iter, memrchr};
+use memchr::{memchr, memrchr};
 use regex_automata::meta::Regex;
+use toolhost_kit::text::count_newlines;
 use toolhost_kit::text::truncate_chars;
 
 use crate::Match;
@@ -124,7 +125,7 @@ impl Searcher<'_> {
                 self.withdraw(first_match);
                 return Outcome::Skipped(Skip::Binary);
             }
-            if std::str::from_utf8(region).is_err() {
+            if simdutf8::basic::from_utf8(region).is_err() {
                 self.withdraw(first_match);
                 return Outcome::Skipped(Skip::NotUtf8);
             }
@@ -153,7 +154,7 @@ impl Searcher<'_> {
                     }
                 }
             }
-            base_line = lines.line_at(end) - memchr_iter(b'\n', &buf[keep..end]).count();
+            base_line = lines.line_at(end) - count_newlines(&buf[keep..end]);
             buffer.copy_within(keep..filled, 0);
             filled -= keep;
             searched = end - keep;
@@ -271,7 +272,7 @@ struct Lines<'a> {
 
 impl Lines<'_> {
     fn line_at(&mut self, pos: usize) -> usize {
-        self.line += memchr_iter(b'\n', &self.buf[self.pos..pos]).count();
+        self.line += count_newlines(&self.buf[self.pos..pos]);
         self.pos = pos;
         self.line
     }

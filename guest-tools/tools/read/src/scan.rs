@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 use memchr::{memchr, memchr_iter};
+use toolhost_kit::text::count_newlines;
 
 /// Bytes read at a time.
 pub const CHUNK: usize = 1 << 20;
@@ -157,19 +158,23 @@ impl Pass {
                 // Skip to the window's first line.
                 let need = self.first - self.line;
                 let rest = &chunk[i..];
-                match memchr_iter(b'\n', rest).nth(need - 1) {
+                let here = count_newlines(rest);
+                match (here >= need)
+                    .then(|| memchr_iter(b'\n', rest).nth(need - 1))
+                    .flatten()
+                {
                     Some(j) => {
                         self.line += need;
                         i += j + 1;
                     }
                     None => {
-                        self.line += memchr_iter(b'\n', rest).count();
+                        self.line += here;
                         i = chunk.len();
                     }
                 }
             } else {
                 // Past the window: only count.
-                self.line += memchr_iter(b'\n', &chunk[i..]).count();
+                self.line += count_newlines(&chunk[i..]);
                 i = chunk.len();
             }
         }

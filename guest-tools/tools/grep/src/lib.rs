@@ -183,59 +183,65 @@ impl Tool for GrepTool {
     }
 
     fn execute(args: GrepArgs) -> Result<GrepValue, ToolError> {
-        if args.context > MAX_CONTEXT {
-            return Err(ToolError::invalid_arguments(format!(
-                "context must be at most {MAX_CONTEXT}"
-            )));
-        }
-        if args.max_matches == 0 || args.max_matches > MAX_MATCHES {
-            return Err(ToolError::invalid_arguments(format!(
-                "max_matches must be between 1 and {MAX_MATCHES}"
-            )));
-        }
-        let regex = matcher::compile(&args.pattern, args.case_insensitive)
-            .map_err(ToolError::invalid_arguments)?;
-        let root = toolhost_kit::resolve_path(&args.path);
-        let meta = std::fs::metadata(&root).map_err(|e| ToolError::io(&e, &root))?;
-        let mut walk = Walk {
-            regex,
-            include: Filter::new(&args.include, "include")?,
-            exclude: Filter::new(&args.exclude, "exclude")?,
-            rules: Rules::new(&root, args.hidden, !args.no_ignore),
-            context: args.context,
-            max: args.max_matches,
-            value: GrepValue {
-                matches: vec![],
-                files_searched: 0,
-                bytes_searched: 0,
-                files_skipped: 0,
-                skipped: Skipped::default(),
-                left_out: LeftOut::default(),
-                truncated: false,
-                stopped: None,
-            },
-            visited: 0,
-            started: Instant::now(),
-            buf: vec![],
-        };
-        if meta.is_dir() {
-            walk.rules.enter(&root, 0);
-            walk.dir(&root, "", 0)?;
-        } else {
-            // A file named explicitly is searched whatever the rules say.
-            walk.file(&root);
-        }
-        let mut value = walk.value;
-        value.files_skipped = value.skipped.binary
-            + value.skipped.not_utf8
-            + value.skipped.long_line
-            + value.skipped.unreadable;
-        Ok(value)
+        search_within(args, TIME_BUDGET)
     }
 
     fn render(args: &GrepArgs, v: &GrepValue) -> Option<Vec<Content>> {
         Some(vec![Content::text(render_text(args, v))])
     }
+}
+
+/// Runs a search that stops itself after `budget` of wall-clock time.
+fn search_within(args: GrepArgs, budget: Duration) -> Result<GrepValue, ToolError> {
+    if args.context > MAX_CONTEXT {
+        return Err(ToolError::invalid_arguments(format!(
+            "context must be at most {MAX_CONTEXT}"
+        )));
+    }
+    if args.max_matches == 0 || args.max_matches > MAX_MATCHES {
+        return Err(ToolError::invalid_arguments(format!(
+            "max_matches must be between 1 and {MAX_MATCHES}"
+        )));
+    }
+    let regex = matcher::compile(&args.pattern, args.case_insensitive)
+        .map_err(ToolError::invalid_arguments)?;
+    let root = toolhost_kit::resolve_path(&args.path);
+    let meta = std::fs::metadata(&root).map_err(|e| ToolError::io(&e, &root))?;
+    let mut walk = Walk {
+        regex,
+        include: Filter::new(&args.include, "include")?,
+        exclude: Filter::new(&args.exclude, "exclude")?,
+        rules: Rules::new(&root, args.hidden, !args.no_ignore),
+        context: args.context,
+        max: args.max_matches,
+        value: GrepValue {
+            matches: vec![],
+            files_searched: 0,
+            bytes_searched: 0,
+            files_skipped: 0,
+            skipped: Skipped::default(),
+            left_out: LeftOut::default(),
+            truncated: false,
+            stopped: None,
+        },
+        visited: 0,
+        started: Instant::now(),
+        budget,
+        buf: vec![],
+    };
+    if meta.is_dir() {
+        walk.rules.enter(&root, 0);
+        walk.dir(&root, "", 0)?;
+    } else {
+        // A file named explicitly is searched whatever the rules say.
+        walk.file(&root);
+    }
+    let mut value = walk.value;
+    value.files_skipped = value.skipped.binary
+        + value.skipped.not_utf8
+        + value.skipped.long_line
+        + value.skipped.unreadable;
+    Ok(value)
 }
 
 /// Globs split by whether they match names or relative paths.
@@ -290,6 +296,7 @@ struct Walk {
     value: GrepValue,
     visited: usize,
     started: Instant,
+    budget: Duration,
     /// The read buffer, shared by every file.
     buf: Vec<u8>,
 }
@@ -306,10 +313,10 @@ impl Walk {
         }
         if self.visited > MAX_VISITED {
             self.value.stopped = Some(format!("visited {MAX_VISITED} entries; stopped at {rel}"));
-        } else if self.started.elapsed() > TIME_BUDGET {
+        } else if self.started.elapsed() > self.budget {
             self.value.stopped = Some(format!(
                 "time budget of {} s spent; stopped at {rel}",
-                TIME_BUDGET.as_secs()
+                self.budget.as_secs()
             ));
         }
     }
@@ -664,6 +671,24 @@ mod tests {
         assert!(r.contains("not searched: 1 binary"), "{r}");
         assert!(r.contains("1 ignored by .gitignore/.ignore"), "{r}");
         assert!(r.contains("build/"), "{r}");
+    }
+
+    #[test]
+    fn a_search_out_of_time_returns_what_it_found_and_says_where_it_stopped() {
+        let d = tree();
+        let v = search_within(args("fn", d.path()), Duration::ZERO).unwrap();
+        let stopped = v.stopped.clone().unwrap();
+        assert!(
+            stopped.starts_with("time budget of 0 s spent; stopped at "),
+            "{stopped}"
+        );
+        let r = render_text(&args("fn", d.path()), &v);
+        assert!(r.contains("the search stopped early"), "{r}");
+        assert!(
+            r.contains("(incomplete: time budget of 0 s spent; stopped at "),
+            "{r}"
+        );
+        assert!(r.contains("Narrow path or include"), "{r}");
     }
 
     #[test]

@@ -154,6 +154,13 @@ impl Tool for ListTool {
         entries.sort_by(|a, b| a.path.cmp(&b.path));
         let total = entries.len();
         entries.truncate(args.limit);
+        // Sizes only for the entries returned: one stat each, instead of one
+        // per file of the whole tree.
+        for e in &mut entries {
+            if e.kind == EntryType::File {
+                e.size = std::fs::symlink_metadata(root.join(&e.path)).map_or(0, |m| m.len());
+            }
+        }
         Ok(ListValue {
             path: root.display().to_string(),
             truncated: walk.capped || total > entries.len(),
@@ -200,10 +207,7 @@ impl Walk {
             let (kind, size) = match item.file_type() {
                 Ok(t) if t.is_symlink() => (EntryType::Symlink, 0),
                 Ok(t) if t.is_dir() => (EntryType::Dir, 0),
-                Ok(t) if t.is_file() => (
-                    EntryType::File,
-                    item.metadata().map(|m| m.len()).unwrap_or(0),
-                ),
+                Ok(t) if t.is_file() => (EntryType::File, 0),
                 _ => (EntryType::Other, 0),
             };
             if self.matcher.as_ref().is_none_or(|m| m.is_match(&child_rel)) {

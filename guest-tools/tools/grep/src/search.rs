@@ -11,8 +11,12 @@ use toolhost_kit::text::truncate_chars;
 
 use crate::Match;
 
-/// Bytes read from a file at a time.
+/// Bytes searched at a time, at most.
 pub const CHUNK: usize = 1 << 20;
+/// Bytes asked of one read (what WASI hands over per call anyway). A file's
+/// first round searches one read's worth, and rounds double up to
+/// [`CHUNK`], so a small file never makes the buffer grow past what it needs.
+pub const READ: usize = 64 << 10;
 /// A file with a line longer than this is skipped (`longLine`): searching it
 /// would need the whole line in memory.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -86,13 +90,13 @@ impl Searcher<'_> {
         let mut eof = false;
         // How many unsearched bytes to have in `buf` before searching: a
         // chunk, or more while one line is longer than that.
-        let mut want = CHUNK;
+        let mut want = READ;
         loop {
             while !eof && filled - searched < want {
-                if buffer.len() < filled + CHUNK {
-                    buffer.resize(filled + CHUNK, 0);
+                if buffer.len() < filled + READ {
+                    buffer.resize(filled + READ, 0);
                 }
-                match reader.read(&mut buffer[filled..filled + CHUNK]) {
+                match reader.read(&mut buffer[filled..filled + READ]) {
                     Ok(0) => eof = true,
                     Ok(n) => filled += n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -119,7 +123,7 @@ impl Searcher<'_> {
                     }
                 }
             };
-            want = CHUNK;
+            want = (want * 2).min(CHUNK);
             let region = &buf[searched..end];
             if memchr(0, region).is_some() {
                 self.withdraw(first_match);

@@ -8,8 +8,9 @@ use std::io::{Read, Seek, SeekFrom};
 use memchr::{memchr, memchr_iter};
 use toolhost_kit::text::count_newlines;
 
-/// Bytes read at a time.
-pub const CHUNK: usize = 1 << 20;
+/// Bytes read at a time (what WASI hands over per call anyway; a bigger
+/// buffer would only cost a small file's call more memory to zero).
+pub const CHUNK: usize = 64 << 10;
 /// Bytes kept of one line: enough for [`crate::MAX_LINE_CHARS`] characters
 /// of up to four bytes each, and a `\r`.
 pub const MAX_LINE_BYTES: usize = crate::MAX_LINE_CHARS * 4 + 1;

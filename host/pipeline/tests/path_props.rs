@@ -10,6 +10,8 @@
 //! grant it named, that the grant has the permission the access needs, and
 //! that everything else was refused with a stable code, without a panic.
 
+#![allow(clippy::unwrap_used, missing_docs)]
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::collections::VecDeque;

@@ -9,6 +9,8 @@
 //!   completed, in order, the torn tail (if the kill landed inside a write)
 //!   is reported, and new events append cleanly after it.
 
+#![allow(clippy::unwrap_used, missing_docs)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use toolhost_contract::{SessionEvent, ToolCallEvent};

@@ -4,6 +4,8 @@
 //! typed [`ToolboxError`] whose position, when it has one, is inside the
 //! input; every TOML syntax error names a line.
 
+#![allow(clippy::unwrap_used, missing_docs)]
+
 #[path = "../../../tests/corpus/mutate.rs"]
 mod mutate;
 

@@ -3,7 +3,8 @@
 //!
 //! A crash can leave a torn last line. Opening a log for append moves such a
 //! fragment aside (to `<log>.torn-<offset>`, so nothing is lost) before
-//! writing; reading skips a torn last line and reports it. A malformed line
+//! writing, or, when the fragment is a whole event that only lost its
+//! newline, completes the line (so the reader's count never shrinks); reading skips a torn last line and reports it. A malformed line
 //! anywhere else is an error naming its line: never silently merged.
 
 use std::fs::{File, OpenOptions};
@@ -58,6 +59,16 @@ impl SessionLog {
             .open(path)
             .map_err(io)?;
         if let Some((start, fragment)) = torn_tail(&mut file).map_err(io)? {
+            if serde_json::from_slice::<SessionEvent>(&fragment).is_ok() {
+                // A whole event whose newline was lost: [`read_log`] already
+                // counts it, so complete the line rather than drop it.
+                file.write_all(b"\n").map_err(io)?;
+                file.sync_data().map_err(io)?;
+                return Ok(SessionLog {
+                    path: path.to_owned(),
+                    file: Mutex::new(file),
+                });
+            }
             let side = path.with_extension(format!("torn-{start}"));
             std::fs::write(&side, &fragment).map_err(io)?;
             file.set_len(start).map_err(io)?;

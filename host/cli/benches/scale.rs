@@ -227,6 +227,30 @@ fn find<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     }
 }
 
+/// The native search over the same files as `grep` with its default rules:
+/// `rg` if installed, else GNU grep leaving out `target/` and `.git`.
+fn native_grep(rg: Option<&Path>, pattern: &str) -> Command {
+    match rg {
+        Some(rg) => {
+            let mut c = Command::new(rg);
+            c.args(["-n", "--no-messages", pattern]);
+            c
+        }
+        None => {
+            let mut c = Command::new("grep");
+            c.args([
+                "-rn",
+                "-E",
+                "--exclude-dir=target",
+                "--exclude-dir=.git",
+                pattern,
+                ".",
+            ]);
+            c
+        }
+    }
+}
+
 fn which(bin: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")?
         .to_str()?
@@ -291,34 +315,14 @@ async fn main() -> anyhow::Result<()> {
     let mut failures = vec![];
 
     // grep: the same set of files for the native search.
-    let (native_name, mut native_grep): (&str, Box<dyn FnMut(&str) -> Command>) = match which("rg")
-    {
-        Some(rg) => (
-            "rg -n",
-            Box::new(move |p: &str| {
-                let mut c = Command::new(&rg);
-                c.args(["-n", "--no-messages", p]);
-                c
-            }),
-        ),
-        None => (
-            "grep -rn (same files)",
-            Box::new(|p: &str| {
-                let mut c = Command::new("grep");
-                c.args([
-                    "-rn",
-                    "-E",
-                    "--exclude-dir=target",
-                    "--exclude-dir=.git",
-                    p,
-                    ".",
-                ]);
-                c
-            }),
-        ),
+    let rg = which("rg");
+    let native_name = if rg.is_some() {
+        "rg -n"
+    } else {
+        "grep -rn (same files)"
     };
     for (label, pattern) in [("no match", NO_MATCH), ("some matches", SOME_MATCHES)] {
-        let mut cmd = native_grep(pattern);
+        let mut cmd = native_grep(rg.as_deref(), pattern);
         cmd.current_dir(&root);
         let n = native(runs, &mut cmd)?;
         let (t, v, text) = tool(

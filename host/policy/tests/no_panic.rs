@@ -8,6 +8,8 @@
 
 #[path = "../../../tests/corpus/mutate.rs"]
 mod mutate;
+#[path = "../../../tests/corpus/toml_checks.rs"]
+mod toml_checks;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -23,49 +25,20 @@ fn check(text: &str) -> Result<(), TestCaseError> {
 }
 
 fn check_error(text: &str, e: &PolicyError) -> Result<(), TestCaseError> {
-    let shown = e.to_string();
-    prop_assert!(!shown.contains('\n'), "multi-line error {shown:?}");
-    prop_assert!(shown.starts_with("p.toml"), "{shown}");
-    prop_assert!(!e.message.is_empty());
-    let lines = text.split('\n').count();
-    if let Some(line) = e.line {
-        prop_assert!(
-            line >= 1 && line <= lines,
-            "line {line} of {lines}: {shown}"
-        );
-        let col = e.column.unwrap_or(1);
-        let width = text
-            .split('\n')
-            .nth(line - 1)
-            .map_or(0, |l| l.chars().count());
-        prop_assert!(
-            col >= 1 && col <= width + 1,
-            "column {col} of {width}: {shown}"
-        );
-    }
-    if toml::from_str::<toml::Table>(text).is_err() {
-        prop_assert!(e.line.is_some(), "a syntax error without a line: {shown}");
-    }
-    Ok(())
+    let shown = toml_checks::Shown {
+        text: e.to_string(),
+        message: &e.message,
+        line: e.line,
+        column: e.column,
+    };
+    toml_checks::check_error(text, "p.toml", &shown)
 }
 
 fn seeds() -> Vec<Vec<u8>> {
-    let mut seeds: Vec<Vec<u8>> = mutate::corpus("policy")
-        .into_iter()
-        .map(|(_, b)| b)
-        .collect();
-    for dir in ["valid", "invalid"] {
-        let d = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests")
-            .join(dir);
-        for entry in std::fs::read_dir(d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.extension().is_some_and(|e| e == "toml") {
-                seeds.push(std::fs::read(p).unwrap());
-            }
-        }
-    }
-    seeds
+    toml_checks::seeds(
+        mutate::corpus("policy"),
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+    )
 }
 
 #[test]

@@ -23,6 +23,8 @@ test: setup
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --all --check --manifest-path guest-tools/Cargo.toml
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --manifest-path guest-tools/Cargo.toml --all-targets -- -D warnings
+	$(CARGO) clippy --manifest-path guest-tools/Cargo.toml --target wasm32-wasip2 -- -D warnings
 	$(CARGO) test --workspace
 	$(CARGO) test --manifest-path guest-tools/Cargo.toml
 	# The benchmarks in quick mode on the test build, so they cannot rot

@@ -230,7 +230,6 @@ fn search_within(args: GrepArgs, budget: Duration) -> Result<GrepValue, ToolErro
         buf: vec![],
     };
     if meta.is_dir() {
-        walk.rules.enter(&root, 0);
         walk.dir(&root, "", 0)?;
     } else {
         // A file named explicitly is searched whatever the rules say.
@@ -331,6 +330,9 @@ impl Walk {
             }
         };
         let mut items: Vec<(String, bool)> = vec![];
+        // The ignore files this directory holds (a link counts when it
+        // leads to a file, as `Path::is_file` says).
+        let mut ignore_files: Vec<String> = vec![];
         for item in read {
             let Ok(item) = item else {
                 self.value.skipped.unreadable += 1;
@@ -341,11 +343,19 @@ impl Walk {
                 self.value.skipped.unreadable += 1;
                 continue;
             };
+            let name = item.file_name().to_string_lossy().into_owned();
+            if Rules::is_ignore_file(&name)
+                && (t.is_file() || t.is_symlink() && item.path().is_file())
+            {
+                ignore_files.push(name.clone());
+            }
             if t.is_symlink() || !(t.is_dir() || t.is_file()) {
                 continue;
             }
-            items.push((item.file_name().to_string_lossy().into_owned(), t.is_dir()));
+            items.push((name, t.is_dir()));
         }
+        self.rules
+            .enter_listed(dir, depth, |name| ignore_files.iter().any(|f| f == name));
         items.sort_unstable();
         for (name, is_dir) in items {
             let child_rel = if rel.is_empty() {
@@ -377,7 +387,6 @@ impl Walk {
                 continue;
             }
             if is_dir {
-                self.rules.enter(&path, depth + 1);
                 self.dir(&path, &child_rel, depth + 1)?;
                 self.rules.leave_below(depth);
             } else if self.include.empty || self.include.matches(&name, &child_rel) {
@@ -442,18 +451,13 @@ pub fn notes(v: &GrepValue) -> String {
     }
     let l = &v.left_out;
     if l.ignored + l.hidden > 0 {
-        let mut parts = vec![];
+        let (mut parts, mut set) = (vec![], vec![]);
         if l.ignored > 0 {
             parts.push(format!("{} ignored by .gitignore/.ignore", l.ignored));
-        }
-        if l.hidden > 0 {
-            parts.push(format!("{} hidden", l.hidden));
-        }
-        let mut set = vec![];
-        if l.ignored > 0 {
             set.push("no_ignore");
         }
         if l.hidden > 0 {
+            parts.push(format!("{} hidden", l.hidden));
             set.push("hidden");
         }
         out.push_str(&format!(

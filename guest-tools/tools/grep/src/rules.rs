@@ -85,15 +85,22 @@ impl Rules {
 
     /// Enters directory `dir` at `depth` (the root is 0): reads its ignore files.
     pub fn enter(&mut self, dir: &Path, depth: usize) {
+        self.enter_listed(dir, depth, |name| dir.join(name).is_file());
+    }
+
+    /// [`Rules::enter`] for a directory the walk has just listed: `present`
+    /// says from that listing which ignore files it holds, so none costs a
+    /// lookup of its own.
+    pub fn enter_listed(&mut self, dir: &Path, depth: usize, present: impl Fn(&str) -> bool) {
         if !self.use_ignore_files {
             return;
         }
         let mut builder = None;
         for name in IGNORE_FILES {
-            let file = dir.join(name);
-            if !file.is_file() {
+            if !present(name) {
                 continue;
             }
+            let file = dir.join(name);
             let b = builder.get_or_insert_with(|| GitignoreBuilder::new(dir));
             if let Some(e) = b.add(&file) {
                 self.errors.push(format!("{}: {e}", file.display()));
@@ -102,6 +109,11 @@ impl Rules {
         if let Some(b) = builder {
             self.push_built(depth, b);
         }
+    }
+
+    /// Whether `name` is one of the ignore files [`Rules::enter`] reads.
+    pub fn is_ignore_file(name: &str) -> bool {
+        IGNORE_FILES.contains(&name)
     }
 
     /// Leaves every directory deeper than `depth`.

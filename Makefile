@@ -4,13 +4,15 @@
 #   make test   runs every check: formatting, lints, host tests, guest tool tests,
 #               MCP client and conformance tests, and the benchmarks in quick mode
 #   make bench  the benchmarks, optimized (builds the release profile)
+#   make cassettes  records the demo session's cassette again (after a
+#               built-in tool changed on purpose; tests replay it)
 #
 # Guest components are built from source by host/guests/build.rs (which also
 # installs the wasm32-wasip2 target when it is missing).
 
 CARGO ?= cargo
 
-.PHONY: demo test bench setup
+.PHONY: demo test bench setup cassettes
 
 setup:
 	rustup target add wasm32-wasip2
@@ -38,3 +40,10 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench stdio
 	$(CARGO) bench -p toolhost --bench calls
 	$(CARGO) bench -p toolhost --bench scale
+
+cassettes: setup
+	rm -rf target/demo-workspace
+	mkdir -p target
+	cp -r host/cli/examples/demo/workspace target/demo-workspace
+	$(CARGO) run -p toolhost -- record host/cli/examples/demo/calls.jsonl \
+		--out tests/cassettes/demo.cassette.jsonl --dir target/demo-workspace --yes

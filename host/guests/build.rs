@@ -37,6 +37,20 @@ fn main() {
         .arg("--release")
         .arg("--target-dir")
         .arg(&target_dir);
+    // Reproducible components: no checkout or cargo-home path is embedded
+    // (panic locations name files), so the same source builds the same
+    // bytes in any clone, and a recorded component hash stays valid.
+    // (Arrays given with --config are joined with .cargo/config.toml's.)
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let mut remaps = vec![format!("--remap-path-prefix={}=/toolhost", root.display())];
+    if let Some(home) = cargo_home {
+        remaps.push(format!("--remap-path-prefix={}=/cargo", home.display()));
+    }
+    let flags: Vec<String> = remaps.iter().map(|f| format!("{f:?}")).collect();
+    cmd.arg("--config")
+        .arg(format!("target.{TARGET}.rustflags=[{}]", flags.join(", ")));
     // The outer build's settings must not leak into the guest build.
     for (k, _) in std::env::vars() {
         if k.starts_with("CARGO_") && k != "CARGO_HOME"

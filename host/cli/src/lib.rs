@@ -13,6 +13,8 @@
 
 use toolhost_pipeline::{Approval, ApprovalRequest, Approver};
 
+pub mod script;
+
 pub use toolhost_toolbox::{
     Host, HostConfig, LoadReport, default_cache_dir, embedded_default, find_toolbox,
 };

@@ -15,7 +15,8 @@ use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::reload::{self, ToolboxSource};
 use toolhost_mcp::{Server, ServerOptions};
 use toolhost_pipeline::advertise::{self, Format};
-use toolhost_pipeline::{ApproveAll, SessionLog, read_log};
+use toolhost_pipeline::replay::{Layer, Mode, Replay};
+use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
 use toolhost_runtime::ImportVerdict;
 use toolhost_toolbox::file::{ComponentEntry, PolicySource, Source, Toolbox};
 
@@ -98,6 +99,21 @@ enum Cmd {
         /// Tool calls (sandbox instances) running at once; more queue.
         #[arg(long, value_name = "N", default_value_t = 64)]
         max_instances: u32,
+        /// Deterministic sessions: clocks, randomness and ids derive from
+        /// this seed (session N uses seed + N - 1).
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Record every call and result to this cassette.
+        #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+        record: Option<PathBuf>,
+        /// Answer calls from this cassette (strict: a call it does not
+        /// have fails with `not_recorded`).
+        #[arg(long, value_name = "FILE")]
+        replay: Option<PathBuf>,
+        /// With --replay: re-run each call and compare instead of returning
+        /// the recorded result (divergences are logged as warnings).
+        #[arg(long, requires = "replay")]
+        verify: bool,
     },
     /// Call one tool through the whole pipeline.
     Call {
@@ -115,6 +131,46 @@ enum Cmd {
         #[arg(long)]
         log: Option<PathBuf>,
         /// Approve every `ask` without prompting.
+        #[arg(long)]
+        yes: bool,
+        /// Deterministic: the guest's clocks and randomness derive from
+        /// this seed.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+    },
+    /// Run a scripted session deterministically and record it to a cassette.
+    ///
+    /// The script is JSON Lines, one call per line:
+    /// {"tool": "read", "arguments": {"path": "a.txt"}} (arguments may
+    /// also be a string, sent as is).
+    Record {
+        /// The script.
+        script: PathBuf,
+        /// The cassette to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        #[command(flatten)]
+        tools: ToolSet,
+        /// The session seed.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        seed: u64,
+        /// Approve every `ask` (otherwise `ask` is denied, as recorded).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Replay a cassette's calls and report any divergence (exit 1).
+    ///
+    /// By default each result comes from the cassette, with no tool run;
+    /// --verify re-runs every call in its recorded environment and compares.
+    Replay {
+        /// The cassette.
+        cassette: PathBuf,
+        /// Re-run the components and compare with the recording.
+        #[arg(long)]
+        verify: bool,
+        #[command(flatten)]
+        tools: ToolSet,
+        /// Approve every `ask` (as the recording session did, if it did).
         #[arg(long)]
         yes: bool,
     },
@@ -175,6 +231,20 @@ fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
         });
     }
     Ok(find_toolbox(set.config.as_deref(), dir)?)
+}
+
+/// Runs `calls` in order, printing one line each.
+async fn run_calls(pipeline: &Pipeline, calls: Vec<(String, String)>) {
+    for (i, (tool, args)) in calls.into_iter().enumerate() {
+        let r = pipeline
+            .execute(
+                ToolCall::new(format!("call_{}", i + 1), tool.clone(), args),
+                Default::default(),
+            )
+            .await;
+        let status = r.code().map_or("ok".to_owned(), |c| format!("error [{c}]"));
+        println!("{:>3}. {tool}: {status}", i + 1);
+    }
 }
 
 /// The directory served: `--dir`, made absolute, or the current directory.
@@ -258,8 +328,22 @@ async fn main() -> anyhow::Result<()> {
             approval_timeout,
             no_reload,
             max_instances,
+            seed,
+            record,
+            replay,
+            verify,
         } => {
             let host = host(cache, max_instances, &tools).await?;
+            let layer = if verify {
+                Layer::Verify
+            } else {
+                Layer::Cassette
+            };
+            let cassette = match (record, replay) {
+                (Some(p), _) => Some(Replay::open(&p, Mode::Record, layer)?),
+                (None, Some(p)) => Some(Replay::open(&p, Mode::Replay, layer)?),
+                (None, None) => None,
+            };
             for s in &host.report().skipped {
                 tracing::warn!(
                     "not serving `{}` from {}: {}",
@@ -277,6 +361,8 @@ async fn main() -> anyhow::Result<()> {
                 ServerOptions {
                     approval_timeout: Duration::from_secs(approval_timeout),
                     log,
+                    seed,
+                    cassette: cassette.clone(),
                 },
             );
             let stop = on_signal();
@@ -315,6 +401,11 @@ async fn main() -> anyhow::Result<()> {
                     }
                 }
             }
+            if let Some(c) = cassette
+                && let Err(report) = c.finish()
+            {
+                tracing::warn!("{report}");
+            }
         }
         Cmd::Call {
             tool,
@@ -323,9 +414,13 @@ async fn main() -> anyhow::Result<()> {
             json,
             log,
             yes,
+            seed,
         } => {
             let host = host(cache, default_instances, &tools).await?;
             let mut b = host.session();
+            if let Some(seed) = seed {
+                b = b.deterministic(seed);
+            }
             if yes {
                 b = b.approver(Arc::new(ApproveAll));
             } else if std::io::stdin().is_terminal() {
@@ -348,6 +443,71 @@ async fn main() -> anyhow::Result<()> {
             }
             if result.is_error() {
                 std::process::exit(1);
+            }
+        }
+        Cmd::Record {
+            script,
+            out,
+            tools,
+            seed,
+            yes,
+        } => {
+            let calls = toolhost::script::read_script(&script)?
+                .iter()
+                .map(|c| (c.tool.clone(), c.arguments_text()))
+                .collect();
+            let host = host(cache, default_instances, &tools).await?;
+            let replay = Replay::open(&out, Mode::Record, Layer::Cassette)?;
+            let mut b = host.session().deterministic(seed).cassette(replay.clone());
+            if yes {
+                b = b.approver(Arc::new(ApproveAll));
+            }
+            run_calls(&b.build(), calls).await;
+            if let Err(report) = replay.finish() {
+                bail!("{report}");
+            }
+            println!("recorded to {}", out.display());
+        }
+        Cmd::Replay {
+            cassette,
+            verify,
+            tools,
+            yes,
+        } => {
+            let layer = if verify {
+                Layer::Verify
+            } else {
+                Layer::Cassette
+            };
+            let replay = Replay::open(&cassette, Mode::Replay, layer)?;
+            let host = host(cache, default_instances, &tools).await?;
+            let mut b = host.session().cassette(replay.clone());
+            if yes {
+                b = b.approver(Arc::new(ApproveAll));
+            }
+            let pipeline = b.build();
+            let calls = replay
+                .entries()
+                .iter()
+                .map(|e| (e.key.tool.clone(), e.argument_text()))
+                .collect();
+            run_calls(&pipeline, calls).await;
+            match replay.finish() {
+                Ok(()) => println!(
+                    "{} call(s) replayed from {} ({}): no divergence ({} ran)",
+                    replay.entries().len(),
+                    cassette.display(),
+                    if verify {
+                        "verified by re-running"
+                    } else {
+                        "from the cassette"
+                    },
+                    pipeline.dispatches()
+                ),
+                Err(report) => {
+                    eprintln!("{report}");
+                    std::process::exit(1);
+                }
             }
         }
         Cmd::Tools { tools, format } => {

@@ -83,6 +83,9 @@ failure_codes! {
     /// The guest wrote more bytes, or created more files, in its read-write
     /// grants than one call may (`max_write_bytes`, `max_files_created`).
     WriteBudgetExceeded => "write_budget_exceeded",
+    /// Replaying a cassette: the call is not in it (strict replay runs
+    /// nothing that was not recorded).
+    NotRecorded => "not_recorded",
 }
 
 impl fmt::Display for FailureCode {

@@ -11,11 +11,12 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 use toolhost_contract::ToolCall;
 use toolhost_pipeline::advertise::{self, Format};
+use toolhost_pipeline::replay::Replay;
 use toolhost_pipeline::{Pipeline, SessionLog};
 use toolhost_toolbox::Host;
 
@@ -29,6 +30,13 @@ pub struct ServerOptions {
     pub approval_timeout: Duration,
     /// The session log every session appends to.
     pub log: Option<Arc<SessionLog>>,
+    /// Deterministic sessions: each session's clocks, randomness and ids
+    /// derive from this seed (and the session's number, from 1).
+    pub seed: Option<u64>,
+    /// A cassette every session records to or plays back from (meant for
+    /// one session at a time: a harness testing an agent against recorded
+    /// tools).
+    pub cassette: Option<Arc<Replay>>,
 }
 
 impl Default for ServerOptions {
@@ -36,6 +44,8 @@ impl Default for ServerOptions {
         ServerOptions {
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             log: None,
+            seed: None,
+            cassette: None,
         }
     }
 }
@@ -46,6 +56,8 @@ struct Shared {
     changed: broadcast::Sender<()>,
     in_flight: AtomicUsize,
     idle: Notify,
+    /// Sessions started so far.
+    sessions: AtomicU64,
 }
 
 /// The MCP server: a host, the options, and the sessions' shared state.
@@ -66,6 +78,7 @@ impl Server {
                 changed,
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
+                sessions: AtomicU64::new(0),
             }),
         }
     }
@@ -78,14 +91,26 @@ impl Server {
     /// A new session (one per client connection): its own pipeline over
     /// the shared registry, artifacts and log.
     pub fn session(&self) -> Session {
-        let approver = Arc::new(ElicitApprover::new(self.shared.options.approval_timeout));
+        let options = &self.shared.options;
+        let approver = Arc::new(ElicitApprover::new(options.approval_timeout));
+        let number = self.shared.sessions.fetch_add(1, Ordering::SeqCst) + 1;
+        let id = match options.seed {
+            Some(seed) => format!("{seed:x}s{number}"),
+            None => uuid::Uuid::new_v4().simple().to_string(),
+        };
         let mut b = self
             .shared
             .host
             .session()
-            .session_id(uuid::Uuid::new_v4().simple().to_string())
+            .session_id(id)
             .approver(approver.clone());
-        if let Some(log) = &self.shared.options.log {
+        if let Some(seed) = options.seed {
+            b = b.deterministic(seed.wrapping_add(number - 1));
+        }
+        if let Some(c) = &options.cassette {
+            b = b.cassette(c.clone());
+        }
+        if let Some(log) = &options.log {
             b = b.session_log(log.clone());
         }
         Session {

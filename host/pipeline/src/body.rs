@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use toolhost_contract::clock::Clock;
 use toolhost_contract::{ContentBlock, ToolFailure};
 use toolhost_policy::ToolPolicy;
 use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent};
@@ -21,6 +22,8 @@ pub struct BodyInput<'a> {
     pub cancel: CancellationToken,
     /// Randomness source.
     pub entropy: Entropy,
+    /// The guest's clocks (`None`: the runtime's).
+    pub clock: Option<Arc<dyn Clock>>,
 }
 
 /// Runs a tool and renders its values. Implemented by wasm components;
@@ -38,6 +41,11 @@ pub trait ToolBody: Send + Sync {
         policy: &ToolPolicy,
         cancel: CancellationToken,
     ) -> Result<Option<Vec<ContentBlock>>, ToolFailure>;
+    /// The SHA-256 of the component that runs the tool, when it is one
+    /// (recorded in cassettes, so a changed component is noticed).
+    fn component_id(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A tool of a loaded wasm component.
@@ -51,6 +59,7 @@ impl ToolBody for Arc<LoadedComponent> {
             budget: input.budget,
             cancel: input.cancel,
             entropy: input.entropy,
+            clock: input.clock,
         };
         LoadedComponent::execute(self, inv).await
     }
@@ -64,5 +73,9 @@ impl ToolBody for Arc<LoadedComponent> {
         cancel: CancellationToken,
     ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
         LoadedComponent::render(self, tool, arguments, value, policy, cancel).await
+    }
+
+    fn component_id(&self) -> Option<&str> {
+        Some(self.id())
     }
 }

@@ -26,11 +26,13 @@
 use crate::baseline::Baselines;
 use crate::bound::{Artifacts, bound};
 use crate::call::{ExecutionToken, FrozenCall, ParsedArguments};
+use crate::determinism::{CallEnv, InOrder};
 use crate::listeners::{
     Approval, ApprovalRequest, Approver, Guard, ListenerError, PostAction, PostExecute,
     PreDecision, PreExecute, ResultListener,
 };
 use crate::registry::{RegisteredTool, Registry};
+use crate::replay::{CallKey, Mode, Plan, Replay};
 use crate::session_log::SessionLog;
 use crate::summary::{approval_summary, clip};
 use crate::wrappers::{self, Wrapper};
@@ -38,14 +40,14 @@ use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::{Clock, SystemClock};
 use toolhost_contract::{
     ContentBlock, DecisionTrace, FailureCode, Meta, SessionEvent, Stage, StageVerdict, Timings,
-    ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent, ToolSuccess, sha256_hex,
+    ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent, ToolSuccess,
 };
 use toolhost_policy::{Decision, Limits};
-use toolhost_runtime::Entropy;
 use tracing::Instrument;
 
 /// Most schema errors quoted in one `invalid_arguments` message.
@@ -72,6 +74,7 @@ pub struct PipelineBuilder {
     seed: Option<u64>,
     session_id: Option<String>,
     artifacts: Option<Arc<Artifacts>>,
+    cassette: Option<Arc<Replay>>,
 }
 
 impl PipelineBuilder {
@@ -138,14 +141,32 @@ impl PipelineBuilder {
         self.clock = clock;
         self
     }
-    /// Makes guest randomness deterministic: each call's seed derives from
-    /// this seed and its call id.
-    pub fn seed(mut self, seed: u64) -> Self {
+    /// Deterministic mode: everything a guest or the session log can
+    /// observe (clocks, randomness, session id, tokens, timings, artifact
+    /// ids, the order of result events) derives from `seed` and each call's
+    /// position. The rules are in [`crate::determinism`].
+    pub fn deterministic(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
     }
+    /// Records calls to, or plays them back from, a cassette (see
+    /// [`crate::replay`]). Recording and playing back are deterministic:
+    /// playback uses the recording's seed, recording the one given to
+    /// [`deterministic`](Self::deterministic) (else 0).
+    pub fn cassette(mut self, replay: Arc<Replay>) -> Self {
+        self.cassette = Some(replay);
+        self
+    }
     /// Builds it.
-    pub fn build(self) -> Pipeline {
+    pub fn build(mut self) -> Pipeline {
+        if let Some(replay) = &self.cassette {
+            self.seed = match (replay.recorded_seed(), replay.mode()) {
+                (Some(recorded), _) => Some(recorded),
+                (None, Mode::Passthrough) => self.seed,
+                (None, _) => Some(self.seed.unwrap_or(0)),
+            };
+            replay.start(&self.registry, self.seed.unwrap_or(0));
+        }
         let session = match (&self.session_id, self.seed) {
             (Some(id), _) => id.clone(),
             (None, Some(s)) => format!("{s:x}"),
@@ -155,10 +176,11 @@ impl PipelineBuilder {
         Pipeline {
             b: self,
             session,
-            seq: AtomicU64::new(0),
+            admission: Mutex::new(Admission::default()),
+            in_order: InOrder::default(),
+            dispatches: AtomicU64::new(0),
             baselines: Baselines::default(),
             artifacts,
-            last: Mutex::new(None),
         }
     }
 }
@@ -167,11 +189,70 @@ impl PipelineBuilder {
 pub struct Pipeline {
     b: PipelineBuilder,
     session: String,
-    seq: AtomicU64,
+    /// Positions, and the link from each call to the one before it.
+    admission: Mutex<Admission>,
+    /// Deterministic mode: result events and cassette entries, in position order.
+    in_order: InOrder<Finished>,
+    /// Calls that reached the tool body.
+    dispatches: AtomicU64,
     baselines: Baselines,
     artifacts: Arc<Artifacts>,
-    /// The previous call's fingerprint and whether it failed.
-    last: Mutex<Option<(String, bool)>>,
+}
+
+/// The admission counter and the latest admitted call.
+#[derive(Default)]
+struct Admission {
+    /// The last position given out (positions start at 1).
+    position: u64,
+    /// The latest admitted call, for the next one's repeat check.
+    last: Option<Previous>,
+}
+
+/// A call as the next call's repeat check sees it.
+#[derive(Clone)]
+struct Previous {
+    fingerprint: String,
+    /// `Some(failed)` once it has a result (a cancelled call did not fail);
+    /// closed if it was abandoned.
+    failed: watch::Receiver<Option<bool>>,
+}
+
+/// A call taken in: everything decided before its first await.
+struct Admitted {
+    position: u64,
+    call: FrozenCall,
+    fingerprint: String,
+    previous: Option<Previous>,
+    done: watch::Sender<Option<bool>>,
+    /// The replay key and what to do, when a cassette is mounted.
+    replay: Option<(CallKey, Plan)>,
+    env: CallEnv,
+    /// Whether the `tool/call` event could be written.
+    logged: Result<(), String>,
+}
+
+/// What a finished call writes, in position order (deterministic mode).
+struct Finished {
+    event: Option<SessionEvent>,
+    record: Option<(u64, CallKey, FrozenCall, ToolResult)>,
+}
+
+/// Keeps a position's turn in the in-order writer: an abandoned call
+/// (its future dropped) gives its turn up instead of holding back the rest.
+struct Turn<'a> {
+    pipeline: &'a Pipeline,
+    position: u64,
+    finished: bool,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if !self.finished && self.pipeline.b.seed.is_some() {
+            self.pipeline
+                .in_order
+                .finish(self.position, None, |f| self.pipeline.write_finished(f));
+        }
+    }
 }
 
 /// What the stages produce before normalization.
@@ -181,6 +262,10 @@ struct Run<'a> {
     call: &'a FrozenCall,
     /// Identity for the repeat check, computed once per call.
     fingerprint: String,
+    /// The call admitted just before this one.
+    previous: Option<Previous>,
+    /// The call's clock and randomness.
+    env: &'a CallEnv,
     trace: DecisionTrace,
     extra: Map<String, Value>,
     tool: Option<Arc<RegisteredTool>>,
@@ -215,7 +300,13 @@ impl Pipeline {
             seed: None,
             session_id: None,
             artifacts: None,
+            cassette: None,
         }
+    }
+
+    /// How many calls reached a tool body (a cassette replay reaches none).
+    pub fn dispatches(&self) -> u64 {
+        self.dispatches.load(Ordering::SeqCst)
     }
 
     /// The registry.
@@ -243,42 +334,179 @@ impl Pipeline {
     /// Runs one call through every stage. Never panics and never fails:
     /// every outcome is a [`ToolResult`].
     pub async fn execute(&self, call: ToolCall, signal: CancellationToken) -> ToolResult {
-        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        let frozen = FrozenCall::freeze(&call, ExecutionToken::new(&self.session, seq));
+        let admitted = self.admit(&call);
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
-        self.run(&frozen, signal).instrument(span).await
+        self.run(admitted, signal).instrument(span).await
     }
 
-    async fn run(&self, call: &FrozenCall, signal: CancellationToken) -> ToolResult {
-        let clock = &self.b.clock;
+    /// Takes a call in, before anything awaits: its position, its frozen
+    /// identity, its link to the previous call, its replay key and
+    /// environment, and its `tool/call` event (on disk before anything runs;
+    /// if it cannot be, nothing runs). One critical section, so positions,
+    /// keys and `tool/call` events agree on the order.
+    fn admit(&self, call: &ToolCall) -> Admitted {
+        let mut adm = self.admission.lock().unwrap_or_else(|e| e.into_inner());
+        adm.position += 1;
+        let position = adm.position;
+        let frozen = FrozenCall::freeze(call, ExecutionToken::new(&self.session, position));
+        let fingerprint = fingerprint(&frozen);
+        let (done, failed) = watch::channel(None);
+        let previous = adm.last.replace(Previous {
+            fingerprint: fingerprint.clone(),
+            failed,
+        });
+        let replay = self.b.cassette.as_ref().map(|c| c.admit(&frozen));
+        let env = match (self.b.seed, &replay) {
+            (Some(seed), Some((_, Plan::Verify(i)))) => {
+                // Re-run in the recorded call's environment.
+                let at = self.b.cassette.as_ref().and_then(|c| c.recorded(*i));
+                CallEnv::derived(seed, at.map_or(position, |e| e.position))
+            }
+            (Some(seed), _) => CallEnv::derived(seed, position),
+            (None, _) => CallEnv::live(self.b.clock.clone()),
+        };
+        let logged = match &self.b.log {
+            None => Ok(()),
+            Some(log) => log
+                .append(&SessionEvent::ToolCall(ToolCallEvent {
+                    ts_ms: env.clock.wall_ms(),
+                    call_id: frozen.call_id().to_owned(),
+                    token: frozen.token().as_str().to_owned(),
+                    tool: frozen.name().to_owned(),
+                    arguments: frozen.raw_arguments().to_owned(),
+                    agent: frozen.agent().map(str::to_owned),
+                    parent: frozen.parent().map(str::to_owned),
+                }))
+                .map_err(|e| e.to_string()),
+        };
+        drop(adm);
+        Admitted {
+            position,
+            call: frozen,
+            fingerprint,
+            previous,
+            done,
+            replay,
+            env,
+            logged,
+        }
+    }
+
+    async fn run(&self, admitted: Admitted, signal: CancellationToken) -> ToolResult {
+        let mut turn = Turn {
+            pipeline: self,
+            position: admitted.position,
+            finished: false,
+        };
+        let call = &admitted.call;
+        let plan = admitted.replay.as_ref().map(|(_, p)| *p);
+        let recorded = match plan {
+            Some(Plan::Cassette(i)) => self.b.cassette.as_ref().and_then(|c| c.recorded(i)),
+            _ => None,
+        };
+        let result = match (recorded, &admitted.logged) {
+            // Cassette layer: the recorded result, and nothing runs.
+            (Some(entry), Ok(())) => entry.result.clone(),
+            _ => self.live(&admitted, &signal).await,
+        };
+        if let (Some(Plan::Verify(i)), Some(c)) = (plan, &self.b.cassette) {
+            c.verify(i, &result);
+        }
+        // The next call's repeat check (a cancellation is not a failure).
+        let failed = result.is_error() && !result.failed_with(FailureCode::Cancelled);
+        let _ = admitted.done.send(Some(failed));
+
+        // tools/result: in-process listeners see the frozen, final outcome.
+        for l in &self.b.results {
+            if catch_unwind(AssertUnwindSafe(|| l.on_result(call, &result))).is_err() {
+                tracing::error!("a tools/result listener panicked; ignored");
+            }
+        }
+        // tool/result: the durable record (and the cassette entry).
+        let event = self.b.log.as_ref().map(|_| {
+            SessionEvent::ToolResult(ToolResultEvent::from_result(
+                admitted.env.clock.wall_ms(),
+                call.call_id(),
+                call.token().as_str(),
+                call.name(),
+                &result,
+            ))
+        });
+        let record = match (&admitted.replay, plan) {
+            (Some((key, _)), Some(Plan::Live { record: true })) => {
+                Some((admitted.position, key.clone(), call.clone(), result.clone()))
+            }
+            _ => None,
+        };
+        let finished = Finished { event, record };
+        turn.finished = true;
+        if self.b.seed.is_some() {
+            // Deterministic: in position order, whatever order calls end in.
+            self.in_order
+                .finish(admitted.position, Some(finished), |f| {
+                    self.write_finished(f)
+                });
+            result
+        } else {
+            self.write_live(finished, result)
+        }
+    }
+
+    /// Writes a finished call's records (deterministic mode, in order).
+    fn write_finished(&self, f: Finished) {
+        if let (Some(log), Some(ev)) = (&self.b.log, &f.event)
+            && let Err(e) = log.append(ev)
+        {
+            tracing::error!("could not record tool/result: {e}");
+        }
+        if let (Some(c), Some((position, key, call, result))) = (&self.b.cassette, f.record) {
+            c.write(position, key, &call, &result);
+        }
+    }
+
+    /// Writes a finished call's records right away (live mode); a log
+    /// failure is reported in the result.
+    fn write_live(&self, f: Finished, mut result: ToolResult) -> ToolResult {
+        if let (Some(log), Some(ev)) = (&self.b.log, &f.event)
+            && let Err(e) = log.append(ev)
+        {
+            tracing::error!("could not record tool/result: {e}");
+            result
+                .meta_mut()
+                .extra
+                .insert("logError".into(), json!(e.to_string()));
+        }
+        if let (Some(c), Some((position, key, call, result))) = (&self.b.cassette, f.record) {
+            c.write(position, key, &call, &result);
+        }
+        result
+    }
+
+    /// Runs the stages, normalizes and bounds the outcome.
+    async fn live(&self, admitted: &Admitted, signal: &CancellationToken) -> ToolResult {
+        let call = &admitted.call;
+        let clock = &admitted.env.clock;
         let t0 = clock.monotonic_ns();
         let mut run = Run {
             call,
-            fingerprint: fingerprint(call),
+            fingerprint: admitted.fingerprint.clone(),
+            previous: admitted.previous.clone(),
+            env: &admitted.env,
             trace: DecisionTrace::default(),
             extra: Map::new(),
             tool: None,
             dispatch_ns: 0,
         };
-        // The call is on disk before anything runs; if it cannot be, nothing runs.
-        let logged = self.b.log.as_ref().map(|log| {
-            let call_event = SessionEvent::ToolCall(ToolCallEvent {
-                ts_ms: clock.wall_ms(),
-                call_id: call.call_id().to_owned(),
-                token: call.token().as_str().to_owned(),
-                tool: call.name().to_owned(),
-                arguments: call.raw_arguments().to_owned(),
-                agent: call.agent().map(str::to_owned),
-                parent: call.parent().map(str::to_owned),
-            });
-            log.append(&call_event)
-        });
-        let staged = match logged {
-            Some(Err(e)) => Err(ToolFailure::new(
+        let staged = match (&admitted.logged, &admitted.replay) {
+            (Err(e), _) => Err(ToolFailure::new(
                 FailureCode::HostError,
                 format!("the session log cannot be written, so the call was not run: {e}"),
             )),
-            _ => self.stages(&mut run, &signal).await,
+            (Ok(()), Some((key, Plan::Missing))) => match &self.b.cassette {
+                Some(c) => Err(c.missing(call, admitted.position, key)),
+                None => self.stages(&mut run, signal).await,
+            },
+            (Ok(()), _) => self.stages(&mut run, signal).await,
         };
 
         // Normalization: every failure becomes an error result.
@@ -311,12 +539,6 @@ impl Pipeline {
             );
         }
 
-        // Repeat bookkeeping (cancellations are not the tool's failure).
-        if !result.failed_with(FailureCode::Cancelled) {
-            *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some((run.fingerprint.clone(), result.is_error()));
-        }
-
         let meta = result.meta_mut();
         meta.trace = run.trace;
         meta.extra = run.extra;
@@ -324,30 +546,6 @@ impl Pipeline {
             total_us: clock.monotonic_ns().saturating_sub(t0) / 1000,
             dispatch_us: run.dispatch_ns / 1000,
         };
-
-        // tools/result: in-process listeners see the frozen, final outcome.
-        for l in &self.b.results {
-            if catch_unwind(AssertUnwindSafe(|| l.on_result(call, &result))).is_err() {
-                tracing::error!("a tools/result listener panicked; ignored");
-            }
-        }
-        // tool/result: the durable record.
-        if let Some(log) = &self.b.log {
-            let ev = ToolResultEvent::from_result(
-                clock.wall_ms(),
-                call.call_id(),
-                call.token().as_str(),
-                call.name(),
-                &result,
-            );
-            if let Err(e) = log.append(&SessionEvent::ToolResult(ev)) {
-                tracing::error!("could not record tool/result: {e}");
-                result
-                    .meta_mut()
-                    .extra
-                    .insert("logError".into(), json!(e.to_string()));
-            }
-        }
         result
     }
 
@@ -442,7 +640,15 @@ impl Pipeline {
 
         // ── repeat ──────────────────────────────────────────────────────
         self.enter(call, Stage::Repeat);
-        let repeated = matches!(&*self.last.lock().unwrap_or_else(|e| e.into_inner()), Some((last, true)) if *last == run.fingerprint);
+        // The call admitted just before this one, when it is the same call:
+        // wait for its outcome (so the check does not depend on scheduling).
+        let repeated = match run.previous.clone() {
+            Some(mut prev) if prev.fingerprint == run.fingerprint => tokio::select! {
+                r = prev.failed.wait_for(Option::is_some) => r.is_ok_and(|v| *v == Some(true)),
+                () = signal.cancelled() => false,
+            },
+            _ => false,
+        };
         if repeated {
             return Err(run.deny(
                 Stage::Repeat,
@@ -571,16 +777,14 @@ impl Pipeline {
         // ── wrappers → body ─────────────────────────────────────────────
         self.enter(call, Stage::Dispatch);
         let args_text = args.to_string();
-        let entropy = match self.b.seed {
-            Some(seed) => Entropy::Seeded(seed ^ hash64(call.call_id())),
-            None => Entropy::Os,
-        };
-        let d0 = self.b.clock.monotonic_ns();
+        self.dispatches.fetch_add(1, Ordering::SeqCst);
+        let clock = &run.env.clock;
+        let d0 = clock.monotonic_ns();
         let (exec, metrics) =
-            wrappers::dispatch(&self.b.wrappers, call, &tool, &args_text, entropy, signal)
+            wrappers::dispatch(&self.b.wrappers, call, &tool, &args_text, run.env, signal)
                 .instrument(tracing::info_span!("dispatch"))
                 .await;
-        run.dispatch_ns = self.b.clock.monotonic_ns().saturating_sub(d0);
+        run.dispatch_ns = clock.monotonic_ns().saturating_sub(d0);
         run.extra.extend(metrics);
         // A render that ran in the execute instance (RenderMode::SameInstance).
         let rendered_in_instance = exec.rendered;
@@ -780,11 +984,6 @@ impl std::io::Write for HashWriter<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-fn hash64(s: &str) -> u64 {
-    let h = sha256_hex(s.as_bytes());
-    u64::from_str_radix(&h[..16], 16).unwrap_or(0)
 }
 
 fn sanitize(s: &str) -> String {

@@ -10,20 +10,22 @@
 
 use crate::body::{BodyInput, ToolBody};
 use crate::call::FrozenCall;
+use crate::determinism::CallEnv;
 use crate::registry::RegisteredTool;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use toolhost_contract::clock::Clock;
 use toolhost_contract::{ErrorCode, FailureCode};
-use toolhost_runtime::{Budget, Entropy, Execution};
+use toolhost_runtime::{Budget, Execution};
 
 /// The mutable part of one dispatch, as wrappers see it.
 pub struct DispatchCtx<'a> {
     call: &'a FrozenCall,
     tool: &'a RegisteredTool,
     arguments: &'a str,
-    entropy: Entropy,
+    env: &'a CallEnv,
     /// Fuel and deadline for the body.
     pub budget: Budget,
     /// The signal the body will observe (joined with the caller's).
@@ -40,6 +42,10 @@ impl<'a> DispatchCtx<'a> {
     /// The tool being dispatched.
     pub fn tool(&self) -> &RegisteredTool {
         self.tool
+    }
+    /// The call's clock (virtual in deterministic mode): measure with it.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.env.clock
     }
 }
 
@@ -89,7 +95,8 @@ impl Next<'_> {
                     policy: &ctx.tool.policy,
                     budget: ctx.budget,
                     cancel: joined.clone(),
-                    entropy: ctx.entropy,
+                    entropy: ctx.env.entropy,
+                    clock: ctx.env.guest_clock.clone(),
                 });
                 tokio::pin!(body);
                 tokio::select! {
@@ -110,14 +117,14 @@ pub(crate) async fn dispatch(
     call: &FrozenCall,
     tool: &RegisteredTool,
     arguments: &str,
-    entropy: Entropy,
+    env: &CallEnv,
     caller: &CancellationToken,
 ) -> (Execution, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,
         tool,
         arguments,
-        entropy,
+        env,
         budget: Budget::default(),
         signal: caller.clone(),
         metrics: Map::new(),
@@ -219,12 +226,13 @@ impl Wrapper for MetricsWrapper {
         "metrics"
     }
     async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
-        let t = Instant::now();
+        let clock = ctx.clock().clone();
+        let t = clock.monotonic_ns();
         let out = next.run(ctx).await;
         ctx.metrics.insert(
             "sandbox".into(),
             json!({
-                "elapsedUs": u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX),
+                "elapsedUs": clock.monotonic_ns().saturating_sub(t) / 1000,
                 "instantiateUs": u64::try_from(out.report.instantiate.as_micros()).unwrap_or(u64::MAX),
                 "fuelConsumed": out.report.fuel_consumed,
                 "stdoutBytes": out.report.stdout.len(),

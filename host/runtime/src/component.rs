@@ -7,7 +7,7 @@ use crate::engine::{Runtime, RuntimeInner};
 use crate::error::LoadError;
 use crate::imports::{self, ImportCheck, ImportVerdict};
 use crate::invoke::{Budget, Call, Returned};
-use crate::sandbox::{Entropy, HostState};
+use crate::sandbox::HostState;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -155,7 +155,7 @@ impl LoadedComponent {
                 &policy,
                 budget,
                 CancellationToken::new(),
-                Entropy::Os,
+                crate::invoke::pure_environment(),
             )
             .await;
         let raw = match r {

@@ -7,8 +7,10 @@ use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
 use crate::sandbox::{Entropy, HostState};
 use crate::write_budget::WriteBudgetExceeded;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
+use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_STEP_NS};
 use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
 use toolhost_policy::{Policy, RenderMode, ToolPolicy};
 use wasmtime::{Store, Trap, UpdateDeadline};
@@ -46,6 +48,10 @@ pub struct Invocation<'a> {
     pub cancel: CancellationToken,
     /// Source of the guest's randomness.
     pub entropy: Entropy,
+    /// The clocks the guest sees (`None`: the runtime's clock). The
+    /// report's timings are read from it too, so a virtual clock makes them
+    /// virtual.
+    pub clock: Option<Arc<dyn Clock>>,
 }
 
 impl<'a> Invocation<'a> {
@@ -58,6 +64,7 @@ impl<'a> Invocation<'a> {
             budget: Budget::default(),
             cancel: CancellationToken::new(),
             entropy: Entropy::Os,
+            clock: None,
         }
     }
 }
@@ -167,8 +174,15 @@ impl LoadedComponent {
             args: inv.arguments,
             render: inv.policy.render == RenderMode::SameInstance,
         };
+        let clock = inv.clock.unwrap_or_else(|| self.rt.config.clock.clone());
         let (r, report) = self
-            .run(call, inv.policy, inv.budget, inv.cancel, inv.entropy)
+            .run(
+                call,
+                inv.policy,
+                inv.budget,
+                inv.cancel,
+                (inv.entropy, clock),
+            )
             .await;
         let mut rendered = None;
         let outcome = match r {
@@ -215,6 +229,8 @@ impl LoadedComponent {
 
     /// Runs the tool's pure `render` in a fresh sandbox that grants nothing
     /// (only the policy's limits apply). `Ok(None)`: use the host's default.
+    /// Nothing it can observe varies: its randomness is a fixed stream and
+    /// its clocks start at [`VIRTUAL_EPOCH_MS`] on every call.
     pub async fn render(
         &self,
         tool: &str,
@@ -235,7 +251,7 @@ impl LoadedComponent {
             value,
         };
         match self
-            .run(call, &pure, budget, cancel, Entropy::Seeded(0))
+            .run(call, &pure, budget, cancel, pure_environment())
             .await
             .0?
         {
@@ -253,7 +269,7 @@ impl LoadedComponent {
         policy: &ToolPolicy,
         budget: Budget,
         cancel: CancellationToken,
-        entropy: Entropy,
+        (entropy, clock): (Entropy, Arc<dyn Clock>),
     ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
         let mut report = ExecutionReport::default();
         if budget.fuel == 0 {
@@ -289,7 +305,14 @@ impl LoadedComponent {
             () = cancel.cancelled() => return (Err(cancelled()), report),
         };
         let started = Instant::now();
-        let state = match HostState::build(policy, &self.rt.config, entropy, cancel.clone()) {
+        let t_start = clock.monotonic_ns();
+        let state = match HostState::build(
+            policy,
+            &self.rt.config,
+            entropy,
+            clock.clone(),
+            cancel.clone(),
+        ) {
             Ok(s) => s,
             Err(e) => {
                 return (
@@ -327,12 +350,12 @@ impl LoadedComponent {
         let mut instantiated = None;
         let result: Result<wasmtime::Result<Returned>, FailureCode> = {
             let fut = async {
-                let t0 = Instant::now();
+                let t0 = clock.monotonic_ns();
                 /// The call through one version's generated API.
                 macro_rules! dispatch {
                     ($pre:expr) => {{
                         let provider = $pre.instantiate_async(&mut store).await?;
-                        instantiated = Some(t0.elapsed());
+                        instantiated = Some(clock.monotonic_ns().saturating_sub(t0));
                         let api = provider.toolhost_tool_tool();
                         match call {
                             Call::ListTools => Returned::Tools(
@@ -387,8 +410,8 @@ impl LoadedComponent {
         report.stderr = state.stderr.contents();
         report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
         (report.bytes_written, report.entries_created) = state.budget.used();
-        report.instantiate = instantiated.unwrap_or_default();
-        report.elapsed = started.elapsed();
+        report.instantiate = Duration::from_nanos(instantiated.unwrap_or_default());
+        report.elapsed = Duration::from_nanos(clock.monotonic_ns().saturating_sub(t_start));
         let outcome = match result {
             Ok(Ok(Returned::Executed(out, Some(Err(RenderFailure::Trap(e)))))) => {
                 let f = classify(&e, state, budget, policy);
@@ -404,6 +427,15 @@ impl LoadedComponent {
         }
         (outcome, report)
     }
+}
+
+/// The randomness and clocks of a pure call (`render`, `list-tools`): the
+/// same fixed stream and the same virtual time on every call.
+pub(crate) fn pure_environment() -> (Entropy, Arc<dyn Clock>) {
+    (
+        Entropy::Seeded(0),
+        Arc::new(SteppingClock::new(VIRTUAL_EPOCH_MS, 0, VIRTUAL_STEP_NS)),
+    )
 }
 
 fn cancelled() -> ToolFailure {

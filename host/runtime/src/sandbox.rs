@@ -4,8 +4,9 @@
 //! arguments, stdin closed, stdout/stderr captured into bounded pipes, TCP,
 //! UDP and name lookup off (never granted: network access is only outgoing
 //! HTTP through the allow-list in [`crate::egress`]). Clocks come from the
-//! runtime's injected clock; randomness from the OS unless the call asks for
-//! seeded [`Entropy`].
+//! call's clock (the runtime's injected clock unless the call brings a
+//! virtual one); randomness from the OS unless the call asks for seeded
+//! [`Entropy`].
 
 use crate::egress::EgressHooks;
 use crate::engine::RuntimeConfig;
@@ -146,6 +147,7 @@ impl HostState {
         policy: &ToolPolicy,
         config: &RuntimeConfig,
         entropy: Entropy,
+        clock: Arc<dyn Clock>,
         cancel: CancellationToken,
     ) -> Result<HostState, SandboxError> {
         let limits = &policy.limits;
@@ -153,7 +155,6 @@ impl HostState {
         let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         let stdout = BoundedPipe::new("stdout", cap(limits.max_stdout_bytes));
         let stderr = BoundedPipe::new("stderr", cap(limits.max_stdout_bytes));
-        let clock = &config.clock;
         let mut b = WasiCtxBuilder::new();
         b.allow_blocking_current_thread(config.fs_on_calling_thread)
             .stdout(stdout.clone())
@@ -162,7 +163,7 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .wall_clock(WasiClock(clock.clone()))
-            .monotonic_clock(WasiClock(clock.clone()));
+            .monotonic_clock(WasiClock(clock));
         for grant in &sb.fs {
             let perms = match grant.mode {
                 FsMode::ReadOnly => FsPerms::ReadOnly,

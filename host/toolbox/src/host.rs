@@ -476,6 +476,10 @@ impl ToolBody for Renamed {
             .render(&self.original, arguments, value, policy, cancel)
             .await
     }
+
+    fn component_id(&self) -> Option<&str> {
+        Some(self.inner.id())
+    }
 }
 
 /// The toolbox used when there is no toolbox file: every built-in tool

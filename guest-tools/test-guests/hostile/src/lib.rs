@@ -18,7 +18,7 @@
 //! | `bad_output` | returns `{"n":"x"}`, schema says integer | `output_invalid` |
 //! | `panic` | panics | `trap` |
 //! | `slow_sleep` | `{ms}` → sleeps (blocking host call) | timeout backstop |
-//! | `random` | 16 random bytes as hex, wall clock ns | deterministic replay |
+//! | `random` | random bytes (secure, insecure) as hex, wall clock ns, three monotonic reads | deterministic replay |
 //! | `fail` | failure `boom` / `it failed` | the tool's failure |
 //! | `render_fail` | `{ok: true}`, render panics | `render_failed` |
 //! | `exit` | `{status}` → `std::process::exit(status)` | `guest_exit` |
@@ -268,6 +268,36 @@ pub struct RandomValue {
     pub hex: String,
     /// `wasi:clocks/wall-clock.now()` in nanoseconds since the Unix epoch.
     pub wall_clock_ns: u64,
+    /// Three reads of `wasi:clocks/monotonic-clock.now()`.
+    pub monotonic_ns: Vec<u64>,
+    /// 8 bytes from `wasi:random/insecure`, as lowercase hex.
+    pub insecure_hex: String,
+}
+
+fn monotonic_ns() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        toolhost_kit::wasi::clocks::monotonic_clock::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
+}
+
+fn insecure_bytes() -> Vec<u8> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        toolhost_kit::wasi::random::insecure::get_insecure_random_bytes(8)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        vec![0; 8]
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn random_bytes() -> Vec<u8> {
@@ -297,9 +327,13 @@ fn wall_clock_ns() -> u64 {
     }
 }
 
-hostile!(Random, "random", "Returns 16 random bytes as hex and the wall-clock time in ns.", NoArgs => RandomValue, |_| {
-    let hex = random_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    Ok(RandomValue { hex, wall_clock_ns: wall_clock_ns() })
+hostile!(Random, "random", "Returns random bytes (secure and insecure) as hex, the wall-clock time and three monotonic-clock reads.", NoArgs => RandomValue, |_| {
+    Ok(RandomValue {
+        hex: hex(&random_bytes()),
+        wall_clock_ns: wall_clock_ns(),
+        monotonic_ns: (0..3).map(|_| monotonic_ns()).collect(),
+        insecure_hex: hex(&insecure_bytes()),
+    })
 });
 
 hostile!(Fail, "fail", "Always fails with code boom.", NoArgs => Never, |_| {

@@ -128,6 +128,8 @@ struct Workspace {
     dir: PathBuf,
     /// `--approval-timeout` of the server.
     approval_timeout_s: u32,
+    /// More `toolhost serve` arguments.
+    serve_args: Vec<String>,
 }
 
 impl Workspace {
@@ -151,6 +153,7 @@ impl Workspace {
             tmp,
             dir,
             approval_timeout_s: 30,
+            serve_args: Vec::new(),
         }
     }
 
@@ -182,6 +185,9 @@ impl Workspace {
             "--approval-timeout".into(),
             self.approval_timeout_s.to_string(),
         ]
+        .into_iter()
+        .chain(self.serve_args.iter().cloned())
+        .collect()
     }
 
     /// The session log's events.
@@ -737,6 +743,28 @@ fn fetch_allow_list(lang: Lang, transport: Transport) {
     );
 }
 
+/// 11. A harness tests an agent against recorded tools: the session
+/// recorded with `--seed --record` plays back with `--replay` after the
+/// files are gone, and the client sees the same values.
+fn record_replay(lang: Lang, transport: Transport) {
+    let mut ws = Workspace::new();
+    let cassette = ws.tmp.path().join("session.cassette.jsonl");
+    let path = cassette.display().to_string();
+    ws.serve_args = vec!["--seed".into(), "5".into(), "--record".into(), path.clone()];
+    let recorded = run(&ws, lang, transport, "allowed", &[]).facts;
+    let lines = std::fs::read_to_string(&cassette).expect("the cassette was written");
+    assert!(lines.lines().count() > 5, "header and calls: {lines}");
+    for entry in ["notes.txt", "src", "docs"] {
+        let p = ws.dir.join(entry);
+        let _ = std::fs::remove_file(&p).or_else(|_| std::fs::remove_dir_all(&p));
+    }
+    ws.serve_args = vec!["--replay".into(), path];
+    let replayed = run(&ws, lang, transport, "allowed", &[]).facts;
+    assert_eq!(recorded["read"], replayed["read"]);
+    assert_eq!(recorded["list_recursive"], replayed["list_recursive"]);
+    assert_eq!(recorded["grep"], replayed["grep"]);
+}
+
 macro_rules! tests {
     ($($test:ident => $scenario:ident($lang:ident, $transport:ident);)*) => {
         $(
@@ -760,6 +788,7 @@ tests! {
     py_stdio_cancel_spin => cancel_spin(Py, Stdio);
     py_stdio_hot_reload => hot_reload(Py, Stdio);
     py_stdio_fetch_allow_list => fetch_allow_list(Py, Stdio);
+    py_stdio_record_replay => record_replay(Py, Stdio);
 
     py_http_tools_list => tools_list(Py, Http);
     py_http_allowed_calls => allowed_calls(Py, Http);
@@ -796,4 +825,5 @@ tests! {
     ts_http_no_elicitation => no_elicitation(Ts, Http);
     ts_http_separate_sessions => separate_sessions(Ts, Http);
     ts_http_cancel_spin => cancel_spin(Ts, Http);
+    ts_http_record_replay => record_replay(Ts, Http);
 }

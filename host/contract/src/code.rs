@@ -205,6 +205,7 @@ mod tests {
                 "host_error",
                 "guest_exit",
                 "write_budget_exceeded",
+                "not_recorded",
             ]
         );
         for c in FailureCode::ALL {

@@ -136,7 +136,8 @@ impl PipelineBuilder {
         self.log = Some(log);
         self
     }
-    /// Uses this clock for events and timings.
+    /// Uses this clock for events and timings (in deterministic mode each
+    /// call has its own virtual clock instead).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self

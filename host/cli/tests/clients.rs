@@ -744,8 +744,8 @@ fn fetch_allow_list(lang: Lang, transport: Transport) {
 }
 
 /// 11. A harness tests an agent against recorded tools: the session
-/// recorded with `--seed --record` plays back with `--replay` after the
-/// files are gone, and the client sees the same values.
+///     recorded with `--seed --record` plays back with `--replay` after the
+///     files are gone, and the client sees the same values.
 fn record_replay(lang: Lang, transport: Transport) {
     let mut ws = Workspace::new();
     let cassette = ws.tmp.path().join("session.cassette.jsonl");

@@ -29,6 +29,9 @@ test: setup
 	$(CARGO) clippy --manifest-path guest-tools/Cargo.toml --target wasm32-wasip2 -- -D warnings
 	$(CARGO) test --workspace
 	$(CARGO) test --manifest-path guest-tools/Cargo.toml
+	# The Python guests' own unit tests (tests/python_guest.rs builds the
+	# component from source and runs it through the pipeline).
+	bash guest-tools/python/test.sh
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick

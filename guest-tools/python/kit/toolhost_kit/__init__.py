@@ -46,6 +46,8 @@ module at build time and ships no file system with the Python library):
   build time, and the snapshot is what every call starts from);
 - failures the model should see are :class:`ToolError` with a stable
   snake_case code; any other exception becomes ``internal_error``.
+
+Native tests run tools the way the host does with :mod:`toolhost_kit.testing`.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 EMPTY = "empty"
 INTEGER = "integer"
@@ -48,6 +48,28 @@ _NUMBER_RE = re.compile(r"[+-]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE
 _LOOSE_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
+# The same kinds over a whole chunk of cells joined by newlines, so that a
+# numeric column is checked by one regex search instead of a Python call per
+# cell (exponents and very long numbers excluded: whether they are finite
+# floats needs a look at each).
+_INT_TOKEN = r"[ \t]*[+-]?(?:0|[1-9][0-9]*)[ \t]*"
+_NUM_TOKEN = r"[ \t]*[+-]?(?:(?:0|[1-9][0-9]{0,200})(?:\.[0-9]{0,200})?|\.[0-9]{1,200})[ \t]*"
+_INTEGER_LINES = re.compile(f"(?:{_INT_TOKEN}\n)*{_INT_TOKEN}\\Z")
+_NUMBER_LINES = re.compile(f"(?:{_NUM_TOKEN}\n)*{_NUM_TOKEN}\\Z")
+
+
+def all_of_kind(texts: Sequence[str], kind: str) -> bool:
+    """Whether every text is a non-empty cell of ``kind`` (``integer``, or
+    ``number``, which includes integers), checked in one regex match: a
+    fast path for numeric columns. ``False`` means "not known", not "no"."""
+    pattern = _INTEGER_LINES if kind == INTEGER else _NUMBER_LINES if kind == NUMBER else None
+    if pattern is None or not texts:
+        return False
+    joined = "\n".join(texts)
+    # A cell holding a newline would pass for two cells.
+    return joined.count("\n") == len(texts) - 1 and pattern.match(joined) is not None
+
+
 def text_kind(text: str) -> str:
     """The kind of a CSV cell."""
     s = text.strip()
@@ -60,6 +82,18 @@ def text_kind(text: str) -> str:
     if s.lower() in ("true", "false"):
         return BOOLEAN
     return STRING
+
+
+#: The kind of each type ``json.loads`` returns (``NoneType``: null).
+KIND_OF_TYPE = {
+    type(None): EMPTY,
+    bool: BOOLEAN,
+    int: INTEGER,
+    float: NUMBER,
+    str: STRING,
+    list: ARRAY,
+    dict: OBJECT,
+}
 
 
 def value_kind(value: Any) -> str:
@@ -124,7 +158,9 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _as_number(value: Any) -> Optional[float]:
+def as_number(value: Any) -> Optional[float]:
+    """``value`` as a number: numbers as they are, numeric text parsed
+    (``"007"`` is 7), anything else (booleans too) ``None``."""
     if is_number(value):
         return value
     if isinstance(value, str):
@@ -157,7 +193,7 @@ def compare(cell: Any, value: Any) -> Optional[int]:
         a: Any = _as_bool(cell)
         b: Any = _as_bool(value)
     elif is_number(cell) or is_number(value):
-        a, b = _as_number(cell), _as_number(value)
+        a, b = as_number(cell), as_number(value)
     else:
         a, b = as_text(cell), as_text(value)
     if a is None or b is None:

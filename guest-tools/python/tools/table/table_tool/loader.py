@@ -4,7 +4,8 @@ The format comes from the extension (``.csv``, ``.tsv``/``.tab``, ``.json``,
 ``.jsonl``/``.ndjson``) unless the caller names it. CSV is read with the
 ``csv`` module: the first row is the header, the delimiter (comma,
 semicolon, tab or pipe) is the one the header line uses most, blank lines are
-skipped, short rows are padded with empty cells. JSON columns are the keys of
+skipped, short rows are padded with empty cells and empty trailing fields
+beyond the header are dropped. JSON columns are the keys of
 all objects, in the order they first appear.
 """
 
@@ -14,8 +15,10 @@ import csv
 import io
 import json
 import math
+import operator
 import os
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from itertools import islice
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import toolhost_kit as kit
 
@@ -32,19 +35,19 @@ _EXTENSIONS = {
 
 #: Files larger than this are refused (``file_too_large``): the whole file
 #: is held in memory, and the component's memory is bounded by its policy.
-MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 _DELIMITERS = (",", ";", "\t", "|")
 
 
 class Table:
-    """A table read from a file.
+    """A table read from a file, read again on every pass.
 
-    ``rows()`` iterates the data rows again on every call, each a list of
-    cells aligned to ``columns``: for CSV and TSV the cell text (``""`` when
-    the row is short), for JSON the values (``None`` for a missing key).
-    CSV text is parsed again on each pass instead of being held as rows:
-    a row of Python strings takes several times the memory of its text.
+    :meth:`column_chunks` gives the data rows by chunks, transposed: one
+    sequence of cells per column. CSV and TSV cells are text (``""`` where a
+    row is short), JSON cells are values (``None`` for a missing key). CSV
+    text is parsed again on each pass instead of being held as rows: a row
+    of Python strings takes several times the memory of its text.
     """
 
     def __init__(
@@ -69,44 +72,76 @@ class Table:
         """Whether cells are text (CSV, TSV) rather than JSON values."""
         return self.format in ("csv", "tsv")
 
-    def rows(self) -> Iterator[List[Any]]:
-        """The data rows, from the first again on every call."""
+    def column_chunks(self, size: int = 2048) -> Iterator[Tuple[int, List[Sequence[Any]]]]:
+        """The data rows by chunks of up to ``size``: the number of rows and
+        one sequence of cells per column. The work per row happens in C
+        (``islice``, ``zip``, ``map``), which matters inside a component."""
         if self.textual:
-            return self._csv_rows()
-        return ([r.get(c) for c in self.columns] for r in self._records)
+            return self._csv_chunks(size)
+        return self._json_chunks(size)
 
-    def _csv_rows(self) -> Iterator[List[Any]]:
+    def rows(self) -> Iterator[List[Any]]:
+        """The data rows one by one, each a list of cells."""
+        for n, columns in self.column_chunks():
+            if columns:
+                yield from map(list, zip(*columns))
+            else:
+                yield from ([] for _ in range(n))
+
+    def _json_chunks(self, size: int) -> Iterator[Tuple[int, List[Sequence[Any]]]]:
+        getters = [operator.methodcaller("get", c) for c in self.columns]
+        for start in range(0, len(self._records), size):
+            records = self._records[start : start + size]
+            yield len(records), [list(map(get, records)) for get in getters]
+
+    def _csv_chunks(self, size: int) -> Iterator[Tuple[int, List[Sequence[Any]]]]:
         width = len(self.columns)
-        records = _csv_records(self.path, self._text, self._delimiter)
-        next(records, None)  # the header
-        for line, row in records:
-            if len(row) > width:
-                if any(cell.strip() for cell in row[width:]):
-                    raise kit.ToolError(
-                        "parse_error",
-                        f"{self.path}, line {line}: {len(row)} fields, "
-                        f"but the header has {width} columns",
-                        {"line": line},
-                    )
-                row = row[:width]  # trailing empty fields
-            elif len(row) < width:
-                row = row + [""] * (width - len(row))
-            yield row
+        reader = self._reader()
+        seen = 0  # records read so far, the header included
+        try:
+            for raw in iter(lambda: list(islice(reader, size)), []):
+                rows = list(filter(None, raw))  # blank lines are empty lists
+                first = seen
+                seen += len(rows)
+                if first == 0 and rows:
+                    rows = rows[1:]  # the header
+                    first = 1
+                if set(map(len, rows)) - {width}:
+                    rows = [self._fit(row, width, first + k) for k, row in enumerate(rows)]
+                if rows:
+                    yield len(rows), (list(zip(*rows)) if width else [])
+        except csv.Error as err:
+            raise kit.ToolError(
+                "parse_error",
+                f"{self.path}, line {reader.line_num}: {err}",
+                {"line": reader.line_num},
+            ) from None
 
+    def _fit(self, row: List[str], width: int, record: int) -> List[str]:
+        """A row padded with empty cells, or cut of trailing empty fields;
+        ``parse_error`` when it has more values than the header has columns."""
+        if len(row) < width:
+            return row + [""] * (width - len(row))
+        if len(row) > width and any(cell.strip() for cell in row[width:]):
+            line = self._line_of(record)
+            raise kit.ToolError(
+                "parse_error",
+                f"{self.path}, line {line}: {len(row)} fields, but the header has {width} columns",
+                {"line": line},
+            )
+        return row[:width]
 
-def _csv_records(path: str, text: str, delimiter: str) -> Iterator[Tuple[int, List[str]]]:
-    """The non-blank records of CSV ``text``, with the line each ends on."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    try:
-        for row in reader:
-            if row and (len(row) > 1 or row[0].strip()):
-                yield reader.line_num, row
-    except csv.Error as err:
-        raise kit.ToolError(
-            "parse_error",
-            f"{path}, line {reader.line_num}: {err}",
-            {"line": reader.line_num},
-        ) from None
+    def _line_of(self, record: int) -> int:
+        """The line where non-blank record number ``record`` (0: the header)
+        ends. Only for error messages: it parses the text again."""
+        reader = self._reader()
+        for k, _ in enumerate(filter(None, reader)):
+            if k == record:
+                break
+        return reader.line_num
+
+    def _reader(self):
+        return csv.reader(io.StringIO(self._text, newline=""), delimiter=self._delimiter)
 
 
 def detect_format(path: str, explicit: Optional[str]) -> str:
@@ -165,7 +200,13 @@ def _read_text(path: str) -> str:
 def _load_csv(path: str, fmt: str, text: str) -> Table:
     first_line = text.lstrip("\r\n").split("\n", 1)[0]
     delimiter = "\t" if fmt == "tsv" else _guess_delimiter(first_line)
-    _, header = next(_csv_records(path, text, delimiter), (0, []))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = next(filter(None, reader), [])  # the first non-blank record
+    except csv.Error as err:
+        raise kit.ToolError(
+            "parse_error", f"{path}, line {reader.line_num}: {err}", {"line": reader.line_num}
+        ) from None
     return Table(path, fmt, _column_names(header), text=text, delimiter=delimiter)
 
 

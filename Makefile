@@ -39,6 +39,7 @@ test: setup
 	$(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
 
 bench: setup
+	bash guest-tools/python/build.sh
 	$(CARGO) bench -p toolhost --bench overhead
 	$(CARGO) bench -p toolhost --bench stdio
 	$(CARGO) bench -p toolhost --bench calls

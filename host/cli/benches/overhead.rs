@@ -14,7 +14,10 @@
 //! - resident memory growth over many calls;
 //! - record and replay: a call recorded to a cassette, played back from it
 //!   (nothing runs) and verified (re-run and compared), against the same
-//!   call live in deterministic mode.
+//!   call live in deterministic mode;
+//! - tools in other languages (those built under `target/<lang>-guests/`,
+//!   which `make bench` builds first): cold compile and cached load, and a
+//!   call through the pipeline against the Rust `read` tool's.
 //!
 //! `cargo bench -p toolhost --bench overhead` (optimized); `-- --quick` for a
 //! short run (CI runs it so the benchmark cannot rot).
@@ -106,6 +109,122 @@ async fn timed_calls(pipeline: &Arc<Pipeline>, m: u64) -> anyhow::Result<Vec<Dur
     }
     times.sort();
     Ok(times)
+}
+
+/// Guest components in other languages: (label, path under the repository,
+/// tool, its arguments on the fixture workspace).
+const LANGUAGES: &[(&str, &str, &str, &str)] = &[
+    (
+        "Python (table_schema)",
+        "target/python-guests/tool_table.wasm",
+        "table_schema",
+        r#"{"path": "data.csv"}"#,
+    ),
+    (
+        "C (hash_file)",
+        "target/c-guests/tool_hash.wasm",
+        "hash_file",
+        r#"{"path": "data.csv", "algorithm": "sha256"}"#,
+    ),
+    (
+        "JavaScript (md_outline)",
+        "target/js-guests/tool_markdown.wasm",
+        "md_outline",
+        r#"{"path": "notes.md"}"#,
+    ),
+];
+
+/// Cold compile, cached load and per-call time of each built guest in
+/// another language, against Rust's `read` in the same run.
+async fn languages(quick: bool) -> anyhow::Result<()> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let ws = tempfile::tempdir()?;
+    let mut csv = String::from("city,country,population\n");
+    for i in 0..50 {
+        csv.push_str(&format!("city{i},C{},{}\n", i % 7, i * 1000));
+    }
+    std::fs::write(ws.path().join("data.csv"), &csv)?;
+    std::fs::write(
+        ws.path().join("notes.md"),
+        "# Notes\n\n## One\n\nSee [two](#two).\n\n## Two\n",
+    )?;
+    let policy = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .grant(
+            ws.path().to_str().unwrap_or_default(),
+            "/workspace",
+            toolhost_policy::FsMode::ReadOnly,
+        )
+        .limits(|l| {
+            l.fuel = 40_000_000_000;
+            l.timeout_ms = 30_000;
+            l.memory_bytes = 256 << 20;
+        })
+        .build()?;
+    let n = if quick { 10 } else { 100 };
+    let per_call = |component: Arc<LoadedComponent>, tool: &'static str, args: &'static str| {
+        let policy = policy.clone();
+        async move {
+            let registry = Registry::new();
+            let _reg = registry.register_component(Scope::Global, &component, &policy)?;
+            let p = Pipeline::builder(registry).build();
+            let mut times = Vec::new();
+            for i in 0..=n {
+                let t = Instant::now();
+                let r = p
+                    .execute(
+                        ToolCall::new(format!("l{i}"), tool, args),
+                        CancellationToken::new(),
+                    )
+                    .await;
+                anyhow::ensure!(!r.is_error(), "{tool}: {r:?}");
+                if i > 0 {
+                    times.push(t.elapsed()); // the first call warms up
+                }
+            }
+            times.sort();
+            anyhow::Ok(percentile(&times, 0.5))
+        }
+    };
+    let dir = tempfile::tempdir()?;
+    let cfg = RuntimeConfig {
+        cache_dir: Some(dir.path().to_owned()),
+        ..RuntimeConfig::default()
+    };
+    let rt = Runtime::new(cfg.clone())?;
+    let read = rt.load(Path::new(toolhost_guests::TOOL_READ)).await?;
+    let rust = per_call(read, "read", r#"{"path": "data.csv"}"#).await?;
+    println!("\nguests in other languages (a small file, full pipeline, render isolated):");
+    println!("| component | size | cold compile | cached load | call p50 | call / Rust read |");
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| Rust (read) | {} KiB | | | {:.1} µs | 1.00× |",
+        std::fs::metadata(toolhost_guests::TOOL_READ)?.len() / 1024,
+        us(rust)
+    );
+    for (label, rel, tool, args) in LANGUAGES {
+        let path = root.join(rel);
+        if !path.exists() {
+            println!("| {label} | not built ({rel}) | | | | |");
+            continue;
+        }
+        let t = Instant::now();
+        Runtime::new(cfg.clone())?.load(&path).await?;
+        let cold = t.elapsed();
+        let t = Instant::now();
+        let loaded = Runtime::new(cfg.clone())?.load(&path).await?;
+        let warm = t.elapsed();
+        let p50 = per_call(loaded, tool, args).await?;
+        println!(
+            "| {label} | {:.1} MiB | {:.1} s | {:.1} ms | {:.1} µs | {:.1}× |",
+            std::fs::metadata(&path)?.len() as f64 / (1 << 20) as f64,
+            cold.as_secs_f64(),
+            warm.as_secs_f64() * 1e3,
+            us(p50),
+            us(p50) / us(rust)
+        );
+    }
+    Ok(())
 }
 
 /// Live (deterministic, recording), cassette playback and verify, per call.
@@ -372,6 +491,8 @@ async fn main() -> anyhow::Result<()> {
             100.0 * warm.as_secs_f64() / cold.as_secs_f64()
         );
     }
+
+    languages(quick).await?;
 
     // ── memory and descriptors over many calls ─────────────────────────
     let many = if quick { 5_000 } else { 100_000 };

@@ -15,6 +15,7 @@ fn host(artifact_capacity: usize) -> Host {
         cache_dir: Some(shared_cache()),
         max_instances: 16,
         artifact_capacity,
+        ..HostConfig::default()
     })
     .unwrap()
 }

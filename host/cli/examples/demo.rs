@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 use toolhost::script::{copy_workspace, read_script};
-use toolhost::{Host, HostConfig, find_toolbox};
+use toolhost::{Host, HostConfig, TerminalProgress, find_toolbox};
 use toolhost_contract::{ToolCall, ToolResult};
 use toolhost_pipeline::{Approval, ApprovalRequest, Approver, SessionLog, read_log};
 
@@ -64,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
     let script = read_script(&demo_dir().join("calls.jsonl"))?;
     let host = Host::new(HostConfig {
         cache_dir: Some(std::env::temp_dir().join("toolhost-demo-cache")),
+        on_compile: Some(Arc::new(TerminalProgress)),
         ..HostConfig::default()
     })?;
     let started = std::time::Instant::now();

@@ -44,3 +44,61 @@ impl Approver for TerminalApprover {
         }
     }
 }
+
+/// Shows a component's compilation on the terminal (stderr): what is being
+/// compiled, the seconds going by, and how long it took. Off a terminal it
+/// only logs.
+#[derive(Debug, Default)]
+pub struct TerminalProgress;
+
+impl toolhost_runtime::CompileProgress for TerminalProgress {
+    fn compiling(&self, origin: &std::path::Path, bytes: usize) -> Box<dyn Send> {
+        use std::io::{IsTerminal, Write};
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let name = origin.file_name().map_or_else(
+            || origin.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let what = format!(
+            "compiling {name} ({:.1} MiB)",
+            bytes as f64 / (1 << 20) as f64
+        );
+        tracing::info!("{what}");
+        if !std::io::stderr().is_terminal() {
+            return Box::new(());
+        }
+        let started = std::time::Instant::now();
+        let done = Arc::new(AtomicBool::new(false));
+        let ticker = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                while !done.load(Ordering::SeqCst) {
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(
+                        err,
+                        "\r{what}, once (then cached) … {} s",
+                        started.elapsed().as_secs()
+                    );
+                    let _ = err.flush();
+                    drop(err);
+                    std::thread::sleep(std::time::Duration::from_millis(250));
+                }
+                eprintln!(
+                    "\r{what}, once (then cached) … done in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+            })
+        };
+        struct Done(Arc<AtomicBool>, Option<std::thread::JoinHandle<()>>);
+        impl Drop for Done {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+                if let Some(t) = self.1.take() {
+                    let _ = t.join();
+                }
+            }
+        }
+        Box::new(Done(done, Some(ticker)))
+    }
+}

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use toolhost::{Host, HostConfig, TerminalApprover, default_cache_dir, find_toolbox};
+use toolhost::{
+    Host, HostConfig, TerminalApprover, TerminalProgress, default_cache_dir, find_toolbox,
+};
 use toolhost_contract::{SessionEvent, ToolCall};
 use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::reload::{self, ToolboxSource};
@@ -265,6 +267,7 @@ async fn host(
     let host = Host::new(HostConfig {
         cache_dir: cache,
         max_instances,
+        on_compile: Some(Arc::new(TerminalProgress)),
         ..HostConfig::default()
     })?;
     let tb = toolbox(set, &dir)?;
@@ -557,6 +560,7 @@ async fn main() -> anyhow::Result<()> {
         Cmd::Inspect { component, policy } => {
             let host = Host::new(HostConfig {
                 cache_dir: cache,
+                on_compile: Some(Arc::new(TerminalProgress)),
                 ..HostConfig::default()
             })?;
             let loaded = host.runtime().load(&component).await?;

@@ -78,13 +78,17 @@ impl ArtifactCache {
     }
 
     /// Returns the compiled component for `bytes` (whose SHA-256 is `id`).
+    /// `compiling` is called before a compilation, and its guard dropped
+    /// after it.
     pub(crate) fn load_or_compile(
         &self,
         engine: &Engine,
         id: &str,
         bytes: &[u8],
+        compiling: impl FnOnce() -> Option<Box<dyn Send>>,
     ) -> Result<(Component, CacheOutcome), String> {
         let Some((dir, _)) = &self.dir else {
+            let _progress = compiling();
             let c = Component::new(engine, bytes).map_err(|e| format!("{e:#}"))?;
             return Ok((c, CacheOutcome::Disabled));
         };
@@ -99,9 +103,11 @@ impl ArtifactCache {
                 }
             }
         }
+        let progress = compiling();
         let compiled = engine
             .precompile_component(bytes)
             .map_err(|e| format!("{e:#}"))?;
+        drop(progress);
         let c = deserialize(engine, &compiled)
             .ok_or_else(|| "freshly compiled artifact did not load".to_owned())?;
         if let Err(e) = store(dir, &name, &compiled) {

@@ -79,8 +79,15 @@ impl Runtime {
         let started = Instant::now();
         let inner = self.inner.clone();
         let id2 = id.clone();
+        let origin = path.to_owned();
         let (component, cache) = tokio::task::spawn_blocking(move || {
-            inner.cache.load_or_compile(&inner.engine, &id2, &bytes)
+            let progress = inner.config.on_compile.clone();
+            let size = bytes.len();
+            inner
+                .cache
+                .load_or_compile(&inner.engine, &id2, &bytes, || {
+                    progress.map(|p| p.compiling(&origin, size))
+                })
         })
         .await
         .map_err(|e| e.to_string())

@@ -49,6 +49,17 @@ pub struct RuntimeConfig {
     /// deadline fires only once the system call returns. Off, a hung call
     /// still returns `timeout` on time (the blocking-pool thread stays stuck).
     pub fs_on_calling_thread: bool,
+    /// Told when a component has to be compiled (no usable cached
+    /// artifact), so a front end can show progress: compiling a large
+    /// component (an 18 MB Python one) takes tens of seconds.
+    pub on_compile: Option<Arc<dyn CompileProgress>>,
+}
+
+/// Progress of compiling a component that was not in the cache.
+pub trait CompileProgress: Send + Sync + std::fmt::Debug {
+    /// Compiling `origin` (`bytes` long) starts; the compilation ends when
+    /// the returned guard is dropped.
+    fn compiling(&self, origin: &std::path::Path, bytes: usize) -> Box<dyn Send>;
 }
 
 impl Default for RuntimeConfig {
@@ -60,6 +71,7 @@ impl Default for RuntimeConfig {
             max_instances: 64,
             clock: SystemClock::shared(),
             fs_on_calling_thread: true,
+            on_compile: None,
         }
     }
 }

@@ -44,7 +44,7 @@ mod write_budget;
 
 pub use cache::CacheOutcome;
 pub use component::LoadedComponent;
-pub use engine::{Runtime, RuntimeConfig};
+pub use engine::{CompileProgress, Runtime, RuntimeConfig};
 pub use error::{LoadError, RuntimeError};
 pub use imports::{ImportCheck, ImportVerdict};
 pub use invoke::{Budget, Execution, ExecutionReport, Invocation};

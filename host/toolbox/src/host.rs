@@ -19,7 +19,7 @@ use toolhost_pipeline::{
 };
 use toolhost_policy::{Decision, Policy, PolicyError, ToolPolicy};
 use toolhost_runtime::{
-    Execution, LoadError, LoadedComponent, Runtime, RuntimeConfig, RuntimeError,
+    CompileProgress, Execution, LoadError, LoadedComponent, Runtime, RuntimeConfig, RuntimeError,
 };
 
 /// Settings of a [`Host`].
@@ -32,6 +32,8 @@ pub struct HostConfig {
     /// Bytes of truncated-result overflow kept for paging, shared by every
     /// session of this host.
     pub artifact_capacity: usize,
+    /// Told when a component must be compiled (see [`CompileProgress`]).
+    pub on_compile: Option<Arc<dyn CompileProgress>>,
 }
 
 impl Default for HostConfig {
@@ -40,6 +42,7 @@ impl Default for HostConfig {
             cache_dir: default_cache_dir(),
             max_instances: RuntimeConfig::default().max_instances,
             artifact_capacity: toolhost_pipeline::bound::DEFAULT_ARTIFACT_CAPACITY,
+            on_compile: None,
         }
     }
 }
@@ -192,6 +195,7 @@ impl Host {
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: config.cache_dir,
             max_instances: config.max_instances,
+            on_compile: config.on_compile,
             ..RuntimeConfig::default()
         })?;
         Ok(Host {

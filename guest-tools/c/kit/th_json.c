@@ -159,7 +159,7 @@ static size_t put_utf8(unsigned char *o, uint32_t cp) {
 
 /* Length of the valid UTF-8 sequence at s[0..avail), or 0 if invalid
  * (overlong, surrogate, above U+10FFFF, truncated). */
-static size_t utf8_seq(const unsigned char *s, size_t avail) {
+size_t th_utf8_seq(const unsigned char *s, size_t avail) {
     unsigned char c = s[0];
     if (c < 0x80) return 1;
     if (c >= 0xC2 && c <= 0xDF) {
@@ -241,7 +241,7 @@ static bool parse_string(parser *p, const char **out, size_t *out_len) {
             }
             continue;
         }
-        size_t k = utf8_seq(p->s + p->pos, end - p->pos);
+        size_t k = th_utf8_seq(p->s + p->pos, end - p->pos);
         if (k == 0) return fail(p, "invalid UTF-8 in string");
         memcpy(buf + n, p->s + p->pos, k);
         n += k;

@@ -92,4 +92,8 @@ bool th_json_is_c_string(const th_json *v);
  * 1.5, -1 and 1e300 are not) into *out. */
 bool th_json_u64(const th_json *v, uint64_t *out);
 
+/* Length of the valid UTF-8 sequence at s[0..avail) (1-4), or 0 when it is
+ * not valid UTF-8 (overlong, surrogate, above U+10FFFF, truncated). */
+size_t th_utf8_seq(const unsigned char *s, size_t avail);
+
 #endif

@@ -29,9 +29,10 @@ test: setup
 	$(CARGO) clippy --manifest-path guest-tools/Cargo.toml --target wasm32-wasip2 -- -D warnings
 	$(CARGO) test --workspace
 	$(CARGO) test --manifest-path guest-tools/Cargo.toml
-	# The Python guests' own unit tests (tests/python_guest.rs builds the
+	# The other languages' own unit tests (tests/languages.rs builds each
 	# component from source and runs it through the pipeline).
 	bash guest-tools/python/test.sh
+	bash guest-tools/c/test.sh
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
@@ -40,6 +41,7 @@ test: setup
 
 bench: setup
 	bash guest-tools/python/build.sh
+	bash guest-tools/c/build.sh
 	$(CARGO) bench -p toolhost --bench overhead
 	$(CARGO) bench -p toolhost --bench stdio
 	$(CARGO) bench -p toolhost --bench calls

@@ -60,6 +60,8 @@ typedef struct th_error {
     th_buf info;       /* optional JSON document (empty: none) */
 } th_error;
 
+void th_error_init(th_error *err);
+void th_error_free(th_error *err);
 /* Sets the code and a printf-style message; returns false, so tools can
  * write `return th_fail(err, "not_found", "no file %s", path);`. */
 bool th_fail(th_error *err, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -117,8 +119,9 @@ extern const size_t th_toolset_len;
     const th_tool *const th_toolset[] = {__VA_ARGS__};                         \
     const size_t th_toolset_len = sizeof(th_toolset) / sizeof(th_toolset[0])
 
-/* Limits on what the kit parses: arguments (and values, for render) of at
- * most 4 MiB, nesting 64 deep. */
+/* Limits on the arguments the kit parses: at most 4 MiB, 200,000 values,
+ * nesting 64 deep. (Values, parsed again to check them and for render:
+ * 64 MiB, 4,000,000 values, 64 deep.) */
 extern const th_json_limits th_kit_json_limits;
 
 /* Runs tool `name` on `arguments` (JSON text): parses them (an object, or

@@ -1,0 +1,417 @@
+/* Native unit tests of the kit: the JSON parser (edge cases and hostile
+ * input), the JSON writer, dispatch and path resolution. */
+#define _DEFAULT_SOURCE 1
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "th_json.h"
+#include "th_test.h"
+#include "toolhost_kit.h"
+
+/* ── a tiny toolset for the dispatch tests ──────────────────────────── */
+
+static bool echo_execute(const th_json *args, th_buf *out, th_error *err) {
+    const th_json *v = th_json_get(args, "text");
+    if (!th_json_is(v, TH_JSON_STRING)) return th_fail(err, "invalid_arguments", "text must be a string");
+    th_buf_puts(out, "{\"text\":");
+    th_json_write_string(out, v->u.string.ptr, v->u.string.len);
+    th_buf_puts(out, "}");
+    return true;
+}
+
+static bool broken_execute(const th_json *args, th_buf *out, th_error *err) {
+    th_buf_puts(out, "{\"unterminated\":");
+    return true;
+}
+
+static bool echo_render(const th_json *args, const th_json *value, th_buf *out) {
+    th_buf_puts(out, th_json_string(th_json_get(value, "text"), NULL));
+    return true;
+}
+
+static const th_tool ECHO = {
+    .name = "echo",
+    .description = "Echoes text.",
+    .input_schema = "{\"type\":\"object\"}",
+    .output_schema = "{\"type\":\"object\"}",
+    .execute = echo_execute,
+    .render = echo_render,
+};
+static const th_tool BROKEN = {
+    .name = "broken",
+    .description = "Produces invalid JSON.",
+    .input_schema = "{\"type\":\"object\"}",
+    .output_schema = "{\"type\":\"object\"}",
+    .execute = broken_execute,
+};
+TH_TOOLSET(&ECHO, &BROKEN);
+
+/* ── helpers ────────────────────────────────────────────────────────── */
+
+static bool parses(const char *s, size_t len) {
+    th_json_doc *d = th_json_parse(s, len, NULL, NULL, NULL, 0);
+    th_json_free(d);
+    return d != NULL;
+}
+#define OK(lit) CHECK_MSG(parses(lit, sizeof(lit) - 1), "should parse: %s", #lit)
+#define BAD(lit) CHECK_MSG(!parses(lit, sizeof(lit) - 1), "should fail: %s", #lit)
+
+/* ── JSON parser ────────────────────────────────────────────────────── */
+
+static void test_json_valid(void) {
+    OK("{}");
+    OK("[]");
+    OK(" \t\r\n{ \"a\" : [ 1 , 2 , { } ] } \n");
+    OK("0");
+    OK("-0");
+    OK("1.5e10");
+    OK("1E-2");
+    OK("-12.25E+3");
+    OK("\"\"");
+    OK("true");
+    OK("false");
+    OK("null");
+    OK("\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\"");
+    OK("\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""); /* UTF-8 as is */
+    OK("\"\x7f\"");                                      /* DEL is allowed */
+    OK("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+}
+
+static void test_json_invalid(void) {
+    BAD("");
+    BAD("   ");
+    BAD("{");
+    BAD("}");
+    BAD("[1,]");
+    BAD("[,1]");
+    BAD("{\"a\":1,}");
+    BAD("{\"a\" 1}");
+    BAD("{a:1}");
+    BAD("{'a':1}");
+    BAD("{1:1}");
+    BAD("01");
+    BAD("1.");
+    BAD(".5");
+    BAD("-");
+    BAD("+1");
+    BAD("1e");
+    BAD("1e+");
+    BAD("0x10");
+    BAD("NaN");
+    BAD("Infinity");
+    BAD("-Infinity");
+    BAD("nul");
+    BAD("truee");
+    BAD("True");
+    BAD("[1 2]");
+    BAD("{} x");
+    BAD("{}{}");
+    BAD("/* c */ {}");
+    BAD("{} // c");
+    BAD("\"abc");
+    BAD("\"abc\\\"");
+    BAD("\"\\x\"");
+    BAD("\"\\u12\"");
+    BAD("\"\\u12g4\"");
+    BAD("\"\\ud800\"");         /* lone high surrogate */
+    BAD("\"\\udc00\"");         /* lone low surrogate */
+    BAD("\"\\ud800\\u0041\""); /* high surrogate + non-surrogate */
+    BAD("\"\\ud800\\ud800\"");
+    BAD("\"a\nb\"");            /* raw control character */
+    BAD("\"a\tb\"");
+    BAD("\"\xc0\x80\"");         /* overlong NUL */
+    BAD("\"\xe0\x80\xaf\"");     /* overlong '/' */
+    BAD("\"\xed\xa0\x80\"");     /* UTF-8-encoded surrogate */
+    BAD("\"\xf4\x90\x80\x80\""); /* above U+10FFFF */
+    BAD("\"\x80\"");             /* lone continuation byte */
+    BAD("\"\xe2\x82\"");         /* truncated sequence */
+    BAD("\"\xff\"");
+    BAD("\xef\xbb\xbf{}");       /* a BOM is not JSON whitespace */
+    BAD("\f{}");
+    BAD("{\"a\":1,\"a\":2}");    /* duplicate keys */
+    BAD("{\"a\":1,\"b\":{\"c\":1,\"c\":1}}");
+    CHECK(!parses("{\"a\":1}\0", 8)); /* embedded NUL after the value */
+    CHECK(!parses("[\0]", 3));
+    CHECK(!parses(NULL, 5));
+}
+
+static void test_json_values(void) {
+    const char *s = "{\"s\":\"a\\u0000b\",\"n\":-1.25e2,\"t\":true,\"z\":null,\"a\":[1,\"x\"],\"e\":\"\\ud83d\\ude00\"}";
+    const th_json *root;
+    char err[128];
+    th_json_doc *d = th_json_parse(s, strlen(s), NULL, &root, err, sizeof err);
+    CHECK(d != NULL);
+    if (!d) return;
+    size_t len = 0;
+    const char *str = th_json_string(th_json_get(root, "s"), &len);
+    CHECK(str && len == 3 && memcmp(str, "a\0b", 3) == 0);
+    CHECK(!th_json_is_c_string(th_json_get(root, "s")));
+    CHECK(th_json_get(root, "n")->u.number.value == -125.0);
+    CHECK(th_json_get(root, "t")->u.boolean);
+    CHECK(th_json_is(th_json_get(root, "z"), TH_JSON_NULL));
+    CHECK(th_json_get(root, "a")->u.children.len == 2);
+    CHECK_STR(th_json_string(th_json_get(root, "e"), NULL), "\xf0\x9f\x98\x80");
+    CHECK(th_json_get(root, "missing") == NULL);
+    CHECK(th_json_get(NULL, "s") == NULL);
+    CHECK(th_json_string(th_json_get(root, "n"), NULL) == NULL);
+    th_json_free(d);
+}
+
+static void test_json_errors_have_offsets(void) {
+    char err[128];
+    CHECK(th_json_parse("{\"a\":1,}", 8, NULL, NULL, err, sizeof err) == NULL);
+    CHECK_MSG(strncmp(err, "offset 7:", 9) == 0, "message: %s", err);
+    CHECK(th_json_parse("[1,2", 4, NULL, NULL, err, sizeof err) == NULL);
+    CHECK_MSG(strstr(err, "unterminated") != NULL, "message: %s", err);
+    /* a tiny buffer is never overrun */
+    char tiny[8];
+    CHECK(th_json_parse("nope", 4, NULL, NULL, tiny, sizeof tiny) == NULL);
+    CHECK(strlen(tiny) < sizeof tiny);
+}
+
+static void test_json_u64(void) {
+    struct { const char *text; bool ok; uint64_t v; } cases[] = {
+        {"0", true, 0}, {"42", true, 42}, {"1.0", true, 1}, {"1e3", true, 1000}, {"-0", true, 0},
+        {"18446744073709551615", true, UINT64_MAX}, {"18446744073709551616", false, 0},
+        {"-1", false, 0}, {"1.5", false, 0}, {"1e300", false, 0}, {"9007199254740992.0", true, 9007199254740992ull},
+        {"9007199254740994.0", false, 0}, {"\"1\"", false, 0}, {"true", false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const th_json *v;
+        th_json_doc *d = th_json_parse(cases[i].text, strlen(cases[i].text), NULL, &v, NULL, 0);
+        uint64_t got = 0;
+        bool ok = d && th_json_u64(v, &got);
+        CHECK_MSG(ok == cases[i].ok && (!ok || got == cases[i].v), "th_json_u64(%s)", cases[i].text);
+        th_json_free(d);
+    }
+}
+
+static char *repeat(const char *unit, size_t n, const char *tail) {
+    size_t u = strlen(unit), t = strlen(tail);
+    char *s = malloc(u * n + t + 1);
+    for (size_t i = 0; i < n; i++) memcpy(s + i * u, unit, u);
+    memcpy(s + u * n, tail, t + 1);
+    return s;
+}
+
+static void test_json_limits(void) {
+    /* depth: 64 nested arrays parse, 65 do not (default limit) */
+    char *s = repeat("[", 64, "");
+    char *t = repeat("]", 64, "");
+    char *ok = malloc(200), *deep = malloc(200);
+    snprintf(ok, 200, "%s%s", s, t);
+    snprintf(deep, 200, "[%s%s]", s, t);
+    CHECK(parses(ok, strlen(ok)));
+    CHECK(!parses(deep, strlen(deep)));
+    free(s), free(t), free(ok), free(deep);
+    /* a million '[' fails fast on depth and never recurses that deep */
+    char *bomb = repeat("[", 1000000, "");
+    CHECK(!parses(bomb, strlen(bomb)));
+    free(bomb);
+    /* a caller asking for more depth than the hard limit gets 512 */
+    th_json_limits deep_limits = {.max_depth = 100000};
+    char *d600 = repeat("[", 600, "");
+    CHECK(th_json_parse(d600, 600, &deep_limits, NULL, NULL, 0) == NULL);
+    free(d600);
+    /* node count */
+    th_json_limits few = {.max_nodes = 10};
+    th_json_doc *nine = th_json_parse("[1,2,3,4,5,6,7,8]", 17, &few, NULL, NULL, 0); /* 9 values */
+    CHECK(nine != NULL);
+    th_json_free(nine);
+    CHECK(th_json_parse("[1,2,3,4,5,6,7,8,9,10]", 22, &few, NULL, NULL, 0) == NULL);
+    /* input size */
+    th_json_limits small = {.max_input_bytes = 4};
+    CHECK(th_json_parse("[1,2]", 5, &small, NULL, NULL, 0) == NULL);
+}
+
+static void test_json_large_objects(void) {
+    /* 20,000 distinct keys: the duplicate check sorts (no O(n^2)) */
+    size_t n = 20000;
+    th_buf b;
+    th_buf_init(&b);
+    th_buf_putc(&b, '{');
+    for (size_t i = 0; i < n; i++) th_buf_printf(&b, "%s\"k%zu\":%zu", i ? "," : "", i, i);
+    th_buf_putc(&b, '}');
+    const th_json *root;
+    th_json_doc *d = th_json_parse(b.data, b.len, NULL, &root, NULL, 0);
+    CHECK(d != NULL && root->u.children.len == n);
+    uint64_t v = 0;
+    CHECK(th_json_u64(th_json_get(root, "k19999"), &v) && v == 19999);
+    th_json_free(d);
+    /* the same with one duplicate at the end */
+    b.len--;
+    th_buf_puts(&b, ",\"k123\":0}");
+    CHECK(!parses(b.data, b.len));
+    th_buf_free(&b);
+}
+
+/* Random mutations of valid documents: nothing may crash, leak or read out
+ * of bounds (run under AddressSanitizer by test.sh). */
+static void test_json_fuzz(void) {
+    const char *seeds[] = {
+        "{\"path\":\"a/b.txt\",\"algorithm\":\"sha256\",\"offset\":10,\"length\":1e3}",
+        "[1,-2.5e-3,true,false,null,\"\\u00e9\\ud83d\\ude00\",{\"a\":[[]]}]",
+        "\"caf\xc3\xa9\"",
+    };
+    const char alphabet[] = "{}[]\",:\\u0123456789abcdefABCDEF.eE+- \t\n\x80\xc3\xed\xf4\xff\x00";
+    uint32_t rng = 12345;
+    int parsed = 0;
+    for (int iter = 0; iter < 30000; iter++) {
+        const char *seed = seeds[iter % 3];
+        size_t len = strlen(seed);
+        char buf[256];
+        memcpy(buf, seed, len);
+        int edits = 1 + iter % 4;
+        for (int e = 0; e < edits; e++) {
+            rng = rng * 1103515245u + 12345u;
+            size_t pos = (rng >> 8) % (len + 1);
+            rng = rng * 1103515245u + 12345u;
+            char c = alphabet[(rng >> 8) % (sizeof alphabet - 1)];
+            rng = rng * 1103515245u + 12345u;
+            switch ((rng >> 8) % 3) {
+            case 0: if (pos < len) buf[pos] = c; break;                            /* replace */
+            case 1: if (len < sizeof buf - 1) { memmove(buf + pos + 1, buf + pos, len - pos); buf[pos] = c; len++; } break;
+            case 2: if (pos < len) { memmove(buf + pos, buf + pos + 1, len - pos - 1); len--; } break; /* delete */
+            }
+        }
+        /* parse from an exact-size heap copy: ASan sees any over-read */
+        char *exact = malloc(len ? len : 1);
+        memcpy(exact, buf, len);
+        th_json_doc *d = th_json_parse(exact, len, NULL, NULL, NULL, 0);
+        parsed += d != NULL;
+        th_json_free(d);
+        free(exact);
+    }
+    CHECK(parsed > 0 && parsed < 30000);
+}
+
+/* ── JSON writer ────────────────────────────────────────────────────── */
+
+static void test_json_writer(void) {
+    th_buf b;
+    th_buf_init(&b);
+    const char raw[] = "q\"b\\n\n\t\x01\x1f caf\xc3\xa9 \xff end";
+    th_json_write_string(&b, raw, sizeof raw - 1);
+    CHECK_STR(b.data, "\"q\\\"b\\\\n\\n\\t\\u0001\\u001f caf\xc3\xa9 \xef\xbf\xbd end\"");
+    const th_json *v;
+    th_json_doc *d = th_json_parse(b.data, b.len, NULL, &v, NULL, 0);
+    CHECK(d != NULL && th_json_is(v, TH_JSON_STRING));
+    th_json_free(d);
+    th_buf_free(&b);
+    th_json_write_u64(&b, UINT64_MAX);
+    CHECK_STR(b.data, "18446744073709551615");
+    size_t len;
+    char *taken = th_buf_take(&b, &len);
+    CHECK(taken && len == 20 && b.data == NULL);
+    free(taken);
+}
+
+/* ── dispatch ───────────────────────────────────────────────────────── */
+
+static bool run(const char *name, const char *args, th_buf *out, th_error *err) {
+    th_buf_init(out);
+    th_error_init(err);
+    return th_execute(th_toolset, th_toolset_len, name, strlen(name), args, strlen(args), out, err);
+}
+
+static void test_dispatch(void) {
+    th_buf out;
+    th_error err;
+    CHECK(run("echo", "{\"text\":\"hi\"}", &out, &err));
+    CHECK_STR(out.data, "{\"text\":\"hi\"}");
+    th_buf_free(&out);
+    th_error_free(&err);
+
+    struct { const char *name, *args, *code; } fails[] = {
+        {"nope", "{}", "unknown_tool"},
+        {"echo", "", "invalid_arguments"},
+        {"echo", "[1]", "invalid_arguments"},
+        {"echo", "{\"text\":1}", "invalid_arguments"},
+        {"echo", "{\"text\":\"a\",\"text\":\"b\"}", "invalid_arguments"},
+        {"broken", "{}", "internal_error"},
+    };
+    for (size_t i = 0; i < sizeof fails / sizeof fails[0]; i++) {
+        CHECK(!run(fails[i].name, fails[i].args, &out, &err));
+        CHECK_STR(err.code, fails[i].code);
+        CHECK(err.message[0] != '\0');
+        th_buf_free(&out);
+        th_error_free(&err);
+    }
+    /* a name with NUL and quotes is quoted in the message, not cut */
+    th_buf_init(&out);
+    th_error_init(&err);
+    CHECK(!th_execute(th_toolset, th_toolset_len, "ec\0ho\"", 6, "{}", 2, &out, &err));
+    CHECK_STR(err.code, "unknown_tool");
+    CHECK(strstr(err.message, "\\u0000") != NULL);
+    th_buf_free(&out);
+
+    th_buf_init(&out);
+    CHECK(th_render(th_toolset, th_toolset_len, "echo", 4, "{}", 2, "{\"text\":\"shown\"}", 16, &out));
+    CHECK_STR(out.data, "shown");
+    th_buf_free(&out);
+    CHECK(!th_render(th_toolset, th_toolset_len, "broken", 6, "{}", 2, "{}", 2, &out)); /* no render */
+    CHECK(!th_render(th_toolset, th_toolset_len, "echo", 4, "{}", 2, "{bad", 4, &out));
+    th_buf_free(&out);
+
+    char problem[160];
+    CHECK_MSG(th_check_toolset(th_toolset, th_toolset_len, problem, sizeof problem), "%s", problem);
+    th_tool bad = ECHO;
+    bad.name = "Echo";
+    const th_tool *bad_set[] = {&bad};
+    CHECK(!th_check_toolset(bad_set, 1, problem, sizeof problem));
+    const th_tool *dup_set[] = {&ECHO, &ECHO};
+    CHECK(!th_check_toolset(dup_set, 2, problem, sizeof problem));
+    bad = ECHO;
+    bad.input_schema = "{\"type\":";
+    CHECK(!th_check_toolset(bad_set, 1, problem, sizeof problem));
+}
+
+static void test_errno_codes(void) {
+    CHECK_STR(th_errno_code(ENOENT), "not_found");
+    CHECK_STR(th_errno_code(EISDIR), "is_directory");
+    CHECK_STR(th_errno_code(ENOTDIR), "not_a_directory");
+    CHECK_STR(th_errno_code(EACCES), "permission_denied");
+    CHECK_STR(th_errno_code(EIO), "io_error");
+}
+
+/* ── paths ──────────────────────────────────────────────────────────── */
+
+static void check_resolved(const char *in, const char *expected) {
+    char *r = th_resolve_path(in);
+    CHECK_MSG(r && strcmp(r, expected) == 0, "resolve(%s) = %s, expected %s", in, r ? r : "(null)", expected);
+    free(r);
+}
+
+static void test_resolve_path(void) {
+    char *cwd = getcwd(NULL, 0);
+    CHECK_STR(th_initial_cwd(), cwd);
+    char expect[4200];
+    snprintf(expect, sizeof expect, "%s/a/b", strcmp(cwd, "/") ? cwd : "");
+    check_resolved("a/b", expect);
+    check_resolved("./a//b/", expect);
+    check_resolved(".", cwd);
+    check_resolved("/", "/");
+    check_resolved("/workspace/./x//y/", "/workspace/x/y");
+    check_resolved("/workspace/../etc", "/workspace/../etc"); /* kept: WASI refuses it */
+    check_resolved("//x", "/x");
+    free(cwd);
+}
+
+int main(void) {
+    RUN(test_json_valid);
+    RUN(test_json_invalid);
+    RUN(test_json_values);
+    RUN(test_json_errors_have_offsets);
+    RUN(test_json_u64);
+    RUN(test_json_limits);
+    RUN(test_json_large_objects);
+    RUN(test_json_fuzz);
+    RUN(test_json_writer);
+    RUN(test_dispatch);
+    RUN(test_errno_codes);
+    RUN(test_resolve_path);
+    return th_test_summary();
+}

@@ -1,0 +1,344 @@
+/* toolhost_kit: see toolhost_kit.h. Plain C11 + POSIX; no WIT types here. */
+#include "toolhost_kit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ── th_buf ─────────────────────────────────────────────────────────── */
+
+void th_buf_init(th_buf *b) { memset(b, 0, sizeof *b); }
+
+void th_buf_free(th_buf *b) {
+    free(b->data);
+    th_buf_init(b);
+}
+
+static bool reserve(th_buf *b, size_t extra) {
+    if (b->failed) return false;
+    if (extra > SIZE_MAX - b->len - 1) {
+        b->failed = true;
+        return false;
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    char *p = realloc(b->data, cap);
+    if (p == NULL) {
+        b->failed = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+void th_buf_append(th_buf *b, const void *data, size_t len) {
+    if (!reserve(b, len)) return;
+    if (len) memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+}
+
+void th_buf_puts(th_buf *b, const char *s) { th_buf_append(b, s, strlen(s)); }
+
+void th_buf_putc(th_buf *b, char c) { th_buf_append(b, &c, 1); }
+
+void th_buf_printf(th_buf *b, const char *fmt, ...) {
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    if (n < 0) {
+        b->failed = true;
+    } else if (reserve(b, (size_t)n)) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        b->len += (size_t)n;
+    }
+    va_end(ap);
+}
+
+char *th_buf_take(th_buf *b, size_t *len) {
+    char *data = NULL;
+    if (!b->failed) {
+        if (!reserve(b, 0)) return NULL; /* make sure there is a (terminated) allocation */
+        data = b->data;
+        if (len) *len = b->len;
+        b->data = NULL;
+    }
+    th_buf_free(b);
+    return data;
+}
+
+/* ── JSON writing ───────────────────────────────────────────────────── */
+
+void th_json_write_string(th_buf *b, const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    th_buf_putc(b, '"');
+    size_t run = 0; /* start of the pending run of bytes copied as they are */
+    for (size_t i = 0; i < len;) {
+        unsigned char c = u[i];
+        const char *esc = NULL;
+        char ubuf[7];
+        size_t k = 1;
+        if (c == '"') esc = "\\\"";
+        else if (c == '\\') esc = "\\\\";
+        else if (c == '\n') esc = "\\n";
+        else if (c == '\r') esc = "\\r";
+        else if (c == '\t') esc = "\\t";
+        else if (c == '\b') esc = "\\b";
+        else if (c == '\f') esc = "\\f";
+        else if (c < 0x20) {
+            ubuf[0] = '\\', ubuf[1] = 'u', ubuf[2] = '0', ubuf[3] = '0';
+            ubuf[4] = hex[c >> 4], ubuf[5] = hex[c & 15], ubuf[6] = '\0';
+            esc = ubuf;
+        } else if (c >= 0x80) {
+            k = th_utf8_seq(u + i, len - i);
+            if (k == 0) {
+                esc = "\xEF\xBF\xBD"; /* U+FFFD for an invalid byte */
+                k = 1;
+            }
+        }
+        if (esc) {
+            th_buf_append(b, s + run, i - run);
+            th_buf_puts(b, esc);
+            i += k;
+            run = i;
+        } else {
+            i += k;
+        }
+    }
+    th_buf_append(b, s + run, len - run);
+    th_buf_putc(b, '"');
+}
+
+void th_json_write_cstr(th_buf *b, const char *s) { th_json_write_string(b, s, strlen(s)); }
+
+void th_json_write_u64(th_buf *b, uint64_t v) { th_buf_printf(b, "%llu", (unsigned long long)v); }
+
+void th_json_write_bool(th_buf *b, bool v) { th_buf_puts(b, v ? "true" : "false"); }
+
+/* ── failures ───────────────────────────────────────────────────────── */
+
+void th_error_init(th_error *err) {
+    err->code[0] = '\0';
+    err->message[0] = '\0';
+    th_buf_init(&err->info);
+}
+
+void th_error_free(th_error *err) { th_buf_free(&err->info); }
+
+bool th_fail(th_error *err, const char *code, const char *fmt, ...) {
+    snprintf(err->code, sizeof err->code, "%s", code);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+const char *th_errno_code(int errnum) {
+    switch (errnum) {
+    case ENOENT: return "not_found";
+    case EISDIR: return "is_directory";
+    case ENOTDIR: return "not_a_directory";
+    case EACCES:
+    case EPERM:
+#ifdef ENOTCAPABLE
+    case ENOTCAPABLE:
+#endif
+        return "permission_denied";
+    case ENAMETOOLONG: return "name_too_long";
+    case ELOOP: return "too_many_links";
+    default: return "io_error";
+    }
+}
+
+bool th_fail_errno(th_error *err, int errnum, const char *what, const char *path) {
+    const char *code = th_errno_code(errnum);
+    if (strcmp(code, "not_found") == 0) return th_fail(err, code, "%s: no such file or directory", path);
+    if (strcmp(code, "is_directory") == 0) return th_fail(err, code, "%s is a directory", path);
+    if (strcmp(code, "not_a_directory") == 0) return th_fail(err, code, "%s: not a directory", path);
+    return th_fail(err, code, "%s %s: %s", what, path, strerror(errnum));
+}
+
+/* ── dispatch ───────────────────────────────────────────────────────── */
+
+const th_json_limits th_kit_json_limits = {
+    .max_input_bytes = (size_t)4 << 20,
+    .max_depth = 64,
+    .max_nodes = 200000,
+};
+
+/* Values (the tool's own output, parsed again by th_execute's check and by
+ * render) may be larger than arguments. */
+static const th_json_limits value_limits = {
+    .max_input_bytes = (size_t)64 << 20,
+    .max_depth = 64,
+    .max_nodes = 4000000,
+};
+
+static const th_tool *find_tool(const th_tool *const *tools, size_t n, const char *name, size_t len) {
+    for (size_t i = 0; i < n; i++) {
+        const char *t = tools[i]->name;
+        if (strlen(t) == len && memcmp(t, name, len) == 0) return tools[i];
+    }
+    return NULL;
+}
+
+static void quote_name(char *out, size_t cap, const char *name, size_t len) {
+    th_buf b;
+    th_buf_init(&b);
+    th_json_write_string(&b, name, len > 64 ? 64 : len);
+    snprintf(out, cap, "%s%s", b.failed ? "\"?\"" : b.data, len > 64 ? "..." : "");
+    th_buf_free(&b);
+}
+
+bool th_execute(const th_tool *const *tools, size_t n_tools, const char *name, size_t name_len,
+                const char *arguments, size_t arguments_len, th_buf *out, th_error *err) {
+    const th_tool *tool = find_tool(tools, n_tools, name, name_len);
+    if (tool == NULL) {
+        char q[96];
+        quote_name(q, sizeof q, name, name_len);
+        return th_fail(err, "unknown_tool", "this component has no tool %s", q);
+    }
+    char perr[160];
+    const th_json *args = NULL;
+    th_json_doc *doc = th_json_parse(arguments, arguments_len, &th_kit_json_limits, &args, perr, sizeof perr);
+    if (doc == NULL) return th_fail(err, "invalid_arguments", "the arguments are not valid JSON (%s)", perr);
+    if (!th_json_is(args, TH_JSON_OBJECT)) {
+        th_json_free(doc);
+        return th_fail(err, "invalid_arguments", "the arguments must be a JSON object");
+    }
+    bool ok = tool->execute(args, out, err);
+    th_json_free(doc);
+    if (!ok) {
+        if (err->code[0] == '\0') th_fail(err, "internal_error", "tool %s failed without a code", tool->name);
+        return false;
+    }
+    if (out->failed) return th_fail(err, "out_of_memory", "the value of %s did not fit in memory", tool->name);
+    /* The value must be one JSON document: a malformed one is a bug here,
+     * better reported by the tool than as the host's output_invalid. */
+    th_json_doc *check = th_json_parse(out->data, out->len, &value_limits, NULL, perr, sizeof perr);
+    if (check == NULL) return th_fail(err, "internal_error", "tool %s produced invalid JSON (%s)", tool->name, perr);
+    th_json_free(check);
+    return true;
+}
+
+bool th_render(const th_tool *const *tools, size_t n_tools, const char *name, size_t name_len,
+               const char *arguments, size_t arguments_len, const char *value, size_t value_len,
+               th_buf *out) {
+    const th_tool *tool = find_tool(tools, n_tools, name, name_len);
+    if (tool == NULL || tool->render == NULL) return false;
+    const th_json *args = NULL, *val = NULL;
+    th_json_doc *adoc = th_json_parse(arguments, arguments_len, &th_kit_json_limits, &args, NULL, 0);
+    th_json_doc *vdoc = th_json_parse(value, value_len, &value_limits, &val, NULL, 0);
+    bool ok = adoc && vdoc && th_json_is(args, TH_JSON_OBJECT) && tool->render(args, val, out) && !out->failed;
+    th_json_free(adoc);
+    th_json_free(vdoc);
+    return ok;
+}
+
+static bool valid_name(const char *n) {
+    size_t len = strlen(n);
+    if (len == 0 || len > 64 || !(n[0] >= 'a' && n[0] <= 'z')) return false;
+    for (size_t i = 1; i < len; i++)
+        if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || n[i] == '_')) return false;
+    return true;
+}
+
+static bool schema_ok(const char *schema) {
+    const th_json *root = NULL;
+    th_json_doc *doc = th_json_parse(schema, strlen(schema), NULL, &root, NULL, 0);
+    bool ok = doc && th_json_is(root, TH_JSON_OBJECT);
+    th_json_free(doc);
+    return ok;
+}
+
+bool th_check_toolset(const th_tool *const *tools, size_t n, char *problem, size_t cap) {
+#define PROBLEM(...) (snprintf(problem, cap, __VA_ARGS__), false)
+    if (n == 0) return PROBLEM("the toolset is empty");
+    for (size_t i = 0; i < n; i++) {
+        const th_tool *t = tools[i];
+        if (t == NULL || t->name == NULL) return PROBLEM("tool %zu has no name", i);
+        if (!valid_name(t->name)) return PROBLEM("tool name \"%s\" is not [a-z][a-z0-9_]* of at most 64 bytes", t->name);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(tools[j]->name, t->name) == 0) return PROBLEM("tool name %s is declared twice", t->name);
+        if (t->description == NULL || t->description[0] == '\0') return PROBLEM("%s has no description", t->name);
+        if (t->execute == NULL) return PROBLEM("%s has no execute function", t->name);
+        if (t->input_schema == NULL || !schema_ok(t->input_schema)) return PROBLEM("%s: the input schema is not a JSON object", t->name);
+        if (t->output_schema == NULL || !schema_ok(t->output_schema)) return PROBLEM("%s: the output schema is not a JSON object", t->name);
+        for (size_t k = 0; k < t->n_paths; k++) {
+            if (t->paths[k].pointer == NULL || t->paths[k].pointer[0] != '/') return PROBLEM("%s: path pointer %zu is not a JSON Pointer", t->name, k);
+            if ((unsigned)t->paths[k].access > TH_ACCESS_WRITE) return PROBLEM("%s: path %zu has an unknown access", t->name, k);
+        }
+        for (size_t k = 0; k < t->n_urls; k++)
+            if (t->urls[k] == NULL || t->urls[k][0] != '/') return PROBLEM("%s: URL pointer %zu is not a JSON Pointer", t->name, k);
+    }
+    return true;
+#undef PROBLEM
+}
+
+/* ── paths ──────────────────────────────────────────────────────────── */
+
+const char *th_initial_cwd(void) {
+    static char *cwd;
+    if (cwd == NULL) {
+        char *raw = th_platform_initial_cwd();
+        if (raw != NULL && raw[0] == '/') {
+            cwd = raw;
+        } else if (raw != NULL && raw[0] != '\0') { /* relative: taken from / */
+            size_t n = strlen(raw);
+            cwd = malloc(n + 2);
+            if (cwd) {
+                cwd[0] = '/';
+                memcpy(cwd + 1, raw, n + 1);
+            }
+            free(raw);
+        } else {
+            free(raw);
+        }
+        if (cwd == NULL) return "/";
+    }
+    return cwd;
+}
+
+char *th_resolve_path(const char *path) {
+    if (path == NULL) return NULL;
+    const char *base = path[0] == '/' ? "" : th_initial_cwd();
+    size_t bl = strlen(base), pl = strlen(path);
+    if (pl > SIZE_MAX - bl - 3) return NULL;
+    char *joined = malloc(bl + pl + 2);
+    char *out = malloc(bl + pl + 2);
+    if (joined == NULL || out == NULL) {
+        free(joined);
+        free(out);
+        return NULL;
+    }
+    memcpy(joined, base, bl);
+    joined[bl] = '/';
+    memcpy(joined + bl + 1, path, pl + 1);
+    /* Copy component by component, dropping empty ones and `.`. */
+    size_t o = 0;
+    const char *s = joined;
+    while (*s) {
+        while (*s == '/') s++;
+        const char *e = s;
+        while (*e && *e != '/') e++;
+        size_t n = (size_t)(e - s);
+        if (n > 0 && !(n == 1 && s[0] == '.')) {
+            out[o++] = '/';
+            memcpy(out + o, s, n);
+            o += n;
+        }
+        s = e;
+    }
+    if (o == 0) out[o++] = '/';
+    out[o] = '\0';
+    free(joined);
+    return out;
+}

@@ -1,0 +1,392 @@
+//! Tools written in other languages, built from source by their own
+//! `build.sh` (`guest-tools/<language>/`), through the whole pipeline as
+//! the Rust tools are: normal calls and their rendering, a tool's own
+//! error, a path the host denies before the guest runs, a value the host
+//! finds off its declared output schema, and a deadline.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+use toolhost_contract::{ToolCall, ToolResult};
+use toolhost_pipeline::{Pipeline, Registration, Registry, Scope, ToolSpec};
+use toolhost_policy::{FsMode, Policy};
+use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
+use toolhost_tests::{Workspace, allow_in, build, guests::REPO_ROOT, shared_cache};
+
+/// A guest in another language: its build script, output and shipped policy.
+struct Guest {
+    /// `guest-tools/<dir>`.
+    dir: &'static str,
+    /// The component built, under `target/`.
+    out: &'static str,
+    /// Its policy, under `guest-tools/<dir>`.
+    policy: &'static str,
+}
+
+const PYTHON: Guest = Guest {
+    dir: "python",
+    out: "target/python-guests/tool_table.wasm",
+    policy: "tools/table/policy.toml",
+};
+
+const C: Guest = Guest {
+    dir: "c",
+    out: "target/c-guests/tool_hash.wasm",
+    policy: "tools/hash/policy.toml",
+};
+
+/// Builds `g` (once per test binary; a build script skips the build when
+/// its sources did not change) and returns the component's path.
+fn built(g: &Guest) -> PathBuf {
+    static BUILT: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let out = Path::new(REPO_ROOT).join(g.out);
+    let mut done = BUILT.lock().unwrap();
+    if !done.contains(&g.dir) {
+        let script = Path::new(REPO_ROOT)
+            .join("guest-tools")
+            .join(g.dir)
+            .join("build.sh");
+        let started = std::time::Instant::now();
+        let status = Command::new("bash")
+            .arg(&script)
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(status.success(), "{} failed", script.display());
+        eprintln!(
+            "{}: build.sh took {:.1} s",
+            g.dir,
+            started.elapsed().as_secs_f64()
+        );
+        done.push(g.dir);
+    }
+    out
+}
+
+/// The loaded component, compiled into (or loaded from) the shared cache.
+async fn component(g: &Guest) -> Arc<LoadedComponent> {
+    static RT: OnceLock<Runtime> = OnceLock::new();
+    static LOADED: tokio::sync::Mutex<Option<HashMap<&'static str, Arc<LoadedComponent>>>> =
+        tokio::sync::Mutex::const_new(None);
+    let mut loaded = LOADED.lock().await;
+    let map = loaded.get_or_insert_with(HashMap::new);
+    if let Some(c) = map.get(g.dir) {
+        return c.clone();
+    }
+    let rt = RT.get_or_init(|| {
+        Runtime::new(RuntimeConfig {
+            cache_dir: Some(shared_cache()),
+            max_instances: 8,
+            ..RuntimeConfig::default()
+        })
+        .unwrap()
+    });
+    let path = built(g);
+    let started = std::time::Instant::now();
+    let c = rt.load(&path).await.unwrap();
+    eprintln!(
+        "{}: loaded in {:.2} s ({:?}), {} bytes",
+        g.dir,
+        started.elapsed().as_secs_f64(),
+        c.cache_outcome(),
+        std::fs::metadata(&path).map_or(0, |m| m.len())
+    );
+    map.insert(g.dir, c.clone());
+    c
+}
+
+/// The guest's shipped policy, `.` being `ws`.
+fn shipped_policy(g: &Guest, ws: &Workspace) -> Policy {
+    let file = Path::new(REPO_ROOT)
+        .join("guest-tools")
+        .join(g.dir)
+        .join(g.policy);
+    Policy::load(&file, ws.path()).unwrap()
+}
+
+async fn pipeline(g: &Guest, policy: &Policy) -> (Pipeline, Registration) {
+    let registry = Registry::new();
+    let reg = registry
+        .register_component(Scope::Global, &component(g).await, policy)
+        .unwrap();
+    (Pipeline::builder(registry).build(), reg)
+}
+
+async fn call(p: &Pipeline, tool: &str, args: Value) -> ToolResult {
+    p.execute(
+        ToolCall::new("lang", tool, args.to_string()),
+        Default::default(),
+    )
+    .await
+}
+
+fn value(r: &ToolResult) -> &Value {
+    r.value().unwrap_or_else(|| panic!("a value: {r:?}"))
+}
+
+/// Paths outside the grant are denied by the host; the guest never runs.
+async fn denies_paths_before_the_guest_runs(g: &Guest, tool: &str, ws: &Workspace) {
+    let (p, _reg) = pipeline(g, &shipped_policy(g, ws)).await;
+    for path in ["/etc/passwd", "../x", "/workspace/../../etc/passwd"] {
+        let r = call(&p, tool, json!({ "path": path })).await;
+        assert_eq!(r.code(), Some("path_denied"), "{path}: {r:?}");
+    }
+    assert_eq!(p.dispatches(), 0);
+}
+
+/// The same component registered with a stricter output schema than the
+/// value it returns: the host, not the guest, checks the value.
+async fn checks_values_against_the_declared_schema(
+    g: &Guest,
+    tool: &str,
+    args: Value,
+    ws: &Workspace,
+) {
+    let policy = shipped_policy(g, ws);
+    let c = component(g).await;
+    let mut d = c.tool(tool).unwrap().clone();
+    let mut required = d.output_schema["required"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    required.push(json!("checksum_of_the_universe"));
+    d.output_schema["required"] = Value::Array(required);
+    let registry = Registry::new();
+    let _reg = registry
+        .register(
+            Scope::Global,
+            vec![ToolSpec {
+                policy: policy.for_tool(&d.name),
+                descriptor: d,
+                body: Arc::new(c.clone()),
+                source: g.dir.into(),
+            }],
+        )
+        .unwrap();
+    let p = Pipeline::builder(registry).build();
+    let r = call(&p, tool, args).await;
+    assert_eq!(r.code(), Some("output_invalid"), "{r:?}");
+    assert!(
+        r.text().contains("checksum_of_the_universe"),
+        "{}",
+        r.text()
+    );
+}
+
+/// A call on `file` (written into a fresh workspace) past a deadline of
+/// `timeout_ms` ends as `timeout`, on time.
+async fn times_out(g: &Guest, tool: &str, file: (&str, &str), timeout_ms: u64) {
+    let ws = Workspace::new(&[file]);
+    let policy = build(allow_in(ws.path(), FsMode::ReadOnly).limits(|l| {
+        l.timeout_ms = timeout_ms;
+        l.fuel = 1_000_000_000_000;
+        l.memory_bytes = 512 << 20;
+    }));
+    let (p, _reg) = pipeline(g, &policy).await;
+    let started = std::time::Instant::now();
+    let r = call(&p, tool, json!({"path": file.0})).await;
+    assert_eq!(r.code(), Some("timeout"), "{r:?}");
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the deadline held: {:?}",
+        started.elapsed()
+    );
+}
+
+mod python {
+    use super::*;
+
+    const CSV: &str = "city,country,population,capital\n\
+    Paris,FR,2102650,true\n\
+    Lyon,FR,522250,false\n\
+    Berlin,DE,3878100,true\n\
+    Hamburg,DE,1910160,false\n";
+
+    #[tokio::test]
+    async fn python_table_tools_answer_through_the_pipeline_and_render_tables() {
+        let ws = Workspace::new(&[("cities.csv", CSV)]);
+        let (p, _reg) = pipeline(&PYTHON, &shipped_policy(&PYTHON, &ws)).await;
+
+        let schema = call(&p, "table_schema", json!({"path": "cities.csv"})).await;
+        let v = value(&schema);
+        assert_eq!(v["rows"], 4, "{v}");
+        let types: Vec<(&str, &str)> = v["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap(), c["type"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                ("city", "string"),
+                ("country", "string"),
+                ("population", "integer"),
+                ("capital", "boolean")
+            ]
+        );
+        // The content is the tool's own rendering (a table), not the host's JSON.
+        let text = schema.text();
+        assert!(text.contains("| population | integer |"), "{text}");
+
+        let filtered = call(
+            &p,
+            "table_filter",
+            json!({"path": "/workspace/cities.csv", "where": [{"column": "country", "op": "eq", "value": "DE"}], "columns": ["city", "population"]}),
+        )
+        .await;
+        let v = value(&filtered);
+        assert_eq!(v["matched"], 2, "{v}");
+        assert_eq!(
+            v["rows"],
+            json!([{"city": "Berlin", "population": 3878100}, {"city": "Hamburg", "population": 1910160}])
+        );
+
+        let stats = call(
+            &p,
+            "table_stats",
+            json!({"path": "cities.csv", "columns": ["population"]}),
+        )
+        .await;
+        assert!(!stats.is_error(), "{stats:?}");
+        assert!(stats.text().contains("population"), "{}", stats.text());
+
+        // The tool's own failure, with its code.
+        let unknown = call(
+            &p,
+            "table_filter",
+            json!({"path": "cities.csv", "columns": ["prize"]}),
+        )
+        .await;
+        assert_eq!(unknown.code(), Some("unknown_column"), "{unknown:?}");
+        // Arguments off the input schema never reach Python.
+        let before = p.dispatches();
+        let bad = call(
+            &p,
+            "table_filter",
+            json!({"path": "cities.csv", "limit": 5000}),
+        )
+        .await;
+        assert_eq!(bad.code(), Some("invalid_arguments"));
+        assert_eq!(p.dispatches(), before);
+    }
+
+    #[tokio::test]
+    async fn a_path_outside_the_grant_is_denied_before_python_runs() {
+        let ws = Workspace::new(&[("cities.csv", CSV)]);
+        denies_paths_before_the_guest_runs(&PYTHON, "table_schema", &ws).await;
+    }
+
+    #[tokio::test]
+    async fn a_value_off_the_declared_output_schema_is_caught_by_the_host() {
+        let ws = Workspace::new(&[("cities.csv", CSV)]);
+        checks_values_against_the_declared_schema(
+            &PYTHON,
+            "table_schema",
+            json!({"path": "cities.csv"}),
+            &ws,
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_python_call_past_its_deadline_times_out() {
+        let mut big = String::from("a,b,c\n");
+        for i in 0..200_000 {
+            big.push_str(&format!("{i},{},{}\n", i * 7, i % 13));
+        }
+        times_out(&PYTHON, "table_stats", ("big.csv", &big), 300).await;
+    }
+}
+
+mod c {
+    use super::*;
+
+    const TEXT: &str = "The quick brown fox jumps over the lazy dog";
+
+    #[tokio::test]
+    async fn c_hash_tools_answer_through_the_pipeline_and_render_sums() {
+        let ws = Workspace::new(&[("fox.txt", TEXT), ("sub/empty.txt", "")]);
+        let (p, _reg) = pipeline(&C, &shipped_policy(&C, &ws)).await;
+
+        let r = call(
+            &p,
+            "hash_file",
+            json!({"path": "fox.txt", "algorithm": "sha256"}),
+        )
+        .await;
+        let v = value(&r);
+        // The well-known SHA-256 of the pangram.
+        assert_eq!(
+            v["digest"], "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592",
+            "{v}"
+        );
+        assert_eq!(v["bytes"], TEXT.len());
+        assert!(
+            r.text().contains(
+                "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592  fox.txt"
+            ),
+            "{}",
+            r.text()
+        );
+        let crc = call(
+            &p,
+            "hash_file",
+            json!({"path": "fox.txt", "algorithm": "crc32"}),
+        )
+        .await;
+        assert_eq!(value(&crc)["digest"], "414fa339", "{crc:?}");
+
+        let tree = call(&p, "hash_tree", json!({"path": "."})).await;
+        let v = value(&tree);
+        let paths: Vec<&str> = v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(paths, ["fox.txt", "sub/empty.txt"], "{v}");
+        assert_eq!(
+            v["files"][1]["digest"],
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+
+        // The tool's own failures, with their codes.
+        let missing = call(&p, "hash_file", json!({"path": "nope.txt"})).await;
+        assert_eq!(missing.code(), Some("not_found"), "{missing:?}");
+        let dir = call(&p, "hash_file", json!({"path": "sub"})).await;
+        assert_eq!(dir.code(), Some("is_directory"), "{dir:?}");
+        // Arguments off the input schema never reach C.
+        let before = p.dispatches();
+        let bad = call(
+            &p,
+            "hash_file",
+            json!({"path": "fox.txt", "algorithm": "md5"}),
+        )
+        .await;
+        assert_eq!(bad.code(), Some("invalid_arguments"));
+        assert_eq!(p.dispatches(), before);
+    }
+
+    #[tokio::test]
+    async fn a_path_outside_the_grant_is_denied_before_c_runs() {
+        let ws = Workspace::new(&[("fox.txt", TEXT)]);
+        denies_paths_before_the_guest_runs(&C, "hash_file", &ws).await;
+    }
+
+    #[tokio::test]
+    async fn a_value_off_the_declared_output_schema_is_caught_by_the_host() {
+        let ws = Workspace::new(&[("fox.txt", TEXT)]);
+        checks_values_against_the_declared_schema(&C, "hash_file", json!({"path": "fox.txt"}), &ws)
+            .await;
+    }
+
+    #[tokio::test]
+    async fn a_c_call_past_its_deadline_times_out() {
+        let big = "0123456789abcdef".repeat(4 << 20); // 64 MiB
+        times_out(&C, "hash_file", ("big.bin", &big), 50).await;
+    }
+}

@@ -33,6 +33,7 @@ test: setup
 	# component from source and runs it through the pipeline).
 	bash guest-tools/python/test.sh
 	bash guest-tools/c/test.sh
+	bash guest-tools/js/test.sh
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
@@ -42,6 +43,7 @@ test: setup
 bench: setup
 	bash guest-tools/python/build.sh
 	bash guest-tools/c/build.sh
+	bash guest-tools/js/build.sh
 	$(CARGO) bench -p toolhost --bench overhead
 	$(CARGO) bench -p toolhost --bench stdio
 	$(CARGO) bench -p toolhost --bench calls

@@ -38,6 +38,12 @@ const C: Guest = Guest {
     policy: "tools/hash/policy.toml",
 };
 
+const JS: Guest = Guest {
+    dir: "js",
+    out: "target/js-guests/tool_markdown.wasm",
+    policy: "tools/markdown/policy.toml",
+};
+
 /// Builds `g` (once per test binary; a build script skips the build when
 /// its sources did not change) and returns the component's path.
 fn built(g: &Guest) -> PathBuf {
@@ -388,5 +394,59 @@ mod c {
     async fn a_c_call_past_its_deadline_times_out() {
         let big = "0123456789abcdef".repeat(4 << 20); // 64 MiB
         times_out(&C, "hash_file", ("big.bin", &big), 50).await;
+    }
+}
+
+mod js {
+    use super::*;
+
+    const DOC: &str = "# Title\n\nSee [setup](#setup), [the guide](guide.md) and [gone](missing.md).\n\n## Setup\n\nText.\n";
+
+    #[tokio::test]
+    async fn js_markdown_tools_answer_through_the_pipeline_and_render_outlines() {
+        let ws = Workspace::new(&[("doc.md", DOC), ("guide.md", "# Guide\n")]);
+        let (p, _reg) = pipeline(&JS, &shipped_policy(&JS, &ws)).await;
+
+        let outline = call(&p, "md_outline", json!({"path": "doc.md"})).await;
+        let v = value(&outline);
+        assert_eq!(v["count"], 2, "{v}");
+        assert_eq!(v["headings"][0]["text"], "Title", "{v}");
+        assert_eq!(v["headings"][0]["children"][0]["anchor"], "setup", "{v}");
+        assert!(outline.text().contains("Setup"), "{}", outline.text());
+
+        let links = call(&p, "md_links", json!({"path": "doc.md", "check": true})).await;
+        assert!(!links.is_error(), "{links:?}");
+        assert!(links.text().contains("missing.md"), "{}", links.text());
+
+        let missing = call(&p, "md_outline", json!({"path": "nope.md"})).await;
+        assert_eq!(missing.code(), Some("not_found"), "{missing:?}");
+        let before = p.dispatches();
+        let bad = call(&p, "md_outline", json!({"path": 7})).await;
+        assert_eq!(bad.code(), Some("invalid_arguments"));
+        assert_eq!(p.dispatches(), before);
+    }
+
+    #[tokio::test]
+    async fn a_path_outside_the_grant_is_denied_before_js_runs() {
+        let ws = Workspace::new(&[("doc.md", DOC)]);
+        denies_paths_before_the_guest_runs(&JS, "md_outline", &ws).await;
+    }
+
+    #[tokio::test]
+    async fn a_value_off_the_declared_output_schema_is_caught_by_the_host() {
+        let ws = Workspace::new(&[("doc.md", DOC)]);
+        checks_values_against_the_declared_schema(
+            &JS,
+            "md_outline",
+            json!({"path": "doc.md"}),
+            &ws,
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_js_call_past_its_deadline_times_out() {
+        let big = "## A heading with [a link](#a-heading)\n\nSome *text* here.\n\n".repeat(40_000);
+        times_out(&JS, "md_links", ("big.md", &big), 50).await;
     }
 }

@@ -168,7 +168,16 @@ impl LoadedComponent {
         let raw = match r {
             Ok(Returned::Tools(t)) => t,
             Ok(_) => return Err(fail("unexpected return".into())),
-            Err(e) => return Err(fail(format!("[{}] {}", e.code, e.message))),
+            Err(e) => {
+                let mut reason = format!("[{}] {}", e.code, e.message);
+                // A trap at load time has no caller to read its info: the
+                // guest's backtrace goes into the reason.
+                if let Some(frames) = e.info.as_ref().and_then(|i| i["backtrace"].as_array()) {
+                    let frames: Vec<&str> = frames.iter().filter_map(|f| f.as_str()).collect();
+                    reason.push_str(&format!("\nguest backtrace: {}", frames.join(" <- ")));
+                }
+                return Err(fail(reason));
+            }
         };
         let mut out: Vec<ToolDescriptor> = Vec::with_capacity(raw.len());
         for t in raw {

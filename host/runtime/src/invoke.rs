@@ -529,11 +529,43 @@ fn classify(
         ),
         Some(trap) => {
             let mut f = ToolFailure::new(FailureCode::Trap, format!("the tool crashed: {trap}"));
+            if let Some(frames) = guest_backtrace(&e) {
+                f = f.with_info(serde_json::json!({ "backtrace": frames }));
+            }
             with_stderr_tail(&mut f, state);
             f
         }
         None => ToolFailure::new(FailureCode::HostError, format!("{e:#}")),
     }
+}
+
+/// At most this many frames of a trap's backtrace go into its failure.
+const BACKTRACE_FRAMES: usize = 24;
+
+/// The guest's frames where it trapped, innermost first (the middle of a
+/// deep stack left out), as
+/// `module!function` (or `module!func[index]` without a name section): for
+/// the tool's author, since a trap names no line of their source.
+fn guest_backtrace(e: &wasmtime::Error) -> Option<Vec<String>> {
+    let bt = e.downcast_ref::<wasmtime::WasmBacktrace>()?;
+    let name = |f: &wasmtime::FrameInfo| {
+        let module = f.module().name().unwrap_or("?");
+        match f.func_name() {
+            Some(name) => format!("{module}!{name}"),
+            None => format!("{module}!func[{}]", f.func_index()),
+        }
+    };
+    let all = bt.frames();
+    if all.len() <= BACKTRACE_FRAMES {
+        return (!all.is_empty()).then(|| all.iter().map(name).collect());
+    }
+    // A deep stack (often a recursion): its innermost and outermost
+    // frames, where the trap and the cause are.
+    let half = BACKTRACE_FRAMES / 2;
+    let mut frames: Vec<String> = all[..half].iter().map(name).collect();
+    frames.push(format!("… {} frames …", all.len() - 2 * half));
+    frames.extend(all[all.len() - half..].iter().map(name));
+    Some(frames)
 }
 
 /// Appends the end of the guest's stderr (where a panic or `abort` message

@@ -10,8 +10,9 @@
 #    wasi-libc, libclang-rt-19-dev-wasm32) and installs the pinned versions
 #    with apt-get when one is missing (as root; otherwise it says what to
 #    install and stops).
-# 2. Builds the builder (builder/, a standalone cargo project, pinned by
-#    its Cargo.lock) into target/c-builder: wit-bindgen-c, wit-component
+# 2. Builds the builder (guest-tools/builder/, a standalone cargo project,
+#    pinned by its Cargo.lock, shared with the Go kit) into
+#    target/guest-builder: wit-bindgen-c, wit-component
 #    and wasmtime 48's WASI preview 1 reactor adapter in one small binary.
 # 3. Generates the C bindings of wit/world.wit (the contract's
 #    tool-provider world plus wasi:cli/environment, for initial-cwd).
@@ -27,9 +28,7 @@
 # toolchain give the same bytes.
 #
 # Environment: TOOLHOST_C_REBUILD=1 (build even when up to date),
-# TOOLHOST_C_BUILDER_JOBS (cargo -j for the builder; default 1),
-# CARGO_TARGET_DIR is not read: the builder always goes to
-# target/c-builder.
+# TOOLHOST_BUILDER_JOBS (cargo -j for the builder; default 1).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -100,7 +99,7 @@ fi
 sources_digest() {
     {
         find "$tool_dir" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
-            "$here/builder/Cargo.toml" "$here/builder/Cargo.lock" "$here/builder/src" \
+            "$here/../builder/Cargo.toml" "$here/../builder/Cargo.lock" "$here/../builder/src" \
             "$here/build.sh" -type f ! -path '*/tests/*' -print0 |
             LC_ALL=C sort -z | xargs -0 sha256sum | sed "s|$root/||"
         "$cc" --version | head -1
@@ -114,10 +113,7 @@ if [[ -z "${TOOLHOST_C_REBUILD:-}" && -f "$out" && "$(cat "$out.sources" 2>/dev/
 fi
 
 # ── 2. the builder ─────────────────────────────────────────────────────
-builder_target="$root/target/c-builder"
-CARGO_TARGET_DIR="$builder_target" cargo build --quiet --release --locked \
-    -j "${TOOLHOST_C_BUILDER_JOBS:-1}" --manifest-path "$here/builder/Cargo.toml"
-builder="$builder_target/release/toolhost-c-builder"
+builder="$(bash "$here/../builder/build.sh")"
 
 # ── 3. bindings ────────────────────────────────────────────────────────
 # The contract first, then the world here that includes it.

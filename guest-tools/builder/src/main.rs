@@ -1,11 +1,11 @@
-//! `toolhost-c-builder`: the two steps of building a C tool component that
-//! need the component-model tooling, in one small binary (instead of
+//! `toolhost-guest-builder`: the steps of building a C or Go tool component
+//! that need the component-model tooling, in one small binary (instead of
 //! installing `wit-bindgen-cli` and `wasm-tools`).
 //!
 //! ```text
-//! toolhost-c-builder bindings <wit dir>[:<wit dir>...] <world> <out dir>
-//! toolhost-c-builder componentize <core.wasm> <out.wasm> [<wit dir>[:...] <world>]
-//! toolhost-c-builder wit <file.wasm>
+//! toolhost-guest-builder bindings <wit dir>[:<wit dir>...] <world> <out dir>
+//! toolhost-guest-builder componentize <core.wasm> <out.wasm> [<wit dir>[:...] <world>]
+//! toolhost-guest-builder wit <file.wasm>
 //! ```
 //!
 //! * `bindings` resolves the WIT directories in order (each one may use the
@@ -18,6 +18,11 @@
 //!   result. When the module carries no `component-type` section (it was
 //!   stripped, or the bindings object was not linked), the WIT directories
 //!   and world must be given and the section is embedded first.
+//!   `--grow-memory` makes the adapter allocate its state and stack with
+//!   `memory.grow` instead of the module's `cabi_realloc`: Go's runtime
+//!   cannot serve an allocation while `_initialize` is still starting it,
+//!   and the adapter's first allocation happens there (the runtime's first
+//!   WASI call). Go's allocator takes memory grown by others in its stride.
 //! * `wit` prints the imports and exports of a component (or of a core
 //!   module's `component-type` section), one per line, for checks.
 
@@ -34,17 +39,29 @@ use wit_component::{ComponentEncoder, StringEncoding};
 use wit_parser::{Resolve, WorldId, WorldItem, WorldKey};
 
 const USAGE: &str = "usage:
-  toolhost-c-builder bindings <wit dir>[:<wit dir>...] <world> <out dir>
-  toolhost-c-builder componentize <core.wasm> <out.wasm> [<wit dir>[:<wit dir>...] <world>]
-  toolhost-c-builder wit <file.wasm>";
+  toolhost-guest-builder bindings <wit dir>[:<wit dir>...] <world> <out dir>
+  toolhost-guest-builder componentize [--grow-memory] <core.wasm> <out.wasm> [<wit dir>[:<wit dir>...] <world>]
+  toolhost-guest-builder wit <file.wasm>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bindings", wit, world, out] => bindings(wit, world, Path::new(out)),
-        ["componentize", core, out] => componentize(Path::new(core), Path::new(out), None),
-        ["componentize", core, out, wit, world] => {
-            componentize(Path::new(core), Path::new(out), Some((wit, world)))
+        ["componentize", rest @ ..] => {
+            let (grow, rest) = match rest {
+                ["--grow-memory", rest @ ..] => (true, rest),
+                rest => (false, rest),
+            };
+            match rest {
+                [core, out] => componentize(Path::new(core), Path::new(out), None, grow),
+                [core, out, wit, world] => {
+                    componentize(Path::new(core), Path::new(out), Some((wit, world)), grow)
+                }
+                _ => {
+                    eprintln!("{USAGE}");
+                    return ExitCode::from(2);
+                }
+            }
         }
         ["wit", file] => print_wit(Path::new(file)),
         ["-h" | "--help" | "help"] => {
@@ -59,7 +76,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("toolhost-c-builder: {err:#}");
+            eprintln!("toolhost-guest-builder: {err:#}");
             ExitCode::FAILURE
         }
     }
@@ -94,7 +111,7 @@ fn bindings(dirs: &str, world: &str, out: &Path) -> Result<()> {
     for (name, contents) in files.iter() {
         let path = out.join(name);
         fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("toolhost-c-builder: wrote {}", path.display());
+        eprintln!("toolhost-guest-builder: wrote {}", path.display());
     }
     Ok(())
 }
@@ -105,7 +122,12 @@ fn has_component_type(module: &[u8]) -> Result<bool> {
     Ok(!world.exports.is_empty() || !world.imports.is_empty())
 }
 
-fn componentize(core: &Path, out: &Path, wit: Option<(&&str, &&str)>) -> Result<()> {
+fn componentize(
+    core: &Path,
+    out: &Path,
+    wit: Option<(&&str, &&str)>,
+    grow_memory: bool,
+) -> Result<()> {
     let mut module = fs::read(core).with_context(|| format!("reading {}", core.display()))?;
     if !has_component_type(&module)? {
         let Some((dirs, world)) = wit else {
@@ -119,7 +141,9 @@ fn componentize(core: &Path, out: &Path, wit: Option<(&&str, &&str)>) -> Result<
         wit_component::embed_component_metadata(&mut module, &resolve, id, StringEncoding::UTF8)
             .context("embedding the component-type section")?;
     }
-    let component = ComponentEncoder::default()
+    let mut encoder = ComponentEncoder::default();
+    encoder.realloc_via_memory_grow(grow_memory);
+    let component = encoder
         .module(&module)
         .context("decoding the core module")?
         .adapter(
@@ -135,7 +159,7 @@ fn componentize(core: &Path, out: &Path, wit: Option<(&&str, &&str)>) -> Result<
     }
     fs::write(out, &component).with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
-        "toolhost-c-builder: wrote {} ({} bytes)",
+        "toolhost-guest-builder: wrote {} ({} bytes)",
         out.display(),
         component.len()
     );

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds toolhost-guest-builder (this directory; pinned by Cargo.lock) into
+# target/guest-builder and prints the binary's path. The C and Go build
+# scripts call it; cargo makes it a no-op when nothing changed.
+#
+#   builder="$(bash guest-tools/builder/build.sh)"
+#
+# Environment: TOOLHOST_BUILDER_JOBS (cargo -j; default 1, so that it does
+# not compete with a cargo build of the host on a small machine).
+# CARGO_TARGET_DIR is not read: the builder always goes to
+# target/guest-builder.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+target="$root/target/guest-builder"
+CARGO_TARGET_DIR="$target" cargo build --quiet --release --locked \
+    -j "${TOOLHOST_BUILDER_JOBS:-1}" --manifest-path "$here/Cargo.toml" >&2
+echo "$target/release/toolhost-guest-builder"

@@ -34,6 +34,7 @@ test: setup
 	bash guest-tools/python/test.sh
 	bash guest-tools/c/test.sh
 	bash guest-tools/js/test.sh
+	bash guest-tools/go/test.sh
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
@@ -44,6 +45,7 @@ bench: setup
 	bash guest-tools/python/build.sh
 	bash guest-tools/c/build.sh
 	bash guest-tools/js/build.sh
+	bash guest-tools/go/build.sh
 	$(CARGO) bench -p toolhost --bench overhead
 	$(CARGO) bench -p toolhost --bench stdio
 	$(CARGO) bench -p toolhost --bench calls

@@ -44,6 +44,12 @@ const JS: Guest = Guest {
     policy: "tools/markdown/policy.toml",
 };
 
+const GO: Guest = Guest {
+    dir: "go",
+    out: "target/go-guests/tool_gosource.wasm",
+    policy: "tools/gosource/policy.toml",
+};
+
 /// Builds `g` (once per test binary; a build script skips the build when
 /// its sources did not change) and returns the component's path.
 fn built(g: &Guest) -> PathBuf {
@@ -448,5 +454,109 @@ mod js {
     async fn a_js_call_past_its_deadline_times_out() {
         let big = "## A heading with [a link](#a-heading)\n\nSome *text* here.\n\n".repeat(40_000);
         times_out(&JS, "md_links", ("big.md", &big), 50).await;
+    }
+}
+
+mod go {
+    use super::*;
+
+    const SRC: &str = "package shapes\n\n// Circle is round.\ntype Circle struct{ R float64 }\n\n// Area of the circle.\nfunc (c *Circle) Area() float64 { return 3 * c.R * c.R }\n";
+    const UGLY: &str = "package x\nfunc  f( ) {\n}\n";
+
+    #[tokio::test]
+    async fn go_source_tools_answer_through_the_pipeline_and_render() {
+        let ws = Workspace::new(&[
+            ("shapes.go", SRC),
+            ("ugly.go", UGLY),
+            ("broken.go", "package x\nfunc ("),
+        ]);
+        let (p, _reg) = pipeline(&GO, &shipped_policy(&GO, &ws)).await;
+
+        let outline = call(&p, "go_outline", json!({"path": "shapes.go"})).await;
+        let v = value(&outline);
+        assert_eq!(v["package"], "shapes", "{v}");
+        assert_eq!(v["decls"][1]["kind"], "method", "{v}");
+        assert_eq!(v["decls"][1]["receiver"], "*Circle", "{v}");
+        assert_eq!(v["decls"][1]["doc"], "Area of the circle.", "{v}");
+        assert!(
+            outline
+                .text()
+                .contains("7-7  func (c *Circle) Area() float64  // Area of the circle."),
+            "{}",
+            outline.text()
+        );
+
+        let clean = call(&p, "go_format", json!({"path": "shapes.go"})).await;
+        assert_eq!(value(&clean)["formatted"], true, "{clean:?}");
+        let ugly = call(&p, "go_format", json!({"path": "ugly.go"})).await;
+        let v = value(&ugly);
+        assert_eq!(v["formatted"], false, "{v}");
+        assert_eq!(
+            v["diff"],
+            "--- a/ugly.go\n+++ b/ugly.go\n@@ -1,3 +1,4 @@\n package x\n-func  f( ) {\n+\n+func f() {\n }\n"
+        );
+        assert!(ugly.text().contains("```diff"), "{}", ugly.text());
+
+        // The tool's own failures, with their codes.
+        let missing = call(&p, "go_outline", json!({"path": "nope.go"})).await;
+        assert_eq!(missing.code(), Some("not_found"), "{missing:?}");
+        let broken = call(&p, "go_format", json!({"path": "broken.go"})).await;
+        assert_eq!(broken.code(), Some("syntax_error"), "{broken:?}");
+        // Arguments off the input schema never reach Go.
+        let before = p.dispatches();
+        let bad = call(&p, "go_outline", json!({"path": "shapes.go", "limit": 0})).await;
+        assert_eq!(bad.code(), Some("invalid_arguments"));
+        assert_eq!(p.dispatches(), before);
+    }
+
+    /// A value of about a megabyte is lowered into a fresh instance for
+    /// `render` through the kit's cabi_realloc, which must not start a
+    /// collection (that reads the clock, an import, and the component
+    /// model forbids leaving the instance there: wasmtime traps).
+    #[tokio::test]
+    async fn a_large_value_renders_in_a_fresh_go_instance() {
+        let mut src = String::from("package big\n");
+        for i in 0..5000 {
+            src.push_str(&format!(
+                "// F{i} is documented at some length, so that the value grows.\nfunc F{i}(a, b int, c string) (int, error) {{ return a + b, nil }}\n"
+            ));
+        }
+        let ws = Workspace::new(&[("big.go", src.as_str())]);
+        let (p, _reg) = pipeline(&GO, &shipped_policy(&GO, &ws)).await;
+        let r = call(&p, "go_outline", json!({"path": "big.go", "limit": 5000})).await;
+        let v = value(&r);
+        assert_eq!(v["decls_total"], 5000, "{r:?}");
+        assert!(serde_json::to_string(v).unwrap().len() > 1 << 20);
+        // Rendered by the tool (the host then bounds what the model reads).
+        assert!(
+            r.text().starts_with("big.go: package big, 10001 lines\n3-3  func F0(a, b int, c string) (int, error)"),
+            "{}",
+            &r.text()[..200]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_path_outside_the_grant_is_denied_before_go_runs() {
+        let ws = Workspace::new(&[("shapes.go", SRC)]);
+        denies_paths_before_the_guest_runs(&GO, "go_outline", &ws).await;
+    }
+
+    #[tokio::test]
+    async fn a_value_off_the_declared_output_schema_is_caught_by_the_host() {
+        let ws = Workspace::new(&[("shapes.go", SRC)]);
+        checks_values_against_the_declared_schema(
+            &GO,
+            "go_outline",
+            json!({"path": "shapes.go"}),
+            &ws,
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_go_call_past_its_deadline_times_out() {
+        let big = "func  f( a int ) int {\nreturn a\n}\n".repeat(25_000);
+        let big = format!("package big\n{big}");
+        times_out(&GO, "go_format", ("big.go", &big), 50).await;
     }
 }

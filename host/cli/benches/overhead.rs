@@ -132,6 +132,12 @@ const LANGUAGES: &[(&str, &str, &str, &str)] = &[
         "md_outline",
         r#"{"path": "notes.md"}"#,
     ),
+    (
+        "Go (go_outline)",
+        "target/go-guests/tool_gosource.wasm",
+        "go_outline",
+        r#"{"path": "shapes.go"}"#,
+    ),
 ];
 
 /// Cold compile, cached load and per-call time of each built guest in
@@ -147,6 +153,11 @@ async fn languages(quick: bool) -> anyhow::Result<()> {
     std::fs::write(
         ws.path().join("notes.md"),
         "# Notes\n\n## One\n\nSee [two](#two).\n\n## Two\n",
+    )?;
+    std::fs::write(
+        ws.path().join("shapes.go"),
+        "package shapes\n\n// Circle is round.\ntype Circle struct{ R float64 }\n\n\
+         // Area of the circle.\nfunc (c *Circle) Area() float64 { return 3 * c.R * c.R }\n",
     )?;
     let policy = PolicyBuilder::new()
         .decision(Decision::Allow)

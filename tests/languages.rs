@@ -529,7 +529,9 @@ mod go {
         assert!(serde_json::to_string(v).unwrap().len() > 1 << 20);
         // Rendered by the tool (the host then bounds what the model reads).
         assert!(
-            r.text().starts_with("big.go: package big, 10001 lines\n3-3  func F0(a, b int, c string) (int, error)"),
+            r.text().starts_with(
+                "big.go: package big, 10001 lines\n3-3  func F0(a, b int, c string) (int, error)"
+            ),
             "{}",
             &r.text()[..200]
         );

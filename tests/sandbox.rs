@@ -111,8 +111,24 @@ async fn stdout_flood_hits_the_output_limit() {
 async fn a_panic_is_a_trap_with_the_panic_message() {
     let e = run("panic", json!({}), &plain(), GENEROUS).await;
     assert_eq!(code(&e), "trap");
-    let msg = e.outcome.unwrap_err().message;
-    assert!(msg.contains("stderr:"), "{msg}");
+    let f = e.outcome.unwrap_err();
+    assert!(f.message.contains("stderr:"), "{}", f.message);
+    // The guest's frames, innermost first; the Rust guests are stripped,
+    // so they are function indexes (a Go guest's are names: see
+    // guest-tools/go/README.md).
+    let frames: Vec<String> = f.info.as_ref().expect("info")["backtrace"]
+        .as_array()
+        .expect("a backtrace")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    assert!(!frames.is_empty() && frames.len() <= 25, "{frames:?}");
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.starts_with("func[") && f.ends_with(']')),
+        "{frames:?}"
+    );
 }
 
 #[tokio::test]

@@ -543,16 +543,20 @@ fn classify(
 const BACKTRACE_FRAMES: usize = 24;
 
 /// The guest's frames where it trapped, innermost first (the middle of a
-/// deep stack left out), as
-/// `module!function` (or `module!func[index]` without a name section): for
-/// the tool's author, since a trap names no line of their source.
+/// deep stack left out): the function's name from the module's name
+/// section (`func[index]` when it has none, as stripped builds do),
+/// prefixed with `module!` when the module is named. For the tool's
+/// author: a trap names no line of their source.
 fn guest_backtrace(e: &wasmtime::Error) -> Option<Vec<String>> {
     let bt = e.downcast_ref::<wasmtime::WasmBacktrace>()?;
     let name = |f: &wasmtime::FrameInfo| {
-        let module = f.module().name().unwrap_or("?");
-        match f.func_name() {
-            Some(name) => format!("{module}!{name}"),
-            None => format!("{module}!func[{}]", f.func_index()),
+        let func = match f.func_name() {
+            Some(name) => name.to_owned(),
+            None => format!("func[{}]", f.func_index()),
+        };
+        match f.module().name() {
+            Some(module) => format!("{module}!{func}"),
+            None => func,
         }
     };
     let all = bt.frames();

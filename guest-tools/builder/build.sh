@@ -5,8 +5,7 @@
 #
 #   builder="$(bash guest-tools/builder/build.sh)"
 #
-# Environment: TOOLHOST_BUILDER_JOBS (cargo -j; default 1, so that it does
-# not compete with a cargo build of the host on a small machine).
+# Environment: TOOLHOST_BUILDER_JOBS (cargo -j; default: every core).
 # CARGO_TARGET_DIR is not read: the builder always goes to
 # target/guest-builder.
 set -euo pipefail
@@ -15,5 +14,5 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 target="$root/target/guest-builder"
 CARGO_TARGET_DIR="$target" cargo build --quiet --release --locked \
-    -j "${TOOLHOST_BUILDER_JOBS:-1}" --manifest-path "$here/Cargo.toml" >&2
+    ${TOOLHOST_BUILDER_JOBS:+-j "$TOOLHOST_BUILDER_JOBS"} --manifest-path "$here/Cargo.toml" >&2
 echo "$target/release/toolhost-guest-builder"

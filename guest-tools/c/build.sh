@@ -28,7 +28,7 @@
 # toolchain give the same bytes.
 #
 # Environment: TOOLHOST_C_REBUILD=1 (build even when up to date),
-# TOOLHOST_BUILDER_JOBS (cargo -j for the builder; default 1).
+# TOOLHOST_BUILDER_JOBS (cargo -j for the builder; default: every core).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -529,7 +529,7 @@ fn classify(
         ),
         Some(trap) => {
             let mut f = ToolFailure::new(FailureCode::Trap, format!("the tool crashed: {trap}"));
-            if let Some(frames) = guest_backtrace(&e) {
+            if let Some(frames) = guest_backtrace(e) {
                 f = f.with_info(serde_json::json!({ "backtrace": frames }));
             }
             with_stderr_tail(&mut f, state);

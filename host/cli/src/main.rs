@@ -22,6 +22,14 @@ use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
 use toolhost_runtime::ImportVerdict;
 use toolhost_toolbox::file::{ComponentEntry, PolicySource, Source, Toolbox};
 
+/// `println!` that returns an error instead of panicking when stdout is
+/// closed (`toolhost inspect … | head`): `main` then exits quietly.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*).context("writing to stdout")?
+    }};
+}
 #[derive(Parser)]
 #[command(
     name = "toolhost",
@@ -236,7 +244,7 @@ fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
 }
 
 /// Runs `calls` in order, printing one line each.
-async fn run_calls(pipeline: &Pipeline, calls: Vec<(String, String)>) {
+async fn run_calls(pipeline: &Pipeline, calls: Vec<(String, String)>) -> anyhow::Result<()> {
     for (i, (tool, args)) in calls.into_iter().enumerate() {
         let r = pipeline
             .execute(
@@ -245,8 +253,9 @@ async fn run_calls(pipeline: &Pipeline, calls: Vec<(String, String)>) {
             )
             .await;
         let status = r.code().map_or("ok".to_owned(), |c| format!("error [{c}]"));
-        println!("{:>3}. {tool}: {status}", i + 1);
+        out!("{:>3}. {tool}: {status}", i + 1);
     }
+    Ok(())
 }
 
 /// The directory served: `--dir`, made absolute, or the current directory.
@@ -304,8 +313,23 @@ fn on_signal() -> CancellationToken {
     token
 }
 
+/// Whether `e` is a write to a closed pipe (the reader went away).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    match run().await {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        other => other,
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
@@ -437,12 +461,12 @@ async fn main() -> anyhow::Result<()> {
                 .execute(ToolCall::new("cli-1", tool, args), on_signal())
                 .await;
             if json {
-                println!("{}", serde_json::to_string_pretty(&result)?);
+                out!("{}", serde_json::to_string_pretty(&result)?);
             } else {
                 if let Some(e) = result.error() {
                     eprintln!("error [{}]", e.code);
                 }
-                println!("{}", result.text());
+                out!("{}", result.text());
             }
             if result.is_error() {
                 std::process::exit(1);
@@ -465,11 +489,11 @@ async fn main() -> anyhow::Result<()> {
             if yes {
                 b = b.approver(Arc::new(ApproveAll));
             }
-            run_calls(&b.build(), calls).await;
+            run_calls(&b.build(), calls).await?;
             if let Err(report) = replay.finish() {
                 bail!("{report}");
             }
-            println!("recorded to {}", out.display());
+            out!("recorded to {}", out.display());
         }
         Cmd::Replay {
             cassette,
@@ -494,9 +518,9 @@ async fn main() -> anyhow::Result<()> {
                 .iter()
                 .map(|e| (e.key.tool.clone(), e.argument_text()))
                 .collect();
-            run_calls(&pipeline, calls).await;
+            run_calls(&pipeline, calls).await?;
             match replay.finish() {
-                Ok(()) => println!(
+                Ok(()) => out!(
                     "{} call(s) replayed from {} ({}): no divergence ({} ran)",
                     replay.entries().len(),
                     cassette.display(),
@@ -523,7 +547,7 @@ async fn main() -> anyhow::Result<()> {
                             continue;
                         };
                         let d = &t.descriptor;
-                        println!(
+                        out!(
                             "{:<14} {:<6} {}",
                             d.name,
                             format!("{:?}", s.decision).to_lowercase(),
@@ -534,7 +558,7 @@ async fn main() -> anyhow::Result<()> {
                             .iter()
                             .map(|p| format!("{}:{:?}", p.pointer, p.access).to_lowercase())
                             .collect();
-                        println!(
+                        out!(
                             "{:<21} from {}; read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
                             "",
                             s.component,
@@ -546,7 +570,7 @@ async fn main() -> anyhow::Result<()> {
                         );
                     }
                     for s in &report.skipped {
-                        println!("{:<14} {:<6} not served: {}", s.name, "-", s.reason);
+                        out!("{:<14} {:<6} not served: {}", s.name, "-", s.reason);
                     }
                     return Ok(());
                 }
@@ -555,7 +579,7 @@ async fn main() -> anyhow::Result<()> {
                 ToolsFormat::Anthropic => Format::Anthropic,
             };
             let out = advertise::schemas(host.registry(), None, fmt);
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            out!("{}", serde_json::to_string_pretty(&out)?);
         }
         Cmd::Inspect { component, policy } => {
             let host = Host::new(HostConfig {
@@ -568,13 +592,13 @@ async fn main() -> anyhow::Result<()> {
                 None => toolhost_policy::Policy::deny_all(),
                 Some(p) => toolhost_policy::Policy::load(&p, &std::env::current_dir()?)?,
             };
-            println!("component {} (sha256 {})", component.display(), loaded.id());
-            println!(
+            out!("component {} (sha256 {})", component.display(), loaded.id());
+            out!(
                 "compiled in {:?} ({:?})",
                 loaded.compile_time(),
                 loaded.cache_outcome()
             );
-            println!(
+            out!(
                 "tools: {}",
                 loaded
                     .tools()
@@ -586,9 +610,9 @@ async fn main() -> anyhow::Result<()> {
             let mut denied = false;
             for t in loaded.tools() {
                 let tp = policy.for_tool(&t.name);
-                println!("\n{} (decision: {:?})", t.name, tp.decision);
+                out!("\n{} (decision: {:?})", t.name, tp.decision);
                 for g in &tp.sandbox.fs {
-                    println!("  grant {} -> {} ({:?})", g.host.display(), g.guest, g.mode);
+                    out!("  grant {} -> {} ({:?})", g.host.display(), g.guest, g.mode);
                 }
                 for c in loaded.check_imports(&tp.sandbox) {
                     let v = match &c.verdict {
@@ -599,7 +623,7 @@ async fn main() -> anyhow::Result<()> {
                             format!("DENIED: {why}")
                         }
                     };
-                    println!("  {:<45} {v}", c.import);
+                    out!("  {:<45} {v}", c.import);
                 }
             }
             if denied {
@@ -612,19 +636,22 @@ async fn main() -> anyhow::Result<()> {
             for ev in &contents.events {
                 match ev {
                     SessionEvent::ToolCall(c) => {
-                        println!("→ {} {} {}", c.call_id, c.tool, c.arguments);
+                        out!("→ {} {} {}", c.call_id, c.tool, c.arguments);
                     }
                     SessionEvent::ToolResult(r) => {
                         let status = r
                             .code
                             .as_deref()
                             .map_or("ok".to_owned(), |c| format!("error [{c}]"));
-                        println!(
+                        out!(
                             "← {} {} {} ({} µs)",
-                            r.call_id, r.tool, status, r.timings.total_us
+                            r.call_id,
+                            r.tool,
+                            status,
+                            r.timings.total_us
                         );
                         if let Some(d) = r.trace.denial() {
-                            println!(
+                            out!(
                                 "    decided by {:?}/{}: {}",
                                 d.stage,
                                 d.by,
@@ -634,7 +661,7 @@ async fn main() -> anyhow::Result<()> {
                         for b in &r.content {
                             if let toolhost_contract::ContentBlock::Text { text } = b {
                                 for line in text.lines().take(20) {
-                                    println!("    {line}");
+                                    out!("    {line}");
                                 }
                             }
                         }
@@ -642,7 +669,7 @@ async fn main() -> anyhow::Result<()> {
                 }
             }
             if let Some(t) = contents.torn_tail {
-                println!("(a torn last line of {} bytes was skipped)", t.len());
+                out!("(a torn last line of {} bytes was skipped)", t.len());
             }
         }
     }

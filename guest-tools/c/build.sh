@@ -36,6 +36,8 @@ root="$(cd "$here/../.." && pwd)"
 tool="${2:-hash}"
 out="${1:-$root/target/c-guests/tool_$tool.wasm}"
 tool_dir="$here/tools/$tool"
+# shellcheck source=../build-lib.sh
+source "$here/../build-lib.sh"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -100,17 +102,13 @@ sources_digest() {
     {
         find "$tool_dir" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
             "$here/../builder/Cargo.toml" "$here/../builder/Cargo.lock" "$here/../builder/src" \
-            "$here/build.sh" -type f ! -path '*/tests/*' -print0 |
-            LC_ALL=C sort -z | xargs -0 sha256sum | sed "s|$root/||"
+            "$here/build.sh" "$here/../build-lib.sh" -type f ! -path '*/tests/*' -print0 | th_files_digest
         "$cc" --version | head -1
         dpkg-query -W -f='${Version}\n' wasi-libc
-    } | sha256sum | cut -d' ' -f1
+    } | th_digest
 }
 digest="$(sources_digest)"
-if [[ -z "${TOOLHOST_C_REBUILD:-}" && -f "$out" && "$(cat "$out.sources" 2>/dev/null)" == "$digest" ]]; then
-    echo "build.sh: $out is up to date (TOOLHOST_C_REBUILD=1 rebuilds)" >&2
-    exit 0
-fi
+th_up_to_date "$out" "$digest" TOOLHOST_C_REBUILD && exit 0
 
 # ── 2. the builder ─────────────────────────────────────────────────────
 builder="$(bash "$here/../builder/build.sh")"
@@ -133,15 +131,5 @@ done
     "$work/bindings/tool_provider_component_type.o" "${ldflags[@]}" -o "$work/core.wasm"
 
 # ── 5. componentize ────────────────────────────────────────────────────
-"$builder" componentize "$work/core.wasm" "$work/tool.wasm" 2>/dev/null
-"$builder" wit "$work/tool.wasm" >"$work/imports.txt"
-if grep -q '^import wasi:sockets/' "$work/imports.txt"; then
-    echo "build.sh: the component imports wasi:sockets:" >&2
-    grep '^import wasi:sockets/' "$work/imports.txt" >&2
-    exit 1
-fi
-
-mkdir -p "$(dirname "$out")"
-mv "$work/tool.wasm" "$out"
-echo "$digest" >"$out.sources"
-echo "build.sh: $out ($(wc -c <"$out") bytes; $(grep -c '^import' "$work/imports.txt") imports)" >&2
+"$builder" componentize --forbid-import wasi:sockets/ "$work/core.wasm" "$work/tool.wasm"
+th_install "$work/tool.wasm" "$out" "$digest" "$("$builder" wit "$work/tool.wasm" | grep -c '^import') imports"

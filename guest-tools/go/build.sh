@@ -35,6 +35,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 tool="${2:-gosource}"
 out="${1:-$root/target/go-guests/tool_$tool.wasm}"
+# shellcheck source=../build-lib.sh
+source "$here/../build-lib.sh"
 
 if ! compgen -G "$here/tools/$tool/*.go" >/dev/null; then
     echo "build.sh: no tool '$tool' ($here/tools/$tool/*.go is missing)" >&2
@@ -50,18 +52,14 @@ sources_digest() {
     {
         find "$here/tools/$tool" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
             "$here/go.mod" "$here/runtime.patch" "$here/requirements.txt" \
-            "$here/build.sh" "$here/env.sh" \
+            "$here/build.sh" "$here/env.sh" "$here/../build-lib.sh" \
             "$here/../builder/Cargo.toml" "$here/../builder/Cargo.lock" "$here/../builder/src" \
-            -type f ! -name '*_test.go' ! -path '*/testdata/*' -print0 |
-            LC_ALL=C sort -z | xargs -0 sha256sum | sed "s|$root/||"
+            -type f ! -name '*_test.go' ! -path '*/testdata/*' -print0 | th_files_digest
         go version
-    } | sha256sum | cut -d' ' -f1
+    } | th_digest
 }
 digest="$(sources_digest)"
-if [[ -z "${TOOLHOST_GO_REBUILD:-}" && -f "$out" && "$(cat "$out.sources" 2>/dev/null)" == "$digest" ]]; then
-    echo "build.sh: $out is up to date (TOOLHOST_GO_REBUILD=1 rebuilds)" >&2
-    exit 0
-fi
+th_up_to_date "$out" "$digest" TOOLHOST_GO_REBUILD && exit 0
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -83,16 +81,6 @@ printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
 
 # ── 4. componentize ────────────────────────────────────────────────────
 builder="$(bash "$here/../builder/build.sh")"
-"$builder" componentize --grow-memory "$work/core.wasm" "$work/tool.wasm" \
-    "$root/wit/v0.2.0:$here/wit" toolhost:go-guest/tool-provider 2>/dev/null
-"$builder" wit "$work/tool.wasm" >"$work/imports.txt"
-if grep -q '^import wasi:sockets/' "$work/imports.txt"; then
-    echo "build.sh: the component imports wasi:sockets:" >&2
-    grep '^import wasi:sockets/' "$work/imports.txt" >&2
-    exit 1
-fi
-
-mkdir -p "$(dirname "$out")"
-mv "$work/tool.wasm" "$out"
-echo "$digest" >"$out.sources"
-echo "build.sh: $out ($(wc -c <"$out") bytes; $(grep -c '^import' "$work/imports.txt") imports)" >&2
+"$builder" componentize --grow-memory --forbid-import wasi:sockets/ "$work/core.wasm" "$work/tool.wasm" \
+    "$root/wit/v0.2.0:$here/wit" toolhost:go-guest/tool-provider
+th_install "$work/tool.wasm" "$out" "$digest" "$("$builder" wit "$work/tool.wasm" | grep -c '^import') imports"

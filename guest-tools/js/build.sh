@@ -28,6 +28,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+# shellcheck source=../build-lib.sh
+source "$here/../build-lib.sh"
 tool="${2:-markdown}"
 out="${1:-$root/target/js-guests/tool_$tool.wasm}"
 node_dir="${TOOLHOST_JS_NODE:-$root/target/js-guests/node}"
@@ -54,14 +56,11 @@ sources_digest() {
     {
         sources
         find "$here/wit" "$root/wit/v0.2.0" -type f -print0
-        printf '%s\0' "$here/package.json" "$here/package-lock.json" "$here/build.sh"
-    } | LC_ALL=C sort -z | xargs -0 sha256sum | sed "s|$root/||" | sha256sum | cut -d' ' -f1
+        printf '%s\0' "$here/package.json" "$here/package-lock.json" "$here/build.sh" "$here/../build-lib.sh"
+    } | th_files_digest | th_digest
 }
 digest="$(sources_digest)"
-if [[ -z "${TOOLHOST_JS_REBUILD:-}" && -f "$out" && "$(cat "$out.sources" 2>/dev/null)" == "$digest" ]]; then
-    echo "build.sh: $out is up to date (TOOLHOST_JS_REBUILD=1 rebuilds)" >&2
-    exit 0
-fi
+th_up_to_date "$out" "$digest" TOOLHOST_JS_REBUILD && exit 0
 
 # ── 1. the npm packages, wasm-tools ────────────────────────────────────────
 TOOLHOST_JS_NODE="$node_dir" "$here/install.sh"
@@ -120,7 +119,4 @@ if ((${#unexpected[@]})); then
     exit 1
 fi
 
-mkdir -p "$(dirname "$out")"
-mv "$work/tool.wasm" "$out"
-echo "$digest" >"$out.sources"
-echo "build.sh: $out ($(wc -c <"$out") bytes; ${#imports[@]} imports, all granted under a read-only policy)" >&2
+th_install "$work/tool.wasm" "$out" "$digest" "${#imports[@]} imports, all granted under a read-only policy"

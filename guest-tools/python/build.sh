@@ -27,6 +27,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+# shellcheck source=../build-lib.sh
+source "$here/../build-lib.sh"
 tool="${2:-table}"
 out="${1:-$root/target/python-guests/tool_$tool.wasm}"
 venv="${TOOLHOST_PY_VENV:-$root/target/python-guests/venv}"
@@ -44,15 +46,11 @@ fi
 # contract and wit/ here), the pinned requirements and this script.
 sources_digest() {
     find "$here/tools/$tool" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
-        "$here/requirements.txt" "$here/build.sh" -type f \
-        ! -path '*/__pycache__/*' ! -path '*/tests/*' -print0 |
-        LC_ALL=C sort -z | xargs -0 sha256sum | sed "s|$root/||" | sha256sum | cut -d' ' -f1
+        "$here/requirements.txt" "$here/build.sh" "$here/../build-lib.sh" -type f \
+        ! -path '*/__pycache__/*' ! -path '*/tests/*' -print0 | th_files_digest | th_digest
 }
 digest="$(sources_digest)"
-if [[ -z "${TOOLHOST_PY_REBUILD:-}" && -f "$out" && "$(cat "$out.sources" 2>/dev/null)" == "$digest" ]]; then
-    echo "build.sh: $out is up to date (TOOLHOST_PY_REBUILD=1 rebuilds)" >&2
-    exit 0
-fi
+th_up_to_date "$out" "$digest" TOOLHOST_PY_REBUILD && exit 0
 
 # ── 1. the venv ─────────────────────────────────────────────────────────
 stamp="$venv/.toolhost-requirements.txt"
@@ -113,7 +111,4 @@ if "$wasm_tools" component wit "$work/tool.wasm" | grep -q '^ *import wasi:socke
     exit 1
 fi
 
-mkdir -p "$(dirname "$out")"
-mv "$work/tool.wasm" "$out"
-echo "$digest" >"$out.sources"
-echo "build.sh: $out ($(wc -c <"$out") bytes; ${#sockets[@]} wasi:sockets imports stubbed)" >&2
+th_install "$work/tool.wasm" "$out" "$digest" "${#sockets[@]} wasi:sockets imports stubbed"

@@ -22,7 +22,10 @@
 //!   `memory.grow` instead of the module's `cabi_realloc`: Go's runtime
 //!   cannot serve an allocation while `_initialize` is still starting it,
 //!   and the adapter's first allocation happens there (the runtime's first
-//!   WASI call). Go's allocator takes memory grown by others in its stride.
+//!   WASI call); see guest-tools/go/README.md. `--forbid-import PREFIX`
+//!   fails (and writes nothing) when the component imports an interface
+//!   whose name starts with PREFIX, e.g. `wasi:sockets/`: the host refuses
+//!   such a component unless its policy grants the network.
 //! * `wit` prints the imports and exports of a component (or of a core
 //!   module's `component-type` section), one per line, for checks.
 
@@ -40,29 +43,20 @@ use wit_parser::{Resolve, WorldId, WorldItem, WorldKey};
 
 const USAGE: &str = "usage:
   toolhost-guest-builder bindings <wit dir>[:<wit dir>...] <world> <out dir>
-  toolhost-guest-builder componentize [--grow-memory] <core.wasm> <out.wasm> [<wit dir>[:<wit dir>...] <world>]
+  toolhost-guest-builder componentize [--grow-memory] [--forbid-import PREFIX]... <core.wasm> <out.wasm> [<wit dir>[:<wit dir>...] <world>]
   toolhost-guest-builder wit <file.wasm>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bindings", wit, world, out] => bindings(wit, world, Path::new(out)),
-        ["componentize", rest @ ..] => {
-            let (grow, rest) = match rest {
-                ["--grow-memory", rest @ ..] => (true, rest),
-                rest => (false, rest),
-            };
-            match rest {
-                [core, out] => componentize(Path::new(core), Path::new(out), None, grow),
-                [core, out, wit, world] => {
-                    componentize(Path::new(core), Path::new(out), Some((wit, world)), grow)
-                }
-                _ => {
-                    eprintln!("{USAGE}");
-                    return ExitCode::from(2);
-                }
+        ["componentize", rest @ ..] => match ComponentizeArgs::parse(rest) {
+            Some(a) => componentize(&a),
+            None => {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
             }
-        }
+        },
         ["wit", file] => print_wit(Path::new(file)),
         ["-h" | "--help" | "help"] => {
             println!("{USAGE}");
@@ -122,15 +116,50 @@ fn has_component_type(module: &[u8]) -> Result<bool> {
     Ok(!world.exports.is_empty() || !world.imports.is_empty())
 }
 
-fn componentize(
-    core: &Path,
-    out: &Path,
-    wit: Option<(&&str, &&str)>,
+/// The arguments of `componentize`.
+struct ComponentizeArgs<'a> {
+    core: &'a Path,
+    out: &'a Path,
+    /// The WIT directories and the world, to embed when the module has no
+    /// component-type section.
+    wit: Option<(&'a str, &'a str)>,
     grow_memory: bool,
-) -> Result<()> {
+    forbidden: Vec<&'a str>,
+}
+
+impl<'a> ComponentizeArgs<'a> {
+    fn parse(mut args: &'a [&'a str]) -> Option<Self> {
+        let (mut grow_memory, mut forbidden) = (false, Vec::new());
+        loop {
+            match args {
+                ["--grow-memory", rest @ ..] => (grow_memory, args) = (true, rest),
+                ["--forbid-import", prefix, rest @ ..] => {
+                    forbidden.push(*prefix);
+                    args = rest;
+                }
+                _ => break,
+            }
+        }
+        let (core, out, wit) = match args {
+            [core, out] => (core, out, None),
+            [core, out, dirs, world] => (core, out, Some((*dirs, *world))),
+            _ => return None,
+        };
+        Some(Self {
+            core: Path::new(core),
+            out: Path::new(out),
+            wit,
+            grow_memory,
+            forbidden,
+        })
+    }
+}
+
+fn componentize(a: &ComponentizeArgs<'_>) -> Result<()> {
+    let core = a.core;
     let mut module = fs::read(core).with_context(|| format!("reading {}", core.display()))?;
     if !has_component_type(&module)? {
-        let Some((dirs, world)) = wit else {
+        let Some((dirs, world)) = a.wit else {
             bail!(
                 "{} has no component-type section: link the bindings' *_component_type.o, \
                  or pass the WIT directories and the world",
@@ -142,7 +171,7 @@ fn componentize(
             .context("embedding the component-type section")?;
     }
     let mut encoder = ComponentEncoder::default();
-    encoder.realloc_via_memory_grow(grow_memory);
+    encoder.realloc_via_memory_grow(a.grow_memory);
     let component = encoder
         .module(&module)
         .context("decoding the core module")?
@@ -154,32 +183,54 @@ fn componentize(
         .validate(true)
         .encode()
         .context("encoding the component")?;
+    let items = world_items(&component)?;
+    let imports: Vec<&str> = items
+        .iter()
+        .filter(|(kind, _)| *kind == "import")
+        .map(|(_, name)| name.as_str())
+        .collect();
+    let refused: Vec<&str> = imports
+        .iter()
+        .copied()
+        .filter(|name| a.forbidden.iter().any(|p| name.starts_with(p)))
+        .collect();
+    if !refused.is_empty() {
+        bail!(
+            "the component imports {} (forbidden: {}); nothing written",
+            refused.join(", "),
+            a.forbidden.join(", ")
+        );
+    }
+    let out = a.out;
     if let Some(dir) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     fs::write(out, &component).with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
-        "toolhost-guest-builder: wrote {} ({} bytes)",
+        "toolhost-guest-builder: wrote {} ({} bytes; {} imports)",
         out.display(),
-        component.len()
+        component.len(),
+        imports.len()
     );
     Ok(())
 }
 
-fn print_wit(file: &Path) -> Result<()> {
-    let bytes = fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    let (resolve, world) = if wasmparser_is_component(&bytes) {
-        match wit_component::decode(&bytes).context("decoding the component")? {
+/// The imports and exports of a component (or of a core module's
+/// `component-type` section), as (`import`|`export`, name).
+fn world_items(bytes: &[u8]) -> Result<Vec<(&'static str, String)>> {
+    let (resolve, world) = if wasmparser_is_component(bytes) {
+        match wit_component::decode(bytes).context("decoding the component")? {
             wit_component::DecodedWasm::Component(resolve, world) => (resolve, world),
             wit_component::DecodedWasm::WitPackage(..) => {
-                bail!("{} is a WIT package, not a component", file.display())
+                bail!("a WIT package, not a component")
             }
         }
     } else {
-        let (_, bindgen) = wit_component::metadata::decode(&bytes)?;
+        let (_, bindgen) = wit_component::metadata::decode(bytes)?;
         (bindgen.resolve, bindgen.world)
     };
     let w = &resolve.worlds[world];
+    let mut out = Vec::new();
     for (kind, items) in [("import", &w.imports), ("export", &w.exports)] {
         for (key, item) in items.iter() {
             let name = match (key, item) {
@@ -189,8 +240,16 @@ fn print_wit(file: &Path) -> Result<()> {
                 (WorldKey::Name(n), WorldItem::Function(_)) => format!("func {n}"),
                 (key, _) => format!("type {}", resolve.name_world_key(key)),
             };
-            println!("{kind} {name}");
+            out.push((kind, name));
         }
+    }
+    Ok(out)
+}
+
+fn print_wit(file: &Path) -> Result<()> {
+    let bytes = fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    for (kind, name) in world_items(&bytes).with_context(|| file.display().to_string())? {
+        println!("{kind} {name}");
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use toolhost_contract::{ToolCall, ToolResult};
 use toolhost_pipeline::{Pipeline, Registration, Registry, Scope, ToolSpec};
-use toolhost_policy::{FsMode, Policy};
+use toolhost_policy::{FsMode, Policy, RenderMode};
 use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
 use toolhost_tests::{Workspace, allow_in, build, guests::REPO_ROOT, shared_cache};
 
@@ -523,7 +523,17 @@ mod go {
             ));
         }
         let ws = Workspace::new(&[("big.go", src.as_str())]);
-        let (p, _reg) = pipeline(&GO, &shipped_policy(&GO, &ws)).await;
+        // The shipped policy renders in the execute instance; this is the
+        // case that trapped: a fresh instance for render.
+        let policy = build(
+            allow_in(ws.path(), FsMode::ReadOnly)
+                .render(RenderMode::Isolated)
+                .limits(|l| {
+                    l.fuel = 20_000_000_000;
+                    l.memory_bytes = 256 << 20;
+                }),
+        );
+        let (p, _reg) = pipeline(&GO, &policy).await;
         let r = call(&p, "go_outline", json!({"path": "big.go", "limit": 5000})).await;
         let v = value(&r);
         assert_eq!(v["decls_total"], 5000, "{r:?}");

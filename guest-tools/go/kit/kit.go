@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -196,8 +195,21 @@ func Serve(tools ...Tool) {
 	toolset = tools
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-var codeRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// snakeCase reports whether s matches [a-z][a-z0-9_]* (tool names and
+// failure codes). Written out rather than a regexp: package regexp's
+// initialisation would run in every instance, i.e. on every call.
+func snakeCase(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // Check checks a toolset: names ([a-z][a-z0-9_]*, at most 64 bytes,
 // unique), both schemas are JSON objects, path and URL pointers are JSON
@@ -208,7 +220,7 @@ func Check(tools []Tool) error {
 	}
 	seen := map[string]bool{}
 	for _, t := range tools {
-		if !nameRE.MatchString(t.Name) || len(t.Name) > 64 {
+		if !snakeCase(t.Name) || len(t.Name) > 64 {
 			return fmt.Errorf("tool name %q: must match [a-z][a-z0-9_]* (at most 64 bytes)", t.Name)
 		}
 		if seen[t.Name] {
@@ -309,7 +321,7 @@ func Render(name string, arguments, value []byte) (blocks []Content, ok bool, er
 func asFailure(err error) *Failure {
 	var f *Failure
 	if errors.As(err, &f) {
-		if !codeRE.MatchString(f.Code) {
+		if !snakeCase(f.Code) {
 			return Fail("internal_error", "the tool failed with a code that is not snake_case (%q): %s", f.Code, f.Message)
 		}
 		return f

@@ -198,3 +198,14 @@ func TestListToolsKeepsTheOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestSnakeCase(t *testing.T) {
+	for s, want := range map[string]bool{
+		"a": true, "read_file": true, "x9_": true, "": false, "A": false, "9a": false,
+		"_a": false, "a-b": false, "aé": false, "a b": false,
+	} {
+		if got := snakeCase(s); got != want {
+			t.Errorf("%q: %v", s, got)
+		}
+	}
+}

@@ -48,7 +48,12 @@ const USAGE: &str = "usage:
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    let result = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["bindings", wit, world, out] => bindings(wit, world, Path::new(out)),
         ["componentize", rest @ ..] => match ComponentizeArgs::parse(rest) {
             Some(a) => componentize(&a),
@@ -111,7 +116,8 @@ fn bindings(dirs: &str, world: &str, out: &Path) -> Result<()> {
 }
 
 fn has_component_type(module: &[u8]) -> Result<bool> {
-    let (_, bindgen) = wit_component::metadata::decode(module).context("reading the core module")?;
+    let (_, bindgen) =
+        wit_component::metadata::decode(module).context("reading the core module")?;
     let world = &bindgen.resolve.worlds[bindgen.world];
     Ok(!world.exports.is_empty() || !world.imports.is_empty())
 }

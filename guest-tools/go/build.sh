@@ -14,7 +14,8 @@
 #    grew. See README.md.
 # 3. Compiles the tool for GOOS=wasip1 GOARCH=wasm as a reactor
 #    (-buildmode=c-shared: the module exports _initialize and the kit's
-#    //go:wasmexport functions), with -trimpath.
+#    //go:wasmexport functions), with -trimpath and -buildvcs=false (the
+#    bytes must not depend on the checkout's path or its git state).
 # 4. Builds the builder (guest-tools/builder, shared with the C kit) and
 #    wraps the core module into a component: the component-type section of
 #    wit/world.wit is embedded, and wasmtime 48's preview 1 reactor adapter
@@ -76,7 +77,7 @@ printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
     "$GOROOT/src/runtime/mem_sbrk.go" "$work/rt/runtime/mem_sbrk.go" >"$work/overlay.json"
 
 # ── 3. compile ─────────────────────────────────────────────────────────
-(cd "$here" && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath \
+(cd "$here" && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -buildvcs=false \
     -overlay "$work/overlay.json" -o "$work/core.wasm" "./tools/$tool")
 
 # ── 4. componentize ────────────────────────────────────────────────────

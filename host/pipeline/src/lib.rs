@@ -37,7 +37,9 @@ pub mod paths;
 pub mod pipeline;
 pub mod registry;
 pub mod replay;
-pub mod session_log;
+/// The durable session log (its own crate, `toolhost-session-log`, so its
+/// reader can be fuzzed without building the sandbox).
+pub use toolhost_session_log as session_log;
 pub mod summary;
 pub mod wrappers;
 
@@ -49,4 +51,4 @@ pub use listeners::{
 };
 pub use pipeline::{Pipeline, PipelineBuilder, StageObserver};
 pub use registry::{RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec};
-pub use session_log::{LogContents, LogError, SessionLog, read_log};
+pub use session_log::{LogContents, LogError, SessionLog, parse_log, read_log};

@@ -1,4 +1,4 @@
-//! The durable session log: JSON Lines, one event per line, append-only,
+//! `toolhost-session-log`: the durable session log: JSON Lines, one event per line, append-only,
 //! flushed and synced per event.
 //!
 //! A crash can leave a torn last line. Opening a log for append moves such a
@@ -140,11 +140,19 @@ pub struct LogContents {
 
 /// Reads a whole log.
 pub fn read_log(path: &Path) -> Result<LogContents, LogError> {
-    let text = std::fs::read(path).map_err(|source| LogError::Io {
+    let bytes = std::fs::read(path).map_err(|source| LogError::Io {
         path: path.to_owned(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&text);
+    parse_log(&bytes, path)
+}
+
+/// Parses the contents of a log (`path` names it in errors): the events in
+/// order, and a torn last line (no newline, not an event) reported apart.
+/// Invalid UTF-8 is read lossily; a malformed line anywhere else is an
+/// error naming its line.
+pub fn parse_log(bytes: &[u8], path: &Path) -> Result<LogContents, LogError> {
+    let text = String::from_utf8_lossy(bytes);
     let complete = text.ends_with('\n');
     let lines: Vec<&str> = text.lines().collect();
     let mut events = Vec::new();

@@ -6,13 +6,14 @@
 #   make bench  the benchmarks, optimized (builds the release profile)
 #   make cassettes  records the demo session's cassette again (after a
 #               built-in tool changed on purpose; tests replay it)
+#   make fuzz   the fuzz targets for 10 minutes each (tests/fuzz/run.sh)
 #
 # Guest components are built from source by host/guests/build.rs (which also
 # installs the wasm32-wasip2 target when it is missing).
 
 CARGO ?= cargo
 
-.PHONY: demo test bench setup cassettes
+.PHONY: demo test bench setup cassettes fuzz
 
 setup:
 	rustup target add wasm32-wasip2
@@ -35,6 +36,9 @@ test: setup
 	bash guest-tools/c/test.sh
 	bash guest-tools/js/test.sh
 	bash guest-tools/go/test.sh
+	# Coverage-guided fuzzing (libFuzzer) of the policy parser and the
+	# session-log reader, 15 s each: a smoke, so the targets cannot rot.
+	bash tests/fuzz/run.sh 15
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
@@ -57,3 +61,6 @@ cassettes: setup
 	cp -r host/cli/examples/demo/workspace target/demo-workspace
 	$(CARGO) run -p toolhost -- record host/cli/examples/demo/calls.jsonl \
 		--out tests/cassettes/demo.cassette.jsonl --dir target/demo-workspace --yes
+
+fuzz: setup
+	bash tests/fuzz/run.sh 600

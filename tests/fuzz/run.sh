@@ -8,15 +8,17 @@
 # sanitizer (-Cpasses=sancov-module and the -sanitizer-coverage-* LLVM
 # options, --cfg fuzzing), for the target triple only, so build scripts and
 # proc-macros are not instrumented. Debug assertions and overflow checks
-# are on. Each target starts from the repository's corpus,
-# tests/corpus/<target>/ (read, never written), plus what earlier runs found
-# in target/fuzz/corpus/<target>/; a crash is written to
+# are on. Each target starts from the repository's corpora (read, never
+# written): the hand-written cases in tests/corpus/<target>/ and what long
+# runs found, minimized, in tests/fuzz/corpus/<target>/; plus what earlier
+# runs here found, in target/fuzz/corpus/<target>/. A crash is written to
 # target/fuzz/artifacts/<target>/ and fails the run. Limits per input: 10 s
 # (a hang), 2 GiB RSS (unbounded allocation), 1 MiB of input.
 #
-# To add what a long run found to the repository's corpus (minimized):
-#   target/fuzz/x86_64-unknown-linux-gnu/release/<target> -merge=1 \
-#       tests/corpus/<target> target/fuzz/corpus/<target>
+# To keep what a long run found (a set cover of its features, inputs of at
+# most 1 KiB), after `make fuzz`:
+#   target/fuzz/x86_64-unknown-linux-gnu/release/<target> -set_cover_merge=1 \
+#       -max_len=1024 tests/fuzz/corpus/<target> target/fuzz/corpus/<target>
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,7 +44,7 @@ for t in "${targets[@]}"; do
     "$CARGO_TARGET_DIR/$triple/release/$t" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 \
         -print_final_stats=1 -artifact_prefix="$artifacts/" \
-        "$found" "$root/tests/corpus/$t" 2>&1 |
+        "$found" "$here/corpus/$t" "$root/tests/corpus/$t" 2>&1 |
         grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done|INFO: seed corpus)|ERROR|panicked|SUMMARY|^==' >&2 || true
     if compgen -G "$artifacts/crash-*" >/dev/null || compgen -G "$artifacts/timeout-*" >/dev/null ||
         compgen -G "$artifacts/oom-*" >/dev/null; then

@@ -29,13 +29,17 @@ th_up_to_date() {
     return 1
 }
 
-# th_install BUILT OUT DIGEST NOTE: moves the built component to OUT (a
-# rename: a reader never sees half a file when both are on one file
-# system) and records its sources' digest beside it.
+# th_install BUILT OUT DIGEST NOTE: puts the built component at OUT and
+# records its sources' digest beside it (OUT.sources, written last: a build
+# stopped in between is rebuilt next time). BUILT is copied next to OUT
+# first and renamed over it, so a reader (a test loading OUT) never sees
+# half a file: the scripts build in a temporary directory, usually on
+# another file system, where a plain mv would copy in place.
 th_install() {
     local built="$1" out="$2" digest="$3" note="$4"
     mkdir -p "$(dirname "$out")"
-    mv "$built" "$out"
+    cp "$built" "$out.partial"
+    mv -f "$out.partial" "$out"
     echo "$digest" >"$out.sources"
     echo "build.sh: $out ($(wc -c <"$out") bytes; $note)" >&2
 }

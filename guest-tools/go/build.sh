@@ -84,4 +84,5 @@ printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
 builder="$(bash "$here/../builder/build.sh")"
 "$builder" componentize --grow-memory --forbid-import wasi:sockets/ "$work/core.wasm" "$work/tool.wasm" \
     "$root/wit/v0.2.0:$here/wit" toolhost:go-guest/tool-provider
-th_install "$work/tool.wasm" "$out" "$digest" "$("$builder" wit "$work/tool.wasm" | grep -c '^import') imports"
+# (The builder's own line above gives the number of imports.)
+th_install "$work/tool.wasm" "$out" "$digest" "no wasi:sockets import"

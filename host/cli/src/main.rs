@@ -30,6 +30,7 @@ macro_rules! out {
         writeln!(std::io::stdout().lock(), $($arg)*).context("writing to stdout")?
     }};
 }
+
 #[derive(Parser)]
 #[command(
     name = "toolhost",

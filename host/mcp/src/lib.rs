@@ -27,7 +27,9 @@
 //! ```
 
 mod approve;
-mod convert;
+/// The wire translation (its own crate, `toolhost-mcp-wire`, so it can be
+/// fuzzed without building the sandbox).
+use toolhost_mcp_wire as convert;
 pub mod http;
 pub mod reload;
 mod session;

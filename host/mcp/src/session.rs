@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
-use toolhost_contract::ToolCall;
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::replay::Replay;
 use toolhost_pipeline::{Pipeline, SessionLog};
@@ -248,13 +247,7 @@ impl ServerHandler for Session {
         let object_only = context
             .protocol_version()
             .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
-        // The arguments as the client sent them: the pipeline parses them
-        // defensively and validates them against the schema.
-        let arguments = request
-            .arguments
-            .map(|a| serde_json::Value::Object(a).to_string())
-            .unwrap_or_default();
-        let call = ToolCall::new(format!("mcp-{}", context.id), request.name, arguments);
+        let call = convert::tool_call(&context.id.to_string(), request);
         let result = self.pipeline.execute(call, context.ct.clone()).await;
         Ok(convert::call_result(&result, object_only).into())
     }

@@ -26,22 +26,20 @@
 //! ```
 
 pub mod advertise;
-pub mod baseline;
 pub mod body;
-pub mod bound;
 pub mod call;
 mod determinism;
 pub mod listeners;
-pub mod network;
-pub mod paths;
 pub mod pipeline;
 pub mod registry;
 pub mod replay;
+pub mod wrappers;
 /// The durable session log (its own crate, `toolhost-session-log`, so its
 /// reader can be fuzzed without building the sandbox).
 pub use toolhost_session_log as session_log;
-pub mod summary;
-pub mod wrappers;
+/// The stages that need no sandbox (their own crate, `toolhost-stages`, so
+/// they can be fuzzed without building it).
+pub use toolhost_stages::{baseline, bound, network, paths, schema, summary};
 
 pub use body::{BodyInput, ToolBody};
 pub use call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};

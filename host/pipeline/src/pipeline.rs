@@ -50,9 +50,6 @@ use toolhost_contract::{
 use toolhost_policy::{Decision, Limits};
 use tracing::Instrument;
 
-/// Most schema errors quoted in one `invalid_arguments` message.
-const MAX_SCHEMA_ERRORS: usize = 5;
-
 /// Observes each stage as a call enters it (tests, tracing bridges, UIs).
 pub trait StageObserver: Send + Sync {
     /// `call` entered `stage`.
@@ -608,7 +605,7 @@ impl Pipeline {
 
         // ── schema ──────────────────────────────────────────────────────
         self.enter(call, Stage::Schema);
-        let errors = schema_errors(&tool.input, args, "arguments");
+        let errors = crate::schema::errors(&tool.input, args, "arguments");
         if !errors.is_empty() {
             return Err(run.deny(
                 Stage::Schema,
@@ -811,7 +808,7 @@ impl Pipeline {
                 ),
             )
         })?;
-        let errors = schema_errors(&tool.output, &value, "value");
+        let errors = crate::schema::errors(&tool.output, &value, "value");
         if !errors.is_empty() {
             return Err(run.deny(
                 Stage::Output,
@@ -928,24 +925,6 @@ fn call_listener<T>(
             format!("{kind} listener `{name}` panicked"),
         )),
     }
-}
-
-/// At most [`MAX_SCHEMA_ERRORS`] schema violations of `instance`, each as
-/// `location: message`; the root is named `root`.
-fn schema_errors(validator: &jsonschema::Validator, instance: &Value, root: &str) -> Vec<String> {
-    if validator.is_valid(instance) {
-        // The common case, without collecting error paths.
-        return Vec::new();
-    }
-    validator
-        .iter_errors(instance)
-        .take(MAX_SCHEMA_ERRORS)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            let at = if at.is_empty() { root.to_owned() } else { at };
-            format!("{at}: {}", clip(&e.to_string(), 200))
-        })
-        .collect()
 }
 
 fn verdict(d: &PreDecision) -> StageVerdict {

@@ -5,7 +5,9 @@
 //! `.wasm` component file), its policy (a policy file, an inline table, or
 //! the built-in's default) and an optional prefix for its tool names.
 
-pub mod file;
+/// The toolbox file (its own crate, `toolhost-toolbox-file`, so its parser
+/// can be fuzzed without building the sandbox).
+pub use toolhost_toolbox_file as file;
 pub mod host;
 
 pub use file::{

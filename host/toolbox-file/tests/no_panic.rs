@@ -14,7 +14,7 @@ mod toml_checks;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::path::Path;
-use toolhost_toolbox::{Toolbox, ToolboxError};
+use toolhost_toolbox_file::{Toolbox, ToolboxError};
 
 const BUILTINS: &[&str] = &["read", "write", "list"];
 

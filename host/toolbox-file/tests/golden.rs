@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use toolhost_policy::{Decision, FsMode};
-use toolhost_toolbox::{PolicySource, Source, Toolbox};
+use toolhost_toolbox_file::{PolicySource, Source, Toolbox};
 
 const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
 

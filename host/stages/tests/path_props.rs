@@ -19,8 +19,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use toolhost_contract::{ErrorCode, FailureCode, PathAccess, PathParam, ToolDescriptor};
-use toolhost_pipeline::paths::{ResolvedPath, check_paths};
 use toolhost_policy::{FsGrant, FsMode, Sandbox};
+use toolhost_stages::paths::{ResolvedPath, check_paths};
 
 const ACCESSES: [PathAccess; 6] = [
     PathAccess::Read,

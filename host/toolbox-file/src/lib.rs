@@ -1,5 +1,7 @@
 //! The toolbox file, `toolhost.toml`: which tool components a host runs,
-//! where each comes from, and under which policy.
+//! where each comes from, and under which policy. `toolhost-toolbox`
+//! assembles a host from it; this crate only parses, so it builds without
+//! the sandbox and is fuzzed (`tests/fuzz`).
 //!
 //! ```toml
 //! version = 1                       # required; only 1 is accepted
@@ -27,7 +29,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use toolhost_toolbox::{PolicySource, Source, Toolbox};
+//! use toolhost_toolbox_file::{PolicySource, Source, Toolbox};
 //!
 //! let text = r#"
 //! version = 1
@@ -69,7 +71,7 @@
 //!     err.to_string(),
 //!     "toolhost.toml:3:10: unknown built-in tool `raed`, expected `read` or `write`"
 //! );
-//! # Ok::<(), toolhost_toolbox::ToolboxError>(())
+//! # Ok::<(), toolhost_toolbox_file::ToolboxError>(())
 //! ```
 
 use std::fmt;

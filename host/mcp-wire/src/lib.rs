@@ -1,16 +1,47 @@
-//! Translation between the contract's types and MCP's wire shapes. Nothing
-//! here decides anything.
+//! Translation between toolhost's contract types and MCP's wire shapes:
+//! a `tools/call` request becomes a [`ToolCall`], a [`ToolResult`] becomes a
+//! `CallToolResult`, the advertised tools become `tools/list` pages, an
+//! artifact URI becomes a page of its text. Nothing here decides anything:
+//! every decision is the pipeline's, so the CLI, the server and replay give
+//! the same answer for the same call.
+//!
+//! A crate of its own, apart from the server (`toolhost-mcp`), because it
+//! handles every byte a client sends before the pipeline sees it: it builds
+//! without the sandbox and is fuzzed with rmcp's own decoding of JSON-RPC
+//! messages (`tests/fuzz`).
+//!
+//! ```
+//! use rmcp::model::CallToolRequestParams;
+//! let params: CallToolRequestParams =
+//!     serde_json::from_str(r#"{"name":"read","arguments":{"path":"a.rs"}}"#).unwrap();
+//! let call = toolhost_mcp_wire::tool_call("7", params);
+//! assert_eq!((call.call_id.as_str(), call.arguments.as_str()), ("mcp-7", r#"{"path":"a.rs"}"#));
+//! ```
 
-use rmcp::model::{CallToolResult, ErrorData, ListToolsResult, ReadResourceResult};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ErrorData, ListToolsResult, ReadResourceResult,
+};
 use serde_json::{Value, json};
-use toolhost_contract::ToolResult;
-use toolhost_pipeline::bound::ARTIFACT_SCHEME;
+use toolhost_contract::{ToolCall, ToolResult};
+use toolhost_stages::bound::ARTIFACT_SCHEME;
 
 /// Tools per `tools/list` page.
-pub(crate) const TOOLS_PAGE: usize = 100;
+pub const TOOLS_PAGE: usize = 100;
 
 /// Default bytes of an artifact per `resources/read` page.
-pub(crate) const ARTIFACT_PAGE: usize = 32 * 1024;
+pub const ARTIFACT_PAGE: usize = 32 * 1024;
+
+/// A `tools/call` request as the pipeline's [`ToolCall`]; `request_id` is the
+/// JSON-RPC id as text. The arguments go on as the client sent them (absent
+/// = empty): the pipeline parses them defensively and validates them
+/// against the tool's schema.
+pub fn tool_call(request_id: &str, params: CallToolRequestParams) -> ToolCall {
+    let arguments = params
+        .arguments
+        .map(|a| Value::Object(a).to_string())
+        .unwrap_or_default();
+    ToolCall::new(format!("mcp-{request_id}"), params.name, arguments)
+}
 
 /// A pipeline result as an MCP `CallToolResult`. Success: `structuredContent`
 /// is the validated value, `content` the rendered blocks. Failure: `isError`,
@@ -18,7 +49,7 @@ pub(crate) const ARTIFACT_PAGE: usize = 32 * 1024;
 /// in `_meta.toolhost.error`. `object_only`: the negotiated revision requires
 /// `structuredContent` to be an object (before 2026-07-28), so another value
 /// is left out (its rendering is in `content`).
-pub(crate) fn call_result(result: &ToolResult, object_only: bool) -> CallToolResult {
+pub fn call_result(result: &ToolResult, object_only: bool) -> CallToolResult {
     let meta = result.meta();
     let mut toolhost = json!({
         "trace": meta.trace,
@@ -65,10 +96,7 @@ pub(crate) fn call_result(result: &ToolResult, object_only: bool) -> CallToolRes
 }
 
 /// One page of the MCP projection.
-pub(crate) fn tools_page(
-    all: Vec<Value>,
-    cursor: Option<&str>,
-) -> Result<ListToolsResult, ErrorData> {
+pub fn tools_page(all: Vec<Value>, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
     let start = match cursor {
         None => 0,
         Some(c) => c
@@ -88,7 +116,7 @@ pub(crate) fn tools_page(
 
 /// Where in an artifact a `resources/read` starts and how much it reads:
 /// `toolhost://artifacts/ID?offset=N&limit=M` (both optional).
-pub(crate) fn artifact_request(uri: &str) -> Option<(String, usize, usize)> {
+pub fn artifact_request(uri: &str) -> Option<(String, usize, usize)> {
     let rest = uri.strip_prefix(ARTIFACT_SCHEME)?;
     let (id, query) = rest.split_once('?').unwrap_or((rest, ""));
     let (mut offset, mut limit) = (0, ARTIFACT_PAGE);
@@ -105,7 +133,7 @@ pub(crate) fn artifact_request(uri: &str) -> Option<(String, usize, usize)> {
 }
 
 /// A page of an artifact as a `ReadResourceResult`.
-pub(crate) fn artifact_page(
+pub fn artifact_page(
     uri: &str,
     id: &str,
     offset: usize,

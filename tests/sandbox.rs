@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::FailureCode;
+use toolhost_contract::{FailureCode, ToolResult};
 use toolhost_policy::{FsMode, Policy, PolicyBuilder, ToolPolicy};
 use toolhost_runtime::{Budget, Entropy, Execution, Invocation};
 use toolhost_tests::{Workspace, allow_in, build, fetch, hostile, legacy};
@@ -509,11 +509,7 @@ async fn hostile_pipeline(
     (Pipeline::builder(registry).build(), regs)
 }
 
-async fn call(
-    p: &toolhost_pipeline::Pipeline,
-    tool: &str,
-    args: Value,
-) -> toolhost_contract::ToolResult {
+async fn call(p: &toolhost_pipeline::Pipeline, tool: &str, args: Value) -> ToolResult {
     p.execute(
         toolhost_contract::ToolCall::new("c", tool, args.to_string()),
         CancellationToken::new(),
@@ -959,7 +955,36 @@ async fn invalid_deep_and_huge_values_are_refused_or_bounded() {
     let r = call(&p, "deep_value", json!({"depth": 100_000})).await;
     assert!(r.failed_with(FailureCode::OutputInvalid), "{r:?}");
     assert!(r.text().contains("recursion limit"), "{}", r.text());
-    // 40 MiB: what the model reads is cut to the result budget.
+    // 40 MiB: over the default value bound (16 MiB), so no program is
+    // handed it either; the failure names both sizes.
+    let r = call(&p, "huge_value", json!({"mb": 40})).await;
+    assert!(r.failed_with(FailureCode::ValueTooLarge), "{r:?}");
+    let ToolResult::Failure { error, .. } = &r else {
+        unreachable!()
+    };
+    let info = error.info.as_ref().expect("sizes in info");
+    assert!(info["valueBytes"].as_u64().unwrap() >= 40 << 20, "{info}");
+    assert_eq!(
+        info["maxValueBytes"],
+        toolhost_policy::DEFAULT_MAX_VALUE_BYTES,
+        "{info}"
+    );
+    assert!(r.text().contains("max_value_bytes"), "{}", r.text());
+    // And the pipeline goes on.
+    let r = call(&p, "counter", json!({})).await;
+    assert_eq!(r.value().unwrap()["count"], 1);
+
+    // Under a policy that allows it, the value is kept whole and what the
+    // model reads is cut to the result budget.
+    let policy = build(
+        PolicyBuilder::new()
+            .decision(toolhost_policy::Decision::Allow)
+            .limits(|l| {
+                l.memory_bytes = 512 << 20;
+                l.max_value_bytes = 64 << 20;
+            }),
+    );
+    let (p, _regs) = hostile_pipeline(&policy, &[]).await;
     let r = call(&p, "huge_value", json!({"mb": 40})).await;
     assert!(!r.is_error(), "{}", r.text());
     let budget = toolhost_policy::DEFAULT_MAX_RESULT_BYTES as usize;
@@ -967,9 +992,6 @@ async fn invalid_deep_and_huge_values_are_refused_or_bounded() {
     assert!(read <= budget + 1024, "the model reads {read} bytes");
     let total = r.meta().extra["truncated"]["totalBytes"].as_u64().unwrap();
     assert!(total >= 40 << 20, "{total}");
-    // And the pipeline goes on.
-    let r = call(&p, "counter", json!({})).await;
-    assert_eq!(r.value().unwrap()["count"], 1);
 }
 
 #[tokio::test]

@@ -86,6 +86,10 @@ failure_codes! {
     /// Replaying a cassette: the call is not in it (strict replay runs
     /// nothing that was not recorded).
     NotRecorded => "not_recorded",
+    /// The tool ran, but its value is larger than its policy's
+    /// `max_value_bytes`; the value was dropped (any changes the tool made
+    /// stand). The sizes are in `info`.
+    ValueTooLarge => "value_too_large",
 }
 
 impl fmt::Display for FailureCode {
@@ -206,6 +210,7 @@ mod tests {
                 "guest_exit",
                 "write_budget_exceeded",
                 "not_recorded",
+                "value_too_large",
             ]
         );
         for c in FailureCode::ALL {

@@ -12,7 +12,7 @@
 //!   → approval                 one-shot, only on ask; no approver = deny
 //!   → guards                   deny or abstain, never allow
 //!   → wrappers → body          around-dispatch (metrics, retry, deadline, fuel) → sandbox
-//!   → output                   value against the output schema
+//!   → output                   value within `max_value_bytes`, then against the output schema
 //!   → render                   value → content (in a fresh sandbox, or already
 //!                              done in the execute instance when the policy says so)
 //!   → post-execute             accept | replace content | block | add context
@@ -798,6 +798,24 @@ impl Pipeline {
 
         // ── output validation ───────────────────────────────────────────
         self.enter(call, Stage::Output);
+        // Bounded before it is parsed: the value goes to programs whole.
+        let max_value = tool.policy.limits.max_value_bytes;
+        if value_text.len() as u64 > max_value {
+            return Err(run.deny(
+                Stage::Output,
+                "value_bound",
+                ToolFailure::new(
+                    FailureCode::ValueTooLarge,
+                    format!(
+                        "the tool ran, but its value is {} bytes, over this tool's limit of {max_value} \
+                         (max_value_bytes); the value was dropped, and any changes the tool made stand. \
+                         Ask for less, e.g. a narrower range or a lower limit",
+                        value_text.len()
+                    ),
+                )
+                .with_info(json!({"valueBytes": value_text.len(), "maxValueBytes": max_value})),
+            ));
+        }
         let value: Value = serde_json::from_str(&value_text).map_err(|e| {
             run.deny(
                 Stage::Output,

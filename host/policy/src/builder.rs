@@ -303,6 +303,7 @@ fn raw_limits(l: &Limits) -> RawLimits {
         max_stdout_bytes: Some(unspanned(l.max_stdout_bytes)),
         max_result_bytes: Some(unspanned(l.max_result_bytes)),
         max_result_tokens: l.max_result_tokens.map(unspanned),
+        max_value_bytes: Some(unspanned(l.max_value_bytes)),
         max_http_response_bytes: Some(unspanned(l.max_http_response_bytes)),
         http_timeout_ms: Some(unspanned(l.http_timeout_ms)),
         max_write_bytes: Some(unspanned(l.max_write_bytes)),

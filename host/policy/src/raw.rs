@@ -61,6 +61,7 @@ pub(crate) struct RawLimits {
     pub max_stdout_bytes: Option<Spanned<u64>>,
     pub max_result_bytes: Option<Spanned<u64>>,
     pub max_result_tokens: Option<Spanned<u64>>,
+    pub max_value_bytes: Option<Spanned<u64>>,
     pub max_http_response_bytes: Option<Spanned<u64>>,
     pub http_timeout_ms: Option<Spanned<u64>>,
     pub max_write_bytes: Option<Spanned<u64>>,
@@ -247,6 +248,7 @@ fn merge_limits(
         ("max_stdout_bytes", &raw.max_stdout_bytes),
         ("max_result_bytes", &raw.max_result_bytes),
         ("max_result_tokens", &raw.max_result_tokens),
+        ("max_value_bytes", &raw.max_value_bytes),
         ("max_http_response_bytes", &raw.max_http_response_bytes),
         ("http_timeout_ms", &raw.http_timeout_ms),
         ("max_write_bytes", &raw.max_write_bytes),
@@ -270,6 +272,7 @@ fn merge_limits(
     out.max_stdout_bytes = take(raw.max_stdout_bytes).unwrap_or(out.max_stdout_bytes);
     out.max_result_bytes = take(raw.max_result_bytes).unwrap_or(out.max_result_bytes);
     out.max_result_tokens = take(raw.max_result_tokens).or(out.max_result_tokens);
+    out.max_value_bytes = take(raw.max_value_bytes).unwrap_or(out.max_value_bytes);
     out.max_http_response_bytes =
         take(raw.max_http_response_bytes).unwrap_or(out.max_http_response_bytes);
     out.http_timeout_ms = take(raw.http_timeout_ms).unwrap_or(out.http_timeout_ms);

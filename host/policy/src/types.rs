@@ -40,6 +40,16 @@ pub const DEFAULT_MAX_STDOUT_BYTES: u64 = 64 * 1024;
 /// may be hostile) crowd out the conversation.
 pub const DEFAULT_MAX_RESULT_BYTES: u64 = 32 * 1024;
 
+/// Default cap on the tool's value, in bytes of JSON: 16 MiB.
+///
+/// The value is what a program reads (MCP `structuredContent`, a cassette);
+/// the model reads the rendered content, bounded by `max_result_bytes`. An
+/// unbounded value lets a tool push its whole memory to every client (one
+/// hostile call returned 40 MiB). 16 MiB holds the largest honest value of
+/// the built-in tools (`fetch` at its 10 MB maximum, JSON-escaped); a value
+/// over the cap fails `value_too_large` before it is parsed.
+pub const DEFAULT_MAX_VALUE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Default approximate token cap on the result: none, only
 /// [`DEFAULT_MAX_RESULT_BYTES`] applies.
 ///
@@ -226,6 +236,8 @@ pub struct Limits {
     /// Optional approximate token cap on the result; the tighter of this and
     /// `max_result_bytes` wins (see [`Limits::result_byte_budget`]).
     pub max_result_tokens: Option<u64>,
+    /// Cap on the tool's value, in bytes of JSON (see [`DEFAULT_MAX_VALUE_BYTES`]).
+    pub max_value_bytes: u64,
     /// Cap on one HTTP response body, in bytes
     /// (see [`DEFAULT_MAX_HTTP_RESPONSE_BYTES`]).
     pub max_http_response_bytes: u64,
@@ -250,6 +262,7 @@ impl Default for Limits {
             max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
             max_http_response_bytes: DEFAULT_MAX_HTTP_RESPONSE_BYTES,
             http_timeout_ms: DEFAULT_HTTP_TIMEOUT_MS,
             max_write_bytes: DEFAULT_MAX_WRITE_BYTES,

@@ -94,6 +94,7 @@ fn full_policy_uses_every_key() {
     assert_eq!(l.max_stdout_bytes, 65_536);
     assert_eq!(l.max_result_bytes, 32_768);
     assert_eq!(l.max_result_tokens, Some(8_000));
+    assert_eq!(l.max_value_bytes, 2_097_152);
     assert_eq!(l.result_byte_budget(), 32_000);
     assert_eq!(l.max_http_response_bytes, 10_485_760);
     assert_eq!(l.http_timeout_ms, 10_000);

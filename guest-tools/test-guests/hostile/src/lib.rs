@@ -33,7 +33,7 @@
 //! | `spawn_files` | `{count, dirs}` → creates `count` files (or directories) | write budget: `write_budget_exceeded` |
 //! | `grow` | `{path, size}` → creates a file and `set_len(size)` | write budget: `write_budget_exceeded` |
 //! | `invalid_json` | returns `{"ok": tru` | `output_invalid` |
-//! | `huge_value` | `{mb}` → `{blob}`, a string of `mb` MiB | bounded by `max_result_bytes` |
+//! | `huge_value` | `{mb}` → `{blob}`, a string of `mb` MiB | `value_too_large` over `max_value_bytes`; else what the model reads is bounded by `max_result_bytes` |
 //! | `deep_value` | `{depth}` → `depth` nested arrays | `output_invalid`, no host stack overflow |
 //! | `render_spin` | `{ok: true}`, render loops forever | `render_failed` (timeout / fuel) |
 //! | `render_huge` | `{mb}` → `{ok: true}`, render returns `mb` MiB of text | bounded by `max_result_bytes` |

@@ -1,0 +1,232 @@
+//! Crash safety of a busy server's session log: `toolhost serve --log FILE`
+//! (the real binary, a child process) gets many concurrent `tools/call`s,
+//! some of them with arguments of megabytes (so its `tool/call` events are
+//! long lines, and a kill can land inside one), and is killed with SIGKILL
+//! while it works. Then:
+//! - the log reads back: every complete line is an event, and a torn last
+//!   line is reported as the torn tail, not an error;
+//! - nothing that was answered is lost: every call the client got an answer
+//!   for has its `tool/call` and `tool/result` events in the log (an event
+//!   is synced before the answer is sent);
+//! - every `tool/result` follows its own `tool/call`;
+//! - a restarted server on the same log moves the torn tail aside, keeps
+//!   every earlier event, and appends the new session's events cleanly.
+//!
+//! The kill lands wherever it lands; how many rounds tore a line is printed.
+//! `host/pipeline/tests/session_log_crash.rs` cuts a log at every byte, so
+//! each torn position is covered deterministically there.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+use toolhost_contract::SessionEvent;
+use toolhost_pipeline::read_log;
+
+const ROUNDS: usize = 4;
+/// Calls sent in each round before the kill (it comes well before the last).
+const CALLS: usize = 300;
+
+fn serve(dir: &Path, log: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("--cache-dir")
+        .arg(Path::new(toolhost_guests::REPO_ROOT).join("target/toolhost-test-cache"))
+        .args(["serve", "--no-reload", "--log"])
+        .arg(log)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn line(msg: &Value) -> Vec<u8> {
+    let mut l = msg.to_string().into_bytes();
+    l.push(b'\n');
+    l
+}
+
+fn init() -> Vec<u8> {
+    let mut out = line(
+        &json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
+    );
+    out.extend(line(
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    ));
+    out
+}
+
+/// Call `i`: mostly reads that run, every third one with 1 or 2 MiB of
+/// padding the schema refuses (its `tool/call` event carries the raw
+/// arguments, so it is a long line).
+fn call(i: usize) -> Vec<u8> {
+    let arguments = if i.is_multiple_of(3) {
+        json!({"path": "notes.txt", "pad": "x".repeat((1 + (i / 3) % 2) << 20)})
+    } else {
+        json!({"path": "notes.txt", "limit": 1 + i % 7})
+    };
+    line(&json!({"jsonrpc":"2.0","id": i,"method":"tools/call",
+        "params":{"name":"read","arguments": arguments}}))
+}
+
+fn read_events(log: &Path) -> (Vec<SessionEvent>, Option<String>) {
+    let read = read_log(log).unwrap_or_else(|e| panic!("the log does not read back: {e}"));
+    (read.events, read.torn_tail)
+}
+
+/// Every `tool/result` follows its own `tool/call`; returns the call ids
+/// that have both.
+fn paired(events: &[SessionEvent]) -> HashSet<String> {
+    let mut called = HashSet::new();
+    let mut done = HashSet::new();
+    for e in events {
+        match e {
+            SessionEvent::ToolCall(c) => assert!(called.insert(c.call_id.clone()), "{c:?}"),
+            SessionEvent::ToolResult(r) => {
+                assert!(
+                    called.contains(&r.call_id),
+                    "a result before its call: {r:?}"
+                );
+                assert!(done.insert(r.call_id.clone()), "two results: {r:?}");
+            }
+        }
+    }
+    done
+}
+
+#[test]
+fn a_busy_server_killed_mid_write_loses_nothing_it_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "one\ntwo\nthree\n".repeat(50)).unwrap();
+    let mut torn_rounds = 0;
+    for round in 0..ROUNDS {
+        let log = dir.path().join(format!("session-{round}.jsonl"));
+        let mut child = serve(dir.path(), &log);
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, answers) = channel::<Value>();
+        std::thread::spawn(move || {
+            for l in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let v: Value = serde_json::from_str(&l).unwrap();
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        // Every call at once: the server runs them concurrently.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&init());
+            for i in 0..CALLS {
+                if stdin.write_all(&call(i)).is_err() {
+                    break; // killed
+                }
+            }
+            let _ = stdin.flush();
+            stdin // kept open until the kill
+        });
+        // Kill after a number of answers that differs by round.
+        let kill_after = 20 + round * 41;
+        let mut answered: HashSet<String> = HashSet::new();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while answered.len() < kill_after {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let v = answers
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("round {round}: {} answers", answered.len()));
+            if v["id"] == "init" {
+                continue;
+            }
+            assert!(v["result"].is_object(), "{v}");
+            answered.insert(format!("mcp-{}", v["id"]));
+        }
+        child.kill().unwrap(); // SIGKILL
+        assert!(!child.wait().unwrap().success());
+        // Answers already on their way when the kill came are answered too.
+        while let Ok(v) = answers.recv_timeout(Duration::from_millis(200)) {
+            if v["result"].is_object() {
+                answered.insert(format!("mcp-{}", v["id"]));
+            }
+        }
+        drop(writer.join());
+
+        let bytes = std::fs::read(&log).unwrap();
+        let (events, torn) = read_events(&log);
+        let newlines = bytes.iter().filter(|b| **b == b'\n').count();
+        assert_eq!(events.len(), newlines, "every complete line is an event");
+        assert_eq!(
+            torn.is_some(),
+            bytes.last().is_some_and(|b| *b != b'\n'),
+            "round {round}: the torn tail is reported exactly when the last line is cut"
+        );
+        torn_rounds += usize::from(torn.is_some());
+        let done = paired(&events);
+        for id in &answered {
+            assert!(
+                done.contains(id),
+                "round {round}: {id} was answered, but its events are not in the log"
+            );
+        }
+
+        // Restart on the same log: one call, then a clean exit.
+        let mut child = serve(dir.path(), &log);
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&init()).unwrap();
+        stdin
+            .write_all(&line(
+                &json!({"jsonrpc":"2.0","id":"after","method":"tools/call",
+                "params":{"name":"read","arguments":{"path":"notes.txt","limit":1}}}),
+            ))
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut l = String::new();
+        loop {
+            l.clear();
+            assert!(
+                out.read_line(&mut l).unwrap() > 0,
+                "the restarted server answers"
+            );
+            let v: Value = serde_json::from_str(&l).unwrap();
+            if v["id"] == "after" {
+                assert_eq!(v["result"]["isError"], false, "{v}");
+                break;
+            }
+        }
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+        let (again, torn_again) = read_events(&log);
+        assert_eq!(torn_again, None, "round {round}");
+        assert_eq!(
+            &again[..events.len()],
+            &events[..],
+            "round {round}: earlier events kept"
+        );
+        let new: Vec<&str> = again[events.len()..]
+            .iter()
+            .map(|e| match e {
+                SessionEvent::ToolCall(c) => c.call_id.as_str(),
+                SessionEvent::ToolResult(r) => r.call_id.as_str(),
+            })
+            .collect();
+        assert_eq!(new, ["mcp-after", "mcp-after"], "round {round}");
+        let sides = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy()
+                    .starts_with(&format!("session-{round}.torn-"))
+            })
+            .count();
+        assert_eq!(
+            sides,
+            usize::from(torn.is_some()),
+            "round {round}: the torn tail is kept aside"
+        );
+    }
+    eprintln!("SIGKILL rounds that tore the last line: {torn_rounds} of {ROUNDS}");
+}

@@ -1081,6 +1081,20 @@ async fn a_hot_loop_does_not_starve_concurrent_calls() {
     }
 }
 
+/// How late a spinning call may end after its deadline: the deadline is
+/// checked on the wall clock at every epoch tick (5 ms), where the guest
+/// also yields, so other calls cannot starve it of the check; the rest is
+/// scheduling on 2 busy cores.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(250);
+/// A guest blocked in a host call runs no wasm, so no epoch check: a tokio
+/// timer stops it, `BACKSTOP` after its deadline.
+const BACKSTOP: Duration = Duration::from_millis(200);
+/// How late that timer may fire on 2 workers saturated with spinning guests:
+/// tokio looks at its timers every 61 task polls, and one poll of a spinning
+/// guest lasts up to an epoch tick (5 ms), so about 300 ms (measured: up to
+/// 330 ms in this test).
+const BACKSTOP_MARGIN: Duration = Duration::from_millis(750);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_calls_mixing_good_and_hostile_tools_all_get_results() {
     let policy = build(PolicyBuilder::new().limits(|l| l.memory_bytes = 16 << 20)).component();
@@ -1088,7 +1102,13 @@ async fn a_thousand_concurrent_calls_mixing_good_and_hostile_tools_all_get_resul
         fuel: 20_000_000,
         deadline: Duration::from_secs(60),
     };
-    let mix: [(&str, Value, &str); 10] = [
+    // Calls that only their deadline stops: fuel for minutes of spinning.
+    let deadline = Duration::from_millis(300);
+    let on_time = Budget {
+        fuel: u64::MAX / 2,
+        deadline,
+    };
+    let mix: [(&str, Value, &str); 12] = [
         ("spin", json!({}), "fuel_exhausted"),
         ("memory_bomb", json!({}), "memory_limit"),
         ("panic", json!({}), "trap"),
@@ -1096,7 +1116,9 @@ async fn a_thousand_concurrent_calls_mixing_good_and_hostile_tools_all_get_resul
         ("fail", json!({}), "boom"),
         ("counter", json!({}), "count"),
         ("echo", json!({"i": 0}), "echo"),
+        ("spin", json!({}), "timeout"),
         ("counter", json!({}), "count"),
+        ("slow_sleep", json!({"ms": 60_000}), "timeout"),
         ("echo", json!({"i": 0}), "echo"),
         ("counter", json!({}), "count"),
     ];
@@ -1107,6 +1129,7 @@ async fn a_thousand_concurrent_calls_mixing_good_and_hostile_tools_all_get_resul
             if tool == "echo" {
                 args["i"] = json!(i);
             }
+            let budget = if want == "timeout" { on_time } else { budget };
             let policy = policy.clone();
             tokio::spawn(async move {
                 let t = Instant::now();
@@ -1116,6 +1139,7 @@ async fn a_thousand_concurrent_calls_mixing_good_and_hostile_tools_all_get_resul
         })
         .collect();
     let mut took = Vec::new();
+    let (mut spinning, mut blocked) = (Vec::new(), Vec::new());
     for h in calls {
         let (i, tool, args, want, e, elapsed) = h.await.unwrap();
         took.push(elapsed);
@@ -1124,14 +1148,38 @@ async fn a_thousand_concurrent_calls_mixing_good_and_hostile_tools_all_get_resul
             "echo" => assert_eq!(value(&e)["args"], args, "call {i}"),
             code_ => assert_eq!(code(&e), code_, "call {i} ({tool})"),
         }
+        if want == "timeout" {
+            // In the sandbox (the wait for a slot does not count).
+            let (allowed, margin, class) = if tool == "slow_sleep" {
+                (deadline + BACKSTOP, BACKSTOP_MARGIN, &mut blocked)
+            } else {
+                (deadline, DEADLINE_MARGIN, &mut spinning)
+            };
+            let over = e.report.elapsed.saturating_sub(allowed);
+            assert!(
+                over <= margin,
+                "call {i} ({tool}) ended {over:?} after its {allowed:?}"
+            );
+            class.push(over);
+        }
     }
     assert_eq!(took.len(), 1000);
     took.sort();
+    spinning.sort();
+    blocked.sort();
     eprintln!(
-        "1000 mixed calls in {:?}: p50 {:?}, p99 {:?} (queueing included)",
+        "1000 mixed calls in {:?}: p50 {:?}, p99 {:?} (queueing included); {} spinning past \
+         their deadline: overrun p50 {:?}, max {:?}; {} blocked in a host call: overrun past \
+         the backstop p50 {:?}, max {:?}",
         t.elapsed(),
         took[500],
-        took[990]
+        took[990],
+        spinning.len(),
+        spinning[spinning.len() / 2],
+        spinning[spinning.len() - 1],
+        blocked.len(),
+        blocked[blocked.len() / 2],
+        blocked[blocked.len() - 1],
     );
     still_serving().await;
 }

@@ -12,7 +12,8 @@
 //! - a restarted server on the same log moves the torn tail aside, keeps
 //!   every earlier event, and appends the new session's events cleanly.
 //!
-//! The kill lands wherever it lands; how many rounds tore a line is printed.
+//! The kill is aimed at a write in progress (the test watches the log's size
+//! end inside a line); how many rounds tore a line is printed.
 //! `host/pipeline/tests/session_log_crash.rs` cuts a log at every byte, so
 //! each torn position is covered deterministically there.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -80,6 +81,29 @@ fn read_events(log: &Path) -> (Vec<SessionEvent>, Option<String>) {
     (read.events, read.torn_tail)
 }
 
+/// Returns as soon as `log` is seen to end inside a line (a write under
+/// way), or after `within`.
+fn aim_at_a_write(log: &Path, within: Duration) {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(log) else {
+        return;
+    };
+    let until = Instant::now() + within;
+    let mut last = [0u8; 1];
+    while Instant::now() < until {
+        let Ok(len) = f.metadata().map(|m| m.len()) else {
+            return;
+        };
+        if len > 0
+            && f.seek(SeekFrom::Start(len - 1)).is_ok()
+            && f.read_exact(&mut last).is_ok()
+            && last[0] != b'\n'
+        {
+            return;
+        }
+    }
+}
+
 /// Every `tool/result` follows its own `tool/call`; returns the call ids
 /// that have both.
 fn paired(events: &[SessionEvent]) -> HashSet<String> {
@@ -145,6 +169,10 @@ fn a_busy_server_killed_mid_write_loses_nothing_it_answered() {
             assert!(v["result"].is_object(), "{v}");
             answered.insert(format!("mcp-{}", v["id"]));
         }
+        // Aim the kill at a write in progress: the file's size is updated
+        // page by page while a long event is copied in, so a size that ends
+        // inside a line means the server is in that write now.
+        aim_at_a_write(&log, Duration::from_secs(5));
         child.kill().unwrap(); // SIGKILL
         assert!(!child.wait().unwrap().success());
         // Answers already on their way when the kill came are answered too.
@@ -229,4 +257,7 @@ fn a_busy_server_killed_mid_write_loses_nothing_it_answered() {
         );
     }
     eprintln!("SIGKILL rounds that tore the last line: {torn_rounds} of {ROUNDS}");
+    // The aimed kill tears a line nearly every round (4 of 4 here); none in
+    // all rounds would mean the torn-tail path went untested.
+    assert!(torn_rounds > 0, "no kill landed inside a write");
 }

@@ -7,13 +7,15 @@
 #   make cassettes  records the demo session's cassette again (after a
 #               built-in tool changed on purpose; tests replay it)
 #   make fuzz   the fuzz targets for 10 minutes each (tests/fuzz/run.sh)
+#   make soak   100,000 sequential calls: RSS and open files must not grow
+#               (make test runs 5,000)
 #
 # Guest components are built from source by host/guests/build.rs (which also
 # installs the wasm32-wasip2 target when it is missing).
 
 CARGO ?= cargo
 
-.PHONY: demo test bench setup cassettes fuzz
+.PHONY: demo test bench setup cassettes fuzz soak
 
 setup:
 	rustup target add wasm32-wasip2
@@ -36,8 +38,10 @@ test: setup
 	bash guest-tools/c/test.sh
 	bash guest-tools/js/test.sh
 	bash guest-tools/go/test.sh
-	# Coverage-guided fuzzing (libFuzzer) of the policy parser and the
-	# session-log reader, 15 s each: a smoke, so the targets cannot rot.
+	# Coverage-guided fuzzing (libFuzzer) of what reads untrusted bytes: the
+	# policy and toolbox parsers, the session-log reader, a call's arguments
+	# through the stages before dispatch, the MCP request path; 15 s each, a
+	# smoke, so the targets cannot rot.
 	bash tests/fuzz/run.sh 15
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
@@ -64,3 +68,6 @@ cassettes: setup
 
 fuzz: setup
 	bash tests/fuzz/run.sh 600
+
+soak: setup
+	TOOLHOST_SOAK_CALLS=100000 $(CARGO) test -p toolhost-tests --test soak -- --nocapture

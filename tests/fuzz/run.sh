@@ -2,7 +2,8 @@
 # Builds the fuzz targets with libFuzzer's coverage instrumentation and runs
 # each for SECONDS (default 20: the smoke `make test` runs).
 #
-#   tests/fuzz/run.sh [SECONDS] [TARGET...]      targets: policy session_log
+#   tests/fuzz/run.sh [SECONDS] [TARGET...]
+#       targets: policy session_log toolbox arguments mcp_request
 #
 # Stable rustc: the flags are the ones cargo-fuzz passes without a
 # sanitizer (-Cpasses=sancov-module and the -sanitizer-coverage-* LLVM
@@ -26,7 +27,7 @@ root="$(cd "$here/../.." && pwd)"
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(policy session_log)
+((${#targets[@]})) || targets=(policy session_log toolbox arguments mcp_request)
 
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
@@ -41,10 +42,14 @@ for t in "${targets[@]}"; do
     artifacts="$root/target/fuzz/artifacts/$t"
     mkdir -p "$found" "$artifacts"
     echo "== fuzz $t for ${seconds}s" >&2
+    corpora=("$found")
+    for c in "$here/corpus/$t" "$root/tests/corpus/$t"; do
+        [[ -d "$c" ]] && corpora+=("$c")
+    done
     "$CARGO_TARGET_DIR/$triple/release/$t" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 \
         -print_final_stats=1 -artifact_prefix="$artifacts/" \
-        "$found" "$here/corpus/$t" "$root/tests/corpus/$t" 2>&1 |
+        "${corpora[@]}" 2>&1 |
         grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done|INFO: seed corpus)|ERROR|panicked|SUMMARY|^==' >&2 || true
     if compgen -G "$artifacts/crash-*" >/dev/null || compgen -G "$artifacts/timeout-*" >/dev/null ||
         compgen -G "$artifacts/oom-*" >/dev/null; then

@@ -5,7 +5,7 @@ use crate::bindings::ProviderPre;
 use crate::cache::CacheOutcome;
 use crate::engine::{Runtime, RuntimeInner};
 use crate::error::LoadError;
-use crate::imports::{self, ImportCheck, ImportVerdict};
+use crate::imports::{self, ImportCheck};
 use crate::invoke::{Budget, Call, Returned};
 use crate::sandbox::HostState;
 use std::path::{Path, PathBuf};
@@ -252,11 +252,6 @@ impl LoadedComponent {
 
     /// The first reason this component may not run under `sandbox`, if any.
     pub fn import_denial(&self, sandbox: &Sandbox) -> Option<String> {
-        self.check_imports(sandbox)
-            .into_iter()
-            .find_map(|c| match c.verdict {
-                ImportVerdict::Denied(why) => Some(why),
-                _ => None,
-            })
+        imports::first_denial(&self.imports, sandbox)
     }
 }

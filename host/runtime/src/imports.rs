@@ -46,49 +46,59 @@ pub(crate) fn is_provided(import: &str) -> bool {
 pub(crate) fn check(imports: &[String], sandbox: &Sandbox) -> Vec<ImportCheck> {
     imports
         .iter()
-        .map(|import| {
-            let i = import.as_str();
-            let verdict = if [
-                "wasi:cli/",
-                "wasi:io/",
-                "wasi:clocks/",
-                "wasi:random/",
-                CONTRACT_TYPES,
-            ]
-            .iter()
-            .any(|p| i.starts_with(p))
-            {
-                ImportVerdict::Granted
-            } else if i.starts_with("wasi:filesystem/") {
-                if sandbox.fs.is_empty() {
-                    ImportVerdict::Inert
-                } else {
-                    ImportVerdict::Granted
-                }
-            } else if i.starts_with("wasi:http/") {
-                if sandbox.grants_network() {
-                    ImportVerdict::Granted
-                } else {
-                    ImportVerdict::Denied(format!(
-                        "`{i}` needs a network grant; the policy's [network] allow-list is empty"
-                    ))
-                }
-            } else if i.starts_with("wasi:sockets/") {
-                if sandbox.grants_network() {
-                    // Raw sockets stay off; network access is HTTP through the allow-list.
-                    ImportVerdict::Inert
-                } else {
-                    ImportVerdict::Denied(format!(
-                        "`{i}` (raw sockets) is not granted; the policy grants no network"
-                    ))
-                }
-            } else {
-                ImportVerdict::Denied(format!("`{i}` is not provided by toolhost"))
-            };
-            ImportCheck {
-                import: import.clone(),
-                verdict,
-            }
+        .map(|import| ImportCheck {
+            import: import.clone(),
+            verdict: verdict(import, sandbox),
         })
         .collect()
+}
+
+/// The first denied import's reason, if any. Runs before every call, so it
+/// allocates only for a denial.
+pub(crate) fn first_denial(imports: &[String], sandbox: &Sandbox) -> Option<String> {
+    imports.iter().find_map(|i| match verdict(i, sandbox) {
+        ImportVerdict::Denied(why) => Some(why),
+        _ => None,
+    })
+}
+
+/// The ruling on one import under `sandbox`.
+fn verdict(i: &str, sandbox: &Sandbox) -> ImportVerdict {
+    if [
+        "wasi:cli/",
+        "wasi:io/",
+        "wasi:clocks/",
+        "wasi:random/",
+        CONTRACT_TYPES,
+    ]
+    .iter()
+    .any(|p| i.starts_with(p))
+    {
+        ImportVerdict::Granted
+    } else if i.starts_with("wasi:filesystem/") {
+        if sandbox.fs.is_empty() {
+            ImportVerdict::Inert
+        } else {
+            ImportVerdict::Granted
+        }
+    } else if i.starts_with("wasi:http/") {
+        if sandbox.grants_network() {
+            ImportVerdict::Granted
+        } else {
+            ImportVerdict::Denied(format!(
+                "`{i}` needs a network grant; the policy's [network] allow-list is empty"
+            ))
+        }
+    } else if i.starts_with("wasi:sockets/") {
+        if sandbox.grants_network() {
+            // Raw sockets stay off; network access is HTTP through the allow-list.
+            ImportVerdict::Inert
+        } else {
+            ImportVerdict::Denied(format!(
+                "`{i}` (raw sockets) is not granted; the policy grants no network"
+            ))
+        }
+    } else {
+        ImportVerdict::Denied(format!("`{i}` is not provided by toolhost"))
+    }
 }

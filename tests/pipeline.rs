@@ -875,7 +875,7 @@ async fn urls_off_the_allow_list_are_refused_before_approval() {
     assert!(r.text().contains("evil.example.net:443"), "{}", r.text());
     assert!(r.text().contains("docs.rs:443"), "{}", r.text());
     let d = r.meta().trace.denial().unwrap();
-    assert_eq!((d.stage, d.by.as_str()), (Stage::Network, "network"));
+    assert_eq!((d.stage, d.by.as_ref()), (Stage::Network, "network"));
     assert!(
         !events
             .lock()

@@ -3,6 +3,7 @@
 use crate::{ContentBlock, ErrorCode, FailureCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// A tool call as the model emitted it: the arguments stay a raw string
 /// until the pipeline parses them defensively.
@@ -101,12 +102,17 @@ pub struct TraceEntry {
     pub stage: Stage,
     /// What it said.
     pub verdict: StageVerdict,
-    /// Which listener, guard, wrapper or policy rule spoke.
-    pub by: String,
+    /// Which listener, guard, wrapper or policy rule spoke (the pipeline's
+    /// own stages name themselves with static strings, so most entries
+    /// allocate nothing here).
+    pub by: Cow<'static, str>,
     /// A short reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
+
+/// Trace entries of a call that passes every stage.
+const TYPICAL_TRACE_LEN: usize = 16;
 
 /// The ordered record of what each stage decided: "why was this denied?"
 /// has an answer.
@@ -122,9 +128,13 @@ impl DecisionTrace {
         &mut self,
         stage: Stage,
         verdict: StageVerdict,
-        by: impl Into<String>,
+        by: impl Into<Cow<'static, str>>,
         note: Option<String>,
     ) {
+        if self.entries.capacity() == 0 {
+            // A call passes about a dozen stages: one allocation for them all.
+            self.entries.reserve(TYPICAL_TRACE_LEN);
+        }
         self.entries.push(TraceEntry {
             stage,
             verdict,

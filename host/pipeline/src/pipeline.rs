@@ -37,6 +37,7 @@ use crate::session_log::SessionLog;
 use crate::summary::{approval_summary, clip};
 use crate::wrappers::{self, Wrapper};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -271,10 +272,15 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn pass(&mut self, stage: Stage, by: &str) {
+    fn pass(&mut self, stage: Stage, by: impl Into<Cow<'static, str>>) {
         self.trace.push(stage, StageVerdict::Pass, by, None);
     }
-    fn deny(&mut self, stage: Stage, by: &str, f: ToolFailure) -> ToolFailure {
+    fn deny(
+        &mut self,
+        stage: Stage,
+        by: impl Into<Cow<'static, str>>,
+        f: ToolFailure,
+    ) -> ToolFailure {
         self.trace
             .push(stage, StageVerdict::Deny, by, Some(clip(&f.message, 300)));
         f
@@ -677,9 +683,13 @@ impl Pipeline {
             decision = call_listener("pre-execute", l.name(), || {
                 l.decide(call, &tool.descriptor, &decision)
             })
-            .map_err(|f| run.deny(Stage::PreExecute, l.name(), f))?;
-            run.trace
-                .push(Stage::PreExecute, verdict(&decision), l.name(), None);
+            .map_err(|f| run.deny(Stage::PreExecute, l.name().to_owned(), f))?;
+            run.trace.push(
+                Stage::PreExecute,
+                verdict(&decision),
+                l.name().to_owned(),
+                None,
+            );
         }
         if let PreDecision::Deny(reason) = &decision {
             return Err(run.deny(
@@ -748,13 +758,16 @@ impl Pipeline {
         self.enter(call, Stage::Guard);
         for g in &self.b.guards {
             match catch_unwind(AssertUnwindSafe(|| g.check(call, &tool.descriptor))) {
-                Ok(None) => run
-                    .trace
-                    .push(Stage::Guard, StageVerdict::Abstain, g.name(), None),
+                Ok(None) => run.trace.push(
+                    Stage::Guard,
+                    StageVerdict::Abstain,
+                    g.name().to_owned(),
+                    None,
+                ),
                 Ok(Some(denial)) => {
                     return Err(run.deny(
                         Stage::Guard,
-                        g.name(),
+                        g.name().to_owned(),
                         ToolFailure::new(FailureCode::Denied, denial.0),
                     ));
                 }
@@ -762,7 +775,7 @@ impl Pipeline {
                     // A broken guard fails closed.
                     return Err(run.deny(
                         Stage::Guard,
-                        g.name(),
+                        g.name().to_owned(),
                         ToolFailure::new(
                             FailureCode::Denied,
                             format!("guard `{}` failed, so the call was denied", g.name()),
@@ -890,15 +903,15 @@ impl Pipeline {
         self.enter(call, Stage::PostExecute);
         for l in &self.b.post {
             let action = call_listener("post-execute", l.name(), || l.after(call, &result))
-                .map_err(|f| run.deny(Stage::PostExecute, l.name(), f))?;
+                .map_err(|f| run.deny(Stage::PostExecute, l.name().to_owned(), f))?;
             match action {
-                PostAction::Accept => run.pass(Stage::PostExecute, l.name()),
+                PostAction::Accept => run.pass(Stage::PostExecute, l.name().to_owned()),
                 PostAction::ReplaceContent(c) => {
                     *result.content_mut() = c;
                     run.trace.push(
                         Stage::PostExecute,
                         StageVerdict::Modify,
-                        l.name(),
+                        l.name().to_owned(),
                         Some("replaced content".into()),
                     );
                 }
@@ -909,14 +922,14 @@ impl Pipeline {
                     run.trace.push(
                         Stage::PostExecute,
                         StageVerdict::Modify,
-                        l.name(),
+                        l.name().to_owned(),
                         Some("added context".into()),
                     );
                 }
                 PostAction::Block(why) => {
                     return Err(run.deny(
                         Stage::PostExecute,
-                        l.name(),
+                        l.name().to_owned(),
                         ToolFailure::new(FailureCode::Blocked, why),
                     ));
                 }

@@ -47,7 +47,9 @@ fn tool(name: &str, properties: Value, required: &[&str], paths: Value, urls: &[
 pub fn world() -> &'static World {
     static WORLD: OnceLock<World> = OnceLock::new();
     WORLD.get_or_init(|| {
-        let base = std::env::temp_dir().join(format!("toolhost-fuzz-arguments-{}", std::process::id()));
+        let tmp = std::env::temp_dir();
+        remove_stale_trees(&tmp);
+        let base = tmp.join(format!("{TREE_PREFIX}{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let (ws, ro, outside) = (base.join("ws"), base.join("ro"), base.join("outside"));
         for d in [&ws, &ws.join("sub"), &ro, &outside] {
@@ -114,6 +116,26 @@ pub fn world() -> &'static World {
         let roots = [&ws, &ro].iter().map(|r| r.canonicalize().expect("root")).collect();
         World { roots, sandbox, tools, baselines: Baselines::default() }
     })
+}
+
+/// The trees live in `$TMPDIR/<TREE_PREFIX><pid>`.
+const TREE_PREFIX: &str = "toolhost-fuzz-arguments-";
+
+/// Removes the trees of earlier runs whose process is gone (a fuzzer ends
+/// by exiting, so nothing removes its own).
+fn remove_stale_trees(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(TREE_PREFIX)) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// `path` with `.` and `..` removed lexically (no filesystem access).

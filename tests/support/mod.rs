@@ -98,8 +98,8 @@ pub fn build(b: PolicyBuilder) -> Policy {
     b.build().expect("policy")
 }
 
-/// A compiled-component cache shared by every test process (artifacts are
-/// written atomically, so concurrent writers are safe).
+/// The compiled-component cache shared by every test process
+/// ([`guests::test_cache_dir`]).
 pub fn shared_cache() -> PathBuf {
-    Path::new(guests::REPO_ROOT).join("target/toolhost-test-cache")
+    guests::test_cache_dir()
 }

@@ -201,7 +201,7 @@ async fn languages(quick: bool) -> anyhow::Result<()> {
     // filled: compiling an 18 MB component again would only cost CI time.
     let dir = tempfile::tempdir()?;
     let cache = if quick {
-        root.join("target/toolhost-test-cache")
+        toolhost_guests::test_cache_dir()
     } else {
         dir.path().to_owned()
     };

@@ -25,15 +25,11 @@ impl Drop for Server {
     }
 }
 
-fn cache() -> std::path::PathBuf {
-    Path::new(toolhost_guests::REPO_ROOT).join("target/toolhost-test-cache")
-}
-
 /// Starts `toolhost serve --http 127.0.0.1:0 ARGS` in `dir`; waits for its address.
 fn serve(dir: &Path, args: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .arg("--cache-dir")
-        .arg(cache())
+        .arg(toolhost_guests::test_cache_dir())
         .args(["serve", "--no-reload", "--http", "127.0.0.1:0"])
         .args(args)
         .current_dir(dir)
@@ -192,7 +188,7 @@ fn a_non_loopback_bind_without_a_token_is_refused() {
     let dir = workspace();
     let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .arg("--cache-dir")
-        .arg(cache())
+        .arg(toolhost_guests::test_cache_dir())
         .args(["serve", "--no-reload", "--http", "0.0.0.0:0"])
         .current_dir(dir.path())
         .stdin(Stdio::null())

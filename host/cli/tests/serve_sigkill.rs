@@ -35,7 +35,7 @@ const CALLS: usize = 300;
 fn serve(dir: &Path, log: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .arg("--cache-dir")
-        .arg(Path::new(toolhost_guests::REPO_ROOT).join("target/toolhost-test-cache"))
+        .arg(toolhost_guests::test_cache_dir())
         .args(["serve", "--no-reload", "--log"])
         .arg(log)
         .current_dir(dir)

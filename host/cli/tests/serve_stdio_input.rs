@@ -32,7 +32,7 @@ impl Session {
     fn start(dir: &Path) -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
             .arg("--cache-dir")
-            .arg(Path::new(toolhost_guests::REPO_ROOT).join("target/toolhost-test-cache"))
+            .arg(toolhost_guests::test_cache_dir())
             .args(["serve", "--no-reload"])
             .current_dir(dir)
             .stdin(Stdio::piped())

@@ -10,6 +10,8 @@ use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
 
 pub use toolhost_guests as guests;
 
+pub mod process;
+
 /// One runtime (one engine, one epoch ticker) per test binary.
 pub fn runtime() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();

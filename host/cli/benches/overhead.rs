@@ -22,6 +22,9 @@
 //! `cargo bench -p toolhost --bench overhead` (optimized); `-- --quick` for a
 //! short run (CI runs it so the benchmark cannot rot).
 
+#[path = "../../../tests/support/process.rs"]
+mod process;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -298,21 +301,6 @@ async fn call_echo(pipeline: Arc<Pipeline>, i: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
-        })
-        .unwrap_or(0)
-}
-
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
@@ -519,12 +507,18 @@ async fn main() -> anyhow::Result<()> {
     for _ in 0..1000 {
         one_call().await?;
     }
-    let (rss0, fd0) = (rss_kib(), open_fds());
+    let (rss0, fd0) = (
+        process::resident_kib().unwrap_or(0),
+        process::open_fds().unwrap_or(0),
+    );
     let t = Instant::now();
     for _ in 0..many {
         one_call().await?;
     }
-    let (rss1, fd1) = (rss_kib(), open_fds());
+    let (rss1, fd1) = (
+        process::resident_kib().unwrap_or(0),
+        process::open_fds().unwrap_or(0),
+    );
     println!(
         "\n{many} more calls in {:.1} s: RSS {} → {} KiB ({:+} KiB), open fds {} → {}",
         t.elapsed().as_secs_f64(),

@@ -386,6 +386,11 @@ async fn main() -> anyhow::Result<()> {
         move || call_echo(pipeline.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
     median_of(50, &pipeline_call).await?;
+    if std::env::args().any(|a| a == "--isolated-only") {
+        // For `perf record`: nothing but render-isolated pipeline calls.
+        median_of(20 * n, &pipeline_call).await?;
+        return Ok(());
+    }
     let (p50, p99) = median_of(n, &pipeline_call).await?;
     let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
     let one_call = {

@@ -3,9 +3,10 @@
 
 use crate::bindings::{ProviderPre, RawFailure, RawTool};
 use crate::component::LoadedComponent;
+use crate::entropy::Entropy;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
-use crate::sandbox::{Entropy, HostState};
+use crate::sandbox::HostState;
 use crate::write_budget::WriteBudgetExceeded;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -10,6 +10,7 @@
 
 use crate::egress::EgressHooks;
 use crate::engine::RuntimeConfig;
+use crate::entropy::{Entropy, SeededStream};
 use crate::limiter::Limiter;
 use crate::pipe::BoundedPipe;
 use crate::write_budget::WriteBudget;
@@ -21,20 +22,9 @@ use toolhost_policy::{FsMode, ToolPolicy};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{
-    Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
-    WasiCtxView, WasiView,
+    FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
-
-/// Where a call's randomness comes from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Entropy {
-    /// The operating system's generator.
-    #[default]
-    Os,
-    /// A deterministic stream derived from this seed (tests and replay).
-    Seeded(u64),
-}
 
 /// The `T` of every `Store<T>`.
 pub(crate) struct HostState {
@@ -115,32 +105,6 @@ impl HostMonotonicClock for WasiClock {
     }
 }
 
-/// Bytes of a seeded random stream (cycled by `Deterministic`): 4 KiB of
-/// SHA-256 output over (seed, block index).
-fn seeded_bytes(seed: u64) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    /// Blocks of 32 bytes in one cycle of the stream.
-    const BLOCKS: u64 = 128;
-    if seed == 0 {
-        // The stream of a pure `render` call: the same on every call, so
-        // computed once.
-        static ZERO: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-        return ZERO.get_or_init(|| compute(0)).clone();
-    }
-    return compute(seed);
-
-    fn compute(seed: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(BLOCKS as usize * 32);
-        for i in 0..BLOCKS {
-            let mut h = Sha256::new();
-            h.update(seed.to_le_bytes());
-            h.update(i.to_le_bytes());
-            out.extend_from_slice(&h.finalize());
-        }
-        out
-    }
-}
-
 impl HostState {
     /// Builds the sandbox for one call from `policy` alone.
     pub(crate) fn build(
@@ -188,8 +152,8 @@ impl HostState {
             b.env(k, v);
         }
         if let Entropy::Seeded(seed) = entropy {
-            b.secure_random(Deterministic::new(seeded_bytes(seed)))
-                .insecure_random(Deterministic::new(seeded_bytes(seed ^ 0x5eed)))
+            b.secure_random(SeededStream::new(seed))
+                .insecure_random(SeededStream::new(seed ^ 0x5eed))
                 .insecure_random_seed(u128::from(seed));
         }
         let denied = Arc::new(Mutex::new(Vec::new()));

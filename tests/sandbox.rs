@@ -300,6 +300,29 @@ async fn calls_share_no_state() {
     }
 }
 
+/// What a call wrote to its memory is gone for the next call: the pool's
+/// slots are reset (by memset of the dirty pages the kernel reports, up to
+/// the keep-resident size, and by decommitting the rest), whichever way a
+/// slot is reset. Small and large writes alternate so both ways run on
+/// slots an earlier call dirtied.
+#[tokio::test]
+async fn memory_a_call_wrote_is_zero_for_the_next_call() {
+    for (i, pages) in [64, 2, 64, 0, 160, 2, 64].into_iter().enumerate() {
+        let e = run(
+            "residue",
+            json!({ "grow_pages": pages }),
+            &plain(),
+            GENEROUS,
+        )
+        .await;
+        assert_eq!(
+            value(&e),
+            json!({"nonzero_static": 0, "nonzero_grown": 0}),
+            "call {i} (grows {pages} pages) found an earlier call's bytes"
+        );
+    }
+}
+
 #[tokio::test]
 async fn seeded_entropy_is_deterministic() {
     let policy = plain();

@@ -21,10 +21,16 @@ pub const DEFAULT_MAX_WASM_STACK: usize = 512 * 1024;
 /// the size of one pooling-allocator slot.
 pub const MAX_MEMORY_SLOT: u64 = 4 << 30;
 
-/// Bytes of each memory, table and stack slot reset by memset (not
-/// decommitted) when an instance ends: the pages a typical call dirties.
-/// Zeroing is as strict as decommitting; only the mechanism differs.
+/// Bytes of each table and stack slot reset by memset (not decommitted)
+/// when an instance ends: the pages a typical call dirties. Zeroing is as
+/// strict as decommitting; only the mechanism differs.
 const KEEP_RESIDENT: usize = 64 << 10;
+
+/// Bytes of each linear memory's dirty pages reset by memset (and kept
+/// resident) when an instance ends; dirty pages beyond it are decommitted.
+/// What reading a file or two dirties. The cost: a warm slot keeps up to
+/// this much resident, so at most 1 MiB × the pool's memory slots.
+const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone)]
@@ -153,12 +159,19 @@ fn engine_config(config: &RuntimeConfig) -> Config {
         .total_tables(n.saturating_mul(8))
         .total_stacks(n)
         .max_memory_size(usize::try_from(MAX_MEMORY_SLOT).unwrap_or(usize::MAX))
-        // Reset the first pages of a slot with memset instead of madvise:
-        // a decommit shoots down TLBs on every core (measured: 13% of a
-        // call-heavy profile), and most calls touch only a few pages.
-        .linear_memory_keep_resident(KEEP_RESIDENT)
+        // Reset a slot's pages with memset instead of madvise: a decommit
+        // shoots down TLBs on every core (measured: 13% of a call-heavy
+        // profile), and most calls touch only a few pages.
+        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
         .table_keep_resident(KEEP_RESIDENT)
-        .async_stack_keep_resident(KEEP_RESIDENT);
+        .async_stack_keep_resident(KEEP_RESIDENT)
+        // Ask the kernel which pages a call dirtied (the PAGEMAP_SCAN ioctl,
+        // Linux 6.7 and later; elsewhere the memset/madvise split above) and
+        // reset just those with memset, up to the keep-resident size: no
+        // madvise, no TLB shootdown and no page faults on the slot's next
+        // use. Measured: the raw call floor 24.9 → 12.6 µs, a pipeline call
+        // 35.7 → 22.3 µs.
+        .pagemap_scan(wasmtime::Enabled::Auto);
     cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     cfg
 }

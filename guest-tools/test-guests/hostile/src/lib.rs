@@ -643,6 +643,73 @@ hostile!(DeepValue, "deep_value", "Returns arrays nested to the given depth.", D
     Ok(Verbatim(format!("{}{}", "[".repeat(d), "]".repeat(d))))
 });
 
+/// Arguments of `residue`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResidueArgs {
+    /// 64 KiB wasm pages to grow memory by, at most 256.
+    #[schemars(range(max = 256))]
+    pub grow_pages: u32,
+}
+
+/// Value of `residue`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Residue {
+    /// Non-zero bytes found in a zero-initialized static buffer.
+    pub nonzero_static: u64,
+    /// Non-zero bytes found in the freshly grown pages.
+    pub nonzero_grown: u64,
+}
+
+/// Bytes of the zero-initialized static `residue` scans and dirties.
+const SCRATCH_BYTES: usize = 256 << 10;
+
+static mut SCRATCH: [u8; SCRATCH_BYTES] = [0; SCRATCH_BYTES];
+
+/// Counts the non-zero bytes in `len` bytes at `at`, then overwrites them
+/// with a marker.
+///
+/// # Safety
+/// `at..at + len` must be linear memory that nothing else uses.
+#[cfg(target_arch = "wasm32")]
+unsafe fn scan_and_dirty(at: *mut u8, len: usize) -> u64 {
+    let mut nonzero = 0;
+    for i in 0..len {
+        // SAFETY: in bounds by the caller's promise; volatile so the reads
+        // and writes happen as written.
+        unsafe {
+            let p = at.add(i);
+            nonzero += u64::from(std::ptr::read_volatile(p) != 0);
+            std::ptr::write_volatile(p, 0xa5);
+        }
+    }
+    nonzero
+}
+
+hostile!(ResidueTool, "residue", "Looks for bytes an earlier call left in memory: scans a zero-initialized static and freshly grown pages for non-zero bytes, then fills both with a marker.", ResidueArgs => Residue, |a| {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let pages = a.grow_pages.min(256) as usize;
+        // SAFETY: SCRATCH is only touched here, and a component instance is
+        // single-threaded.
+        let nonzero_static = unsafe { scan_and_dirty((&raw mut SCRATCH).cast(), SCRATCH_BYTES) };
+        let before = core::arch::wasm32::memory_grow(0, pages);
+        if before == usize::MAX {
+            return Err(ToolError::new("grow_failed", "memory.grow failed"));
+        }
+        // SAFETY: the pages just grown belong to no allocation: the
+        // allocator grows memory itself and never sees these.
+        let nonzero_grown = unsafe { scan_and_dirty((before << 16) as *mut u8, pages << 16) };
+        Ok(Residue { nonzero_static, nonzero_grown })
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = (a, &raw const SCRATCH);
+        Err(ToolError::new("unsupported", "wasm32 only"))
+    }
+});
+
 /// Succeeds; its render loops forever.
 pub struct RenderSpin;
 
@@ -717,6 +784,7 @@ toolhost_kit::export_tools!(
     DeepValue,
     RenderSpin,
     RenderHuge,
+    ResidueTool,
 );
 
 #[cfg(test)]

@@ -377,6 +377,27 @@ async fn main() -> anyhow::Result<()> {
     };
     median_of(50, runtime_call).await?;
     let (rt50, rt99) = median_of(n, runtime_call).await?;
+    // The same, with `render` called in the execute instance: what the
+    // pipeline's same-instance calls below add is the pipeline's own.
+    let mut render_policy = policy.clone();
+    render_policy.render = RenderMode::SameInstance;
+    let runtime_render_call = || {
+        let loaded = loaded.clone();
+        let policy = render_policy.clone();
+        async move {
+            let mut inv = Invocation::new("echo", "{}", &policy);
+            inv.budget = Budget {
+                fuel: policy.limits.fuel,
+                deadline: Duration::from_millis(policy.limits.timeout_ms),
+            };
+            let e = loaded.execute(inv).await;
+            anyhow::ensure!(e.outcome.is_ok(), "{:?}", e.outcome);
+            anyhow::ensure!(matches!(e.rendered, Some(Ok(None))), "{:?}", e.rendered);
+            Ok(())
+        }
+    };
+    median_of(50, runtime_render_call).await?;
+    let (rr50, rr99) = median_of(n, runtime_render_call).await?;
 
     // ── full pipeline, render isolated and in the execute instance ─────
     let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -388,7 +409,7 @@ async fn main() -> anyhow::Result<()> {
     median_of(50, &pipeline_call).await?;
     if std::env::args().any(|a| a == "--isolated-only") {
         // For `perf record`: nothing but render-isolated pipeline calls.
-        median_of(20 * n, &pipeline_call).await?;
+        median_of(100 * n, &pipeline_call).await?;
         return Ok(());
     }
     let (p50, p99) = median_of(n, &pipeline_call).await?;
@@ -400,7 +421,7 @@ async fn main() -> anyhow::Result<()> {
     median_of(50, &one_call).await?;
     if std::env::args().any(|a| a == "--pipeline-only") {
         // For `perf record`: nothing but (one-instantiation) pipeline calls.
-        median_of(20 * n, &one_call).await?;
+        median_of(200 * n, &one_call).await?;
         return Ok(());
     }
     let (o50, o99) = median_of(n, &one_call).await?;
@@ -419,6 +440,7 @@ async fn main() -> anyhow::Result<()> {
     for (what, a, b) in [
         ("raw wasmtime floor", raw50, raw99),
         ("runtime (LoadedComponent::execute)", rt50, rt99),
+        ("runtime, execute + render in one instance", rr50, rr99),
         (
             "full pipeline (Pipeline::execute), render isolated",
             p50,

@@ -27,10 +27,39 @@ pub const MAX_MEMORY_SLOT: u64 = 4 << 30;
 const KEEP_RESIDENT: usize = 64 << 10;
 
 /// Bytes of each linear memory's dirty pages reset by memset (and kept
-/// resident) when an instance ends; dirty pages beyond it are decommitted.
-/// What reading a file or two dirties. The cost: a warm slot keeps up to
-/// this much resident, so at most 1 MiB × the pool's memory slots.
-const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
+/// resident) when an instance ends, where the kernel reports dirty pages;
+/// dirty pages beyond it are decommitted. What reading a file or two
+/// dirties. The cost: a warm slot keeps up to this much resident, so at
+/// most 1 MiB × the pool's memory slots.
+const MEMORY_KEEP_RESIDENT_SCANNED: usize = 1 << 20;
+
+/// Linear memory kept resident where the kernel cannot report dirty
+/// pages: there the lowest addresses are reset by memset whether dirty or
+/// not, so a large size would cost every call.
+fn memory_keep_resident() -> usize {
+    if pagemap_scan_supported() {
+        MEMORY_KEEP_RESIDENT_SCANNED
+    } else {
+        KEEP_RESIDENT
+    }
+}
+
+/// Whether the kernel has the `PAGEMAP_SCAN` ioctl (Linux 6.7 and later).
+fn pagemap_scan_supported() -> bool {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .is_ok_and(|release| release_has_pagemap_scan(&release))
+}
+
+/// Whether a Linux release string (`6.18.44-fc`, `6.1.0-18-amd64`) is 6.7
+/// or later.
+fn release_has_pagemap_scan(release: &str) -> bool {
+    let mut parts = release
+        .trim()
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (6, 7)
+}
 
 /// Settings of a [`Runtime`].
 #[derive(Debug, Clone)]
@@ -162,7 +191,7 @@ fn engine_config(config: &RuntimeConfig) -> Config {
         // Reset a slot's pages with memset instead of madvise: a decommit
         // shoots down TLBs on every core (measured: 13% of a call-heavy
         // profile), and most calls touch only a few pages.
-        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT)
+        .linear_memory_keep_resident(memory_keep_resident())
         .table_keep_resident(KEEP_RESIDENT)
         .async_stack_keep_resident(KEEP_RESIDENT)
         // Ask the kernel which pages a call dirtied (the PAGEMAP_SCAN ioctl,
@@ -192,5 +221,26 @@ fn spawn_ticker(engine: &Engine, tick: Duration) {
     if let Err(e) = spawned {
         // Without a ticker deadlines are still enforced by the tokio backstop.
         tracing::error!("could not start the epoch ticker: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::release_has_pagemap_scan;
+
+    #[test]
+    fn pagemap_scan_is_known_from_linux_6_7() {
+        for (release, has) in [
+            ("6.18.44-fc-v669\n", true),
+            ("6.7.0", true),
+            ("7.0.1-arch1", true),
+            ("6.6.30-generic", false),
+            ("6.1.0-18-amd64", false),
+            ("5.10.0", false),
+            ("", false),
+            ("garbage", false),
+        ] {
+            assert_eq!(release_has_pagemap_scan(release), has, "{release:?}");
+        }
     }
 }

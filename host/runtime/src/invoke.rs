@@ -293,17 +293,20 @@ impl LoadedComponent {
         }
         // Wait for a free pool slot (queue, never fail because the pool is
         // busy); the wait does not count against the deadline.
-        let _slot = tokio::select! {
-            permit = self.rt.slots.acquire() => match permit {
-                Ok(p) => p,
-                Err(_) => {
-                    return (
-                        Err(ToolFailure::new(FailureCode::HostError, "the runtime is shutting down")),
-                        report,
-                    );
-                }
+        if cancel.is_cancelled() {
+            return (Err(cancelled()), report);
+        }
+        let _slot = match self.rt.slots.try_acquire() {
+            Ok(p) => p,
+            Err(tokio::sync::TryAcquireError::Closed) => return (Err(shutting_down()), report),
+            Err(tokio::sync::TryAcquireError::NoPermits) => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return (Err(cancelled()), report),
+                permit = self.rt.slots.acquire() => match permit {
+                    Ok(p) => p,
+                    Err(_) => return (Err(shutting_down()), report),
+                },
             },
-            () = cancel.cancelled() => return (Err(cancelled()), report),
         };
         let started = Instant::now();
         let t_start = clock.monotonic_ns();
@@ -350,7 +353,10 @@ impl LoadedComponent {
 
         let mut instantiated = None;
         let result: Result<wasmtime::Result<Returned>, FailureCode> = {
-            let fut = async {
+            // Boxed: the calls' futures are large, and every future that
+            // holds this one (up through the pipeline) would carry and move
+            // their bytes.
+            let fut = Box::pin(async {
                 let t0 = clock.monotonic_ns();
                 /// The call through one version's generated API.
                 macro_rules! dispatch {
@@ -396,11 +402,11 @@ impl LoadedComponent {
                     ProviderPre::V1(pre) => dispatch!(pre),
                     ProviderPre::V2(pre) => dispatch!(pre),
                 })
-            };
+            });
+            let backstop = started + budget.deadline + BACKSTOP_GRACE;
             tokio::select! {
-                r = tokio::time::timeout(budget.deadline + BACKSTOP_GRACE, fut) => {
-                    r.map_err(|_| FailureCode::Timeout)
-                }
+                biased;
+                r = within(backstop, fut) => r.ok_or(FailureCode::Timeout),
                 () = cancel.cancelled() => Err(FailureCode::Cancelled),
             }
         };
@@ -437,6 +443,23 @@ pub(crate) fn pure_environment() -> (Entropy, Arc<dyn Clock>) {
         Entropy::Seeded(0),
         Arc::new(SteppingClock::new(VIRTUAL_EPOCH_MS, 0, VIRTUAL_STEP_NS)),
     )
+}
+
+/// `fut`'s output, or `None` once `until` has passed. The timer is armed
+/// only when `fut` does not finish in its first poll: most calls never
+/// yield, and registering a timer and removing it again took the timer
+/// wheel's lock twice per call for nothing.
+async fn within<F: std::future::Future>(until: Instant, fut: F) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
+    match first {
+        std::task::Poll::Ready(out) => Some(out),
+        std::task::Poll::Pending => tokio::time::timeout_at(until.into(), fut).await.ok(),
+    }
+}
+
+fn shutting_down() -> ToolFailure {
+    ToolFailure::new(FailureCode::HostError, "the runtime is shutting down")
 }
 
 fn cancelled() -> ToolFailure {
@@ -586,4 +609,29 @@ fn with_stderr_tail(f: &mut ToolFailure, state: &HostState) {
 /// The last `max` bytes of `s`, on a char boundary.
 fn tail(s: &str, max: usize) -> &str {
     &s[s.ceil_char_boundary(s.len().saturating_sub(max))..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn within_gives_the_output_of_a_future_that_finishes_in_time() {
+        let soon = Instant::now() + Duration::from_secs(5);
+        assert_eq!(within(soon, async { 7 }).await, Some(7));
+        // Pending at the first poll, done after a yield: the timer path.
+        let yielded = async {
+            tokio::task::yield_now().await;
+            8
+        };
+        assert_eq!(within(soon, yielded).await, Some(8));
+    }
+
+    #[tokio::test]
+    async fn within_gives_up_on_a_future_that_never_finishes() {
+        let t = Instant::now();
+        let until = t + Duration::from_millis(30);
+        assert_eq!(within(until, std::future::pending::<()>()).await, None);
+        assert!(t.elapsed() >= Duration::from_millis(30));
+    }
 }

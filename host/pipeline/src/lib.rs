@@ -32,6 +32,7 @@ mod determinism;
 pub mod listeners;
 pub mod pipeline;
 pub mod registry;
+mod repeat;
 pub mod replay;
 pub mod wrappers;
 /// The durable session log (its own crate, `toolhost-session-log`, so its

@@ -32,6 +32,7 @@ use crate::listeners::{
     PreDecision, PreExecute, ResultListener,
 };
 use crate::registry::{RegisteredTool, Registry};
+use crate::repeat::{Fingerprint, Outcome, OutcomeSender, fingerprint, outcome};
 use crate::replay::{CallKey, Mode, Plan, Replay};
 use crate::session_log::SessionLog;
 use crate::summary::{approval_summary, clip};
@@ -41,7 +42,6 @@ use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::{Clock, SystemClock};
 use toolhost_contract::{
@@ -210,19 +210,18 @@ struct Admission {
 /// A call as the next call's repeat check sees it.
 #[derive(Clone)]
 struct Previous {
-    fingerprint: String,
-    /// `Some(failed)` once it has a result (a cancelled call did not fail);
-    /// closed if it was abandoned.
-    failed: watch::Receiver<Option<bool>>,
+    fingerprint: Fingerprint,
+    /// Whether it failed, once it has a result (a cancelled call did not fail).
+    outcome: Outcome,
 }
 
 /// A call taken in: everything decided before its first await.
 struct Admitted {
     position: u64,
     call: FrozenCall,
-    fingerprint: String,
+    fingerprint: Fingerprint,
     previous: Option<Previous>,
-    done: watch::Sender<Option<bool>>,
+    done: OutcomeSender,
     /// The replay key and what to do, when a cassette is mounted.
     replay: Option<(CallKey, Plan)>,
     env: CallEnv,
@@ -260,7 +259,7 @@ type StageResult = Result<ToolResult, ToolFailure>;
 struct Run<'a> {
     call: &'a FrozenCall,
     /// Identity for the repeat check, computed once per call.
-    fingerprint: String,
+    fingerprint: Fingerprint,
     /// The call admitted just before this one.
     previous: Option<Previous>,
     /// The call's clock and randomness.
@@ -354,10 +353,10 @@ impl Pipeline {
         let position = adm.position;
         let frozen = FrozenCall::freeze(call, ExecutionToken::new(&self.session, position));
         let fingerprint = fingerprint(&frozen);
-        let (done, failed) = watch::channel(None);
+        let (done, waiter) = outcome();
         let previous = adm.last.replace(Previous {
-            fingerprint: fingerprint.clone(),
-            failed,
+            fingerprint,
+            outcome: waiter,
         });
         let replay = self.b.cassette.as_ref().map(|c| c.admit(&frozen));
         let env = match (self.b.seed, &replay) {
@@ -418,7 +417,7 @@ impl Pipeline {
         }
         // The next call's repeat check (a cancellation is not a failure).
         let failed = result.is_error() && !result.failed_with(FailureCode::Cancelled);
-        let _ = admitted.done.send(Some(failed));
+        admitted.done.send(failed);
 
         // tools/result: in-process listeners see the frozen, final outcome.
         for l in &self.b.results {
@@ -493,7 +492,7 @@ impl Pipeline {
         let t0 = clock.monotonic_ns();
         let mut run = Run {
             call,
-            fingerprint: admitted.fingerprint.clone(),
+            fingerprint: admitted.fingerprint,
             previous: admitted.previous.clone(),
             env: &admitted.env,
             trace: DecisionTrace::default(),
@@ -501,16 +500,21 @@ impl Pipeline {
             tool: None,
             dispatch_ns: 0,
         };
-        let staged = match (&admitted.logged, &admitted.replay) {
-            (Err(e), _) => Err(ToolFailure::new(
+        // What stops the call before its stages (one `stages` await below:
+        // each await of it would hold a copy of its large future).
+        let refused = match (&admitted.logged, &admitted.replay, &self.b.cassette) {
+            (Err(e), _, _) => Some(ToolFailure::new(
                 FailureCode::HostError,
                 format!("the session log cannot be written, so the call was not run: {e}"),
             )),
-            (Ok(()), Some((key, Plan::Missing))) => match &self.b.cassette {
-                Some(c) => Err(c.missing(call, admitted.position, key)),
-                None => self.stages(&mut run, signal).await,
-            },
-            (Ok(()), _) => self.stages(&mut run, signal).await,
+            (Ok(()), Some((key, Plan::Missing)), Some(c)) => {
+                Some(c.missing(call, admitted.position, key))
+            }
+            _ => None,
+        };
+        let staged = match refused {
+            Some(f) => Err(f),
+            None => self.stages(&mut run, signal).await,
         };
 
         // Normalization: every failure becomes an error result.
@@ -646,9 +650,10 @@ impl Pipeline {
         self.enter(call, Stage::Repeat);
         // The call admitted just before this one, when it is the same call:
         // wait for its outcome (so the check does not depend on scheduling).
-        let repeated = match run.previous.clone() {
-            Some(mut prev) if prev.fingerprint == run.fingerprint => tokio::select! {
-                r = prev.failed.wait_for(Option::is_some) => r.is_ok_and(|v| *v == Some(true)),
+        let repeated = match &run.previous {
+            Some(prev) if prev.fingerprint == run.fingerprint => tokio::select! {
+                biased;
+                failed = prev.outcome.wait() => failed == Some(true),
                 () = signal.cancelled() => false,
             },
             _ => false,
@@ -720,6 +725,7 @@ impl Pipeline {
             };
             // A cancelled call stops waiting for its answer.
             let answer = tokio::select! {
+                biased;
                 a = approver.approve(&request) => a,
                 () = signal.cancelled() => {
                     return Err(run.deny(
@@ -796,7 +802,11 @@ impl Pipeline {
                 .instrument(tracing::info_span!("dispatch"))
                 .await;
         run.dispatch_ns = clock.monotonic_ns().saturating_sub(d0);
-        run.extra.extend(metrics);
+        if run.extra.is_empty() {
+            run.extra = metrics;
+        } else {
+            run.extra.extend(metrics);
+        }
         // A render that ran in the execute instance (RenderMode::SameInstance).
         let rendered_in_instance = exec.rendered;
         let value_text = exec.outcome.map_err(|f| {
@@ -963,37 +973,6 @@ fn verdict(d: &PreDecision) -> StageVerdict {
         PreDecision::Allow => StageVerdict::Allow,
         PreDecision::Ask(_) => StageVerdict::Ask,
         PreDecision::Deny(_) => StageVerdict::Deny,
-    }
-}
-
-/// Identity of a call for the repeat check: agent, tool and canonical arguments.
-fn fingerprint(call: &FrozenCall) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    h.update(call.agent().unwrap_or("").as_bytes());
-    h.update([0]);
-    h.update(call.name().as_bytes());
-    h.update([0]);
-    match call.arguments() {
-        ParsedArguments::Json(v) => {
-            // Serialized straight into the hasher: no string in between.
-            let _ = serde_json::to_writer(HashWriter(&mut h), v);
-        }
-        ParsedArguments::Raw(r) => h.update(r.as_bytes()),
-    }
-    toolhost_contract::hex(&h.finalize())
-}
-
-/// Feeds `io::Write` output into a hasher.
-struct HashWriter<'a>(&'a mut sha2::Sha256);
-
-impl std::io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        sha2::Digest::update(self.0, buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -100,6 +100,7 @@ impl Next<'_> {
                 });
                 tokio::pin!(body);
                 tokio::select! {
+                    biased;
                     out = &mut body => out,
                     () = wrappers_signal.cancelled() => {
                         joined.cancel();
@@ -127,7 +128,7 @@ pub(crate) async fn dispatch(
         env,
         budget: Budget::default(),
         signal: caller.clone(),
-        metrics: Map::new(),
+        metrics: Map::with_capacity(2),
     };
     let next = Next {
         wrappers,
@@ -229,16 +230,16 @@ impl Wrapper for MetricsWrapper {
         let clock = ctx.clock().clone();
         let t = clock.monotonic_ns();
         let out = next.run(ctx).await;
-        ctx.metrics.insert(
-            "sandbox".into(),
-            json!({
-                "elapsedUs": clock.monotonic_ns().saturating_sub(t) / 1000,
-                "instantiateUs": u64::try_from(out.report.instantiate.as_micros()).unwrap_or(u64::MAX),
-                "fuelConsumed": out.report.fuel_consumed,
-                "stdoutBytes": out.report.stdout.len(),
-                "stderrBytes": out.report.stderr.len(),
-            }),
-        );
+        let r = &out.report;
+        let mut sandbox = Map::with_capacity(5);
+        let elapsed = clock.monotonic_ns().saturating_sub(t) / 1000;
+        sandbox.insert("elapsedUs".into(), elapsed.into());
+        let instantiate = u64::try_from(r.instantiate.as_micros()).unwrap_or(u64::MAX);
+        sandbox.insert("instantiateUs".into(), instantiate.into());
+        sandbox.insert("fuelConsumed".into(), r.fuel_consumed.into());
+        sandbox.insert("stdoutBytes".into(), r.stdout.len().into());
+        sandbox.insert("stderrBytes".into(), r.stderr.len().into());
+        ctx.metrics.insert("sandbox".into(), Value::Object(sandbox));
         out
     }
 }

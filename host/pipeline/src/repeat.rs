@@ -1,0 +1,137 @@
+//! The repeat check's link between consecutive calls: a call's identity,
+//! and its outcome, which the next call waits for when it is the same call.
+
+use crate::call::{FrozenCall, ParsedArguments};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use tokio::sync::Notify;
+
+/// Identity of a call for the repeat check: SHA-256 of agent, tool and
+/// canonical arguments.
+pub(crate) type Fingerprint = [u8; 32];
+
+/// The fingerprint of `call`.
+pub(crate) fn fingerprint(call: &FrozenCall) -> Fingerprint {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(call.agent().unwrap_or("").as_bytes());
+    h.update([0]);
+    h.update(call.name().as_bytes());
+    h.update([0]);
+    match call.arguments() {
+        ParsedArguments::Json(v) => {
+            // Serialized straight into the hasher: no string in between.
+            let _ = serde_json::to_writer(HashWriter(&mut h), v);
+        }
+        ParsedArguments::Raw(r) => h.update(r.as_bytes()),
+    }
+    h.finalize().into()
+}
+
+/// Feeds `io::Write` output into a hasher.
+struct HashWriter<'a>(&'a mut sha2::Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(self.0, buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+const PENDING: u8 = 0;
+const SUCCEEDED: u8 = 1;
+const FAILED: u8 = 2;
+const ABANDONED: u8 = 3;
+
+/// One call's outcome, set once (a one-shot broadcast: one atomic and one
+/// `Notify`, where a `watch` channel carried eight).
+#[derive(Default)]
+struct Cell {
+    state: AtomicU8,
+    notify: Notify,
+}
+
+/// Sets the outcome; dropped without [`send`](Self::send), the call counts
+/// as abandoned.
+pub(crate) struct OutcomeSender(Arc<Cell>);
+
+/// Waits for the outcome.
+#[derive(Clone)]
+pub(crate) struct Outcome(Arc<Cell>);
+
+/// A new pending outcome.
+pub(crate) fn outcome() -> (OutcomeSender, Outcome) {
+    let cell = Arc::new(Cell::default());
+    (OutcomeSender(cell.clone()), Outcome(cell))
+}
+
+impl OutcomeSender {
+    /// The call ended: `failed` says whether it failed (a cancellation is not a failure).
+    pub(crate) fn send(&self, failed: bool) {
+        self.set(if failed { FAILED } else { SUCCEEDED });
+    }
+
+    fn set(&self, state: u8) {
+        let c = &self.0;
+        if c.state
+            .compare_exchange(PENDING, state, Ordering::Release, Ordering::Relaxed)
+            .is_ok()
+        {
+            c.notify.notify_waiters();
+        }
+    }
+}
+
+impl Drop for OutcomeSender {
+    fn drop(&mut self) {
+        self.set(ABANDONED);
+    }
+}
+
+impl Outcome {
+    /// `Some(failed)` once the call ended; `None` if it was abandoned.
+    pub(crate) async fn wait(&self) -> Option<bool> {
+        let c = &self.0;
+        loop {
+            // Registered before the state is read, so a send in between is not missed.
+            let notified = c.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match c.state.load(Ordering::Acquire) {
+                PENDING => notified.await,
+                SUCCEEDED => return Some(false),
+                FAILED => return Some(true),
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_waiter_sees_the_outcome_sent_after_it_started_waiting() {
+        let (tx, rx) = outcome();
+        let waiter = tokio::spawn(async move { rx.wait().await });
+        tokio::task::yield_now().await;
+        tx.send(true);
+        assert_eq!(waiter.await.ok(), Some(Some(true)));
+    }
+
+    #[tokio::test]
+    async fn the_first_outcome_stands_and_a_dropped_sender_is_abandoned() {
+        let (tx, rx) = outcome();
+        tx.send(false);
+        tx.send(true);
+        drop(tx);
+        assert_eq!(rx.wait().await, Some(false));
+        let (tx, rx) = outcome();
+        drop(tx);
+        assert_eq!(rx.wait().await, None);
+    }
+}

@@ -32,15 +32,18 @@ pub struct BodyInput<'a> {
 pub trait ToolBody: Send + Sync {
     /// Executes the tool.
     async fn execute(&self, input: BodyInput<'_>) -> Execution;
-    /// Renders a value; `Ok(None)` means use the host's default rendering.
+    /// Renders a value; `Ok(None)` means use the host's default rendering
+    /// (what a body that does not render returns).
     async fn render(
         &self,
-        tool: &str,
-        arguments: &str,
-        value: &str,
-        policy: &ToolPolicy,
-        cancel: CancellationToken,
-    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure>;
+        _tool: &str,
+        _arguments: &str,
+        _value: &str,
+        _policy: &ToolPolicy,
+        _cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        Ok(None)
+    }
     /// The SHA-256 of the component that runs the tool, when it is one
     /// (recorded in cassettes, so a changed component is noticed).
     fn component_id(&self) -> Option<&str> {

@@ -19,13 +19,11 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{
-    ContentBlock, PathAccess, PathParam, ToolCall, ToolDescriptor, ToolFailure,
-};
+use toolhost_contract::{PathAccess, PathParam, ToolCall, ToolDescriptor};
 use toolhost_pipeline::{
     BodyInput, LogError, Pipeline, Registry, Scope, SessionLog, ToolBody, ToolSpec, read_log,
 };
-use toolhost_policy::{Decision, FsMode, PolicyBuilder, ToolPolicy};
+use toolhost_policy::{Decision, FsMode, PolicyBuilder};
 use toolhost_runtime::{Execution, ExecutionReport};
 
 const INPUT_SCHEMA: &str = r#"{
@@ -48,16 +46,6 @@ impl ToolBody for Body {
     async fn execute(&self, input: BodyInput<'_>) -> Execution {
         self.0.lock().unwrap().push(input.arguments.to_owned());
         Execution::new(Ok("{}".into()), ExecutionReport::default())
-    }
-    async fn render(
-        &self,
-        _: &str,
-        _: &str,
-        _: &str,
-        _: &ToolPolicy,
-        _: CancellationToken,
-    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
-        Ok(None)
     }
 }
 

@@ -21,8 +21,8 @@
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ErrorData, ListToolsResult, ReadResourceResult,
 };
-use serde_json::{Value, json};
-use toolhost_contract::{ToolCall, ToolResult};
+use serde_json::{Map, Value, json};
+use toolhost_contract::{ContentBlock, ToolCall, ToolResult};
 use toolhost_stages::bound::ARTIFACT_SCHEME;
 
 /// Tools per `tools/list` page.
@@ -50,49 +50,68 @@ pub fn tool_call(request_id: &str, params: CallToolRequestParams) -> ToolCall {
 /// `structuredContent` to be an object (before 2026-07-28), so another value
 /// is left out (its rendering is in `content`).
 pub fn call_result(result: &ToolResult, object_only: bool) -> CallToolResult {
+    // Built field by field: going through a JSON value and rmcp's decoder
+    // cost about as much as the tool call itself.
     let meta = result.meta();
-    let mut toolhost = json!({
-        "trace": meta.trace,
-        "timings": meta.timings,
-    });
+    let mut toolhost = Map::with_capacity(4);
+    toolhost.insert("trace".into(), to_value(&meta.trace));
+    toolhost.insert("timings".into(), to_value(meta.timings));
     if !meta.extra.is_empty() {
-        toolhost["extra"] = Value::Object(meta.extra.clone());
+        toolhost.insert("extra".into(), Value::Object(meta.extra.clone()));
     }
-    let (structured, is_error) = match result {
+    let mut content: Vec<rmcp::model::ContentBlock> =
+        result.content().iter().map(wire_block).collect();
+    let mut wire = match result {
         ToolResult::Success(s) => {
-            let keep = !object_only || s.value.is_object();
-            (keep.then(|| s.value.clone()), false)
+            // Context a post-execute listener attached is for the model too.
+            content.extend(
+                s.additional_context
+                    .iter()
+                    .map(rmcp::model::ContentBlock::text),
+            );
+            let mut wire = CallToolResult::success(content);
+            if !object_only || s.value.is_object() {
+                wire.structured_content = Some(s.value.clone());
+            }
+            wire
         }
         ToolResult::Failure { error, .. } => {
             // Not in `structuredContent`: clients validate that against the
             // tool's output schema even on errors (the TypeScript SDK does).
-            toolhost["error"] = json!(error);
-            (None, true)
+            toolhost.insert("error".into(), to_value(error));
+            CallToolResult::error(content)
         }
     };
-    let mut wire = json!({
-        "content": result.content(),
-        "isError": is_error,
-        "_meta": {"toolhost": toolhost},
-    });
-    if let Some(s) = structured {
-        wire["structuredContent"] = s;
-    }
-    if let ToolResult::Success(s) = result {
-        // Context a post-execute listener attached is for the model too.
-        if !s.additional_context.is_empty()
-            && let Some(blocks) = wire["content"].as_array_mut()
-        {
-            for text in &s.additional_context {
-                blocks.push(json!({"type": "text", "text": text}));
-            }
+    let mut outer = Map::with_capacity(1);
+    outer.insert("toolhost".into(), Value::Object(toolhost));
+    wire.meta = Some(rmcp::model::MetaObject(outer));
+    wire
+}
+
+/// A value as JSON (the contract's types always serialize; `null` if one did not).
+fn to_value(v: impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// A content block as MCP's.
+fn wire_block(b: &ContentBlock) -> rmcp::model::ContentBlock {
+    match b {
+        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text.clone()),
+        ContentBlock::Image { data, mime_type } => {
+            rmcp::model::ContentBlock::image(data.clone(), mime_type.clone())
+        }
+        ContentBlock::ResourceLink {
+            uri,
+            name,
+            mime_type,
+            description,
+        } => {
+            let mut link = rmcp::model::Resource::new(uri.clone(), name.clone());
+            link.mime_type.clone_from(mime_type);
+            link.description.clone_from(description);
+            rmcp::model::ContentBlock::resource_link(link)
         }
     }
-    serde_json::from_value(wire).unwrap_or_else(|e| {
-        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
-            "Error [host_error]: the result could not be encoded: {e}"
-        ))])
-    })
 }
 
 /// One page of the MCP projection.
@@ -173,6 +192,95 @@ mod tests {
                 .as_str()
                 .is_some_and(|t| t.contains("[path_denied]"))
         );
+    }
+
+    /// What `call_result` built before it built the result field by field:
+    /// the same JSON, through rmcp's decoder.
+    fn through_json(result: &ToolResult, object_only: bool) -> Value {
+        let meta = result.meta();
+        let mut toolhost = json!({"trace": meta.trace, "timings": meta.timings});
+        if !meta.extra.is_empty() {
+            toolhost["extra"] = Value::Object(meta.extra.clone());
+        }
+        let (structured, is_error) = match result {
+            ToolResult::Success(s) => {
+                let keep = !object_only || s.value.is_object();
+                (keep.then(|| s.value.clone()), false)
+            }
+            ToolResult::Failure { error, .. } => {
+                toolhost["error"] = json!(error);
+                (None, true)
+            }
+        };
+        let mut wire = json!({
+            "content": result.content(),
+            "isError": is_error,
+            "_meta": {"toolhost": toolhost},
+        });
+        if let Some(s) = structured {
+            wire["structuredContent"] = s;
+        }
+        if let ToolResult::Success(s) = result
+            && let Some(blocks) = wire["content"].as_array_mut()
+        {
+            for text in &s.additional_context {
+                blocks.push(json!({"type": "text", "text": text}));
+            }
+        }
+        let decoded: CallToolResult = serde_json::from_value(wire).expect("decodes");
+        serde_json::to_value(decoded).expect("encodes")
+    }
+
+    #[test]
+    fn results_are_what_the_json_route_made() {
+        use toolhost_contract::{Meta, Stage, StageVerdict, ToolSuccess};
+        let mut meta = Meta::default();
+        meta.trace
+            .push(Stage::Lookup, StageVerdict::Pass, "registry", None);
+        meta.trace.push(
+            Stage::Bound,
+            StageVerdict::Modify,
+            "bound",
+            Some("cut".into()),
+        );
+        meta.extra.insert("attempts".into(), json!(1));
+        let content = vec![
+            ContentBlock::text("a \"quoted\" line\n"),
+            ContentBlock::Image {
+                data: "aGk=".into(),
+                mime_type: "image/png".into(),
+            },
+            ContentBlock::ResourceLink {
+                uri: "toolhost://artifacts/x".into(),
+                name: "x".into(),
+                mime_type: Some("text/plain".into()),
+                description: None,
+            },
+        ];
+        let success = |value: Value| {
+            ToolResult::Success(ToolSuccess {
+                value,
+                content: content.clone(),
+                meta: meta.clone(),
+                additional_context: vec!["also this".into()],
+                concludes_turn: false,
+            })
+        };
+        let failure = ToolResult::failure(FailureCode::PathDenied, "outside the workspace");
+        for (result, object_only) in [
+            (success(json!({"n": 1, "s": ["x"]})), true),
+            (success(json!("text")), true),
+            (success(json!("text")), false),
+            (failure.clone(), true),
+            (failure, false),
+        ] {
+            let mut direct =
+                serde_json::to_value(call_result(&result, object_only)).expect("encodes");
+            // Set by rmcp's constructors (the handler drops it for older revisions).
+            assert_eq!(direct["resultType"], "complete");
+            direct.as_object_mut().map(|o| o.remove("resultType"));
+            assert_eq!(direct, through_json(&result, object_only), "{result:?}");
+        }
     }
 
     #[test]

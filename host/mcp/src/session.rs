@@ -147,10 +147,16 @@ impl Server {
     }
 
     /// Serves one session over stdin/stdout until the client closes it.
+    ///
+    /// When both are pipes (as MCP clients launch servers) they are read and
+    /// written on the runtime's reactor, not through the blocking pool: each
+    /// hand-off to a pool thread and back was a thread wake-up on the path
+    /// of every message. Anything else (a terminal, a file) is read and
+    /// written through the blocking pool.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         let running = self
             .session()
-            .serve(rmcp::transport::stdio())
+            .serve(rmcp::transport::stdio_pipes())
             .await
             .map_err(|e| ServeError::Start(e.to_string()))?;
         running

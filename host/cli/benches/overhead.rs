@@ -7,6 +7,8 @@
 //! - **runtime**: `LoadedComponent::execute` (the policy's sandbox, budget,
 //!   limits, classification);
 //! - **pipeline**: `Pipeline::execute`, every stage including render;
+//! - **pipeline alone**: the same with a body that returns at once, so the
+//!   stages' own cost is read without the sandbox's;
 //! - **spawn**: starting `/bin/true` and waiting for it, the native
 //!   alternative to a sandbox;
 //! - throughput with 1, 2, 8 and 64 concurrent callers (p50, p99, calls/s);
@@ -19,8 +21,16 @@
 //!   which `make bench` builds first): cold compile and cached load, and a
 //!   call through the pipeline against the Rust `read` tool's.
 //!
+//! The per-call rows are measured in interleaved rounds, back to back and
+//! again with each call after 1 ms asleep (cold caches, as an agent's calls
+//! arrive), each with its own floor.
+//!
 //! `cargo bench -p toolhost --bench overhead` (optimized); `-- --quick` for a
-//! short run (CI runs it so the benchmark cannot rot).
+//! short run (CI runs it so the benchmark cannot rot); `-- --calls-only` for
+//! the per-call tables alone. For `perf record`, one kind of call in a loop:
+//! `--floor-only`, `--runtime-only` (execute + render in one instance),
+//! `--isolated-only`, `--pipeline-only` (same-instance), `--stages-only`
+//! (pipeline alone).
 
 #[path = "../../../tests/support/process.rs"]
 mod process;
@@ -32,9 +42,12 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::ToolCall;
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
-use toolhost_pipeline::{ApproveAll, Pipeline, PipelineBuilder, Registration, Registry, Scope};
+use toolhost_pipeline::{
+    ApproveAll, BodyInput, Pipeline, PipelineBuilder, Registration, Registry, Scope, ToolBody,
+    ToolSpec,
+};
 use toolhost_policy::{Decision, PolicyBuilder, RenderMode};
-use toolhost_runtime::{Budget, Invocation, LoadedComponent, Runtime, RuntimeConfig};
+use toolhost_runtime::{Budget, Execution, Invocation, LoadedComponent, Runtime, RuntimeConfig};
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker, ResourceTable, Val};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -60,6 +73,29 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+/// Appends the times of `n` runs of `f` to `times`, each after the thread
+/// slept for `idle` when it is given.
+async fn times_of<F, Fut>(
+    n: usize,
+    idle: Option<Duration>,
+    mut f: F,
+    times: &mut Vec<Duration>,
+) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    for _ in 0..n {
+        if let Some(idle) = idle {
+            std::thread::sleep(idle);
+        }
+        let t = Instant::now();
+        f().await?;
+        times.push(t.elapsed());
+    }
+    Ok(())
 }
 
 /// Median of `n` timed runs of `f`.
@@ -99,6 +135,51 @@ fn echo_pipeline_with(
         .build()?;
     let reg = registry.register_component(Scope::Global, loaded, &policy)?;
     let pipeline = f(Pipeline::builder(registry).approver(Arc::new(ApproveAll))).build();
+    Ok((Arc::new(pipeline), reg))
+}
+
+/// A body that runs nothing: `echo`'s value (the arguments) at once, as if
+/// rendered in the instance by the host's default. The pipeline's own cost
+/// (every stage, wrapper, validation and the result) is then all there is.
+struct Canned;
+
+#[async_trait::async_trait]
+impl ToolBody for Canned {
+    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+        let mut e = Execution::new(
+            Ok(format!(r#"{{"args":{}}}"#, input.arguments)),
+            Default::default(),
+        );
+        e.rendered = Some(Ok(None));
+        e
+    }
+}
+
+/// A pipeline whose `echo` is [`Canned`], with the policy of the
+/// same-instance row.
+fn canned_pipeline(loaded: &Arc<LoadedComponent>) -> anyhow::Result<(Arc<Pipeline>, Registration)> {
+    let registry = Registry::new();
+    let policy = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .render(RenderMode::SameInstance)
+        .build()?;
+    let echo = loaded
+        .tools()
+        .iter()
+        .find(|d| d.name == "echo")
+        .ok_or_else(|| anyhow::anyhow!("the test guest has no echo"))?;
+    let reg = registry.register(
+        Scope::Global,
+        vec![ToolSpec {
+            descriptor: echo.clone(),
+            policy: policy.for_tool("echo"),
+            body: Arc::new(Canned),
+            source: "canned".into(),
+        }],
+    )?;
+    let pipeline = Pipeline::builder(registry)
+        .approver(Arc::new(ApproveAll))
+        .build();
     Ok((Arc::new(pipeline), reg))
 }
 
@@ -354,7 +435,6 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     median_of(50, raw_call).await?; // warm-up
-    let (raw50, raw99) = median_of(n, raw_call).await?;
 
     // ── runtime alone ──────────────────────────────────────────────────
     let policy = PolicyBuilder::new()
@@ -374,7 +454,7 @@ async fn main() -> anyhow::Result<()> {
                     fuel: policy.limits.fuel,
                     deadline: Duration::from_millis(policy.limits.timeout_ms),
                 };
-                let e = loaded.execute(inv).await;
+                let e = LoadedComponent::execute(&loaded, inv).await;
                 anyhow::ensure!(e.outcome.is_ok(), "{:?}", e.outcome);
                 if policy.render == RenderMode::SameInstance {
                     anyhow::ensure!(matches!(e.rendered, Some(Ok(None))), "{:?}", e.rendered);
@@ -385,14 +465,22 @@ async fn main() -> anyhow::Result<()> {
     };
     let execute_only = runtime_call(policy.clone());
     median_of(50, &execute_only).await?;
-    let (rt50, rt99) = median_of(n, &execute_only).await?;
     // The same, with `render` called in the execute instance: what the
     // pipeline's same-instance calls below add is the pipeline's own.
     let mut render_policy = policy.clone();
     render_policy.render = RenderMode::SameInstance;
     let execute_and_render = runtime_call(render_policy);
     median_of(50, &execute_and_render).await?;
-    let (rr50, rr99) = median_of(n, &execute_and_render).await?;
+    if std::env::args().any(|a| a == "--runtime-only") {
+        // For `perf record`: the runtime's execute + render and nothing else.
+        median_of(200 * n, &execute_and_render).await?;
+        return Ok(());
+    }
+    if std::env::args().any(|a| a == "--floor-only") {
+        // For `perf record`: the raw floor and nothing else.
+        median_of(200 * n, raw_call).await?;
+        return Ok(());
+    }
 
     // ── full pipeline, render isolated and in the execute instance ─────
     let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -407,7 +495,6 @@ async fn main() -> anyhow::Result<()> {
         median_of(100 * n, &pipeline_call).await?;
         return Ok(());
     }
-    let (p50, p99) = median_of(n, &pipeline_call).await?;
     let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
     let one_call = {
         let seq = seq.clone();
@@ -419,7 +506,44 @@ async fn main() -> anyhow::Result<()> {
         median_of(200 * n, &one_call).await?;
         return Ok(());
     }
-    let (o50, o99) = median_of(n, &one_call).await?;
+    let (canned, _reg2) = canned_pipeline(&loaded)?;
+    let canned_call = {
+        let seq = seq.clone();
+        move || call_echo(canned.clone(), seq.fetch_add(1, Ordering::Relaxed))
+    };
+    median_of(50, &canned_call).await?;
+    if std::env::args().any(|a| a == "--stages-only") {
+        // For `perf record`: the pipeline's own code and nothing else.
+        median_of(1000 * n, &canned_call).await?;
+        return Ok(());
+    }
+
+    // The rows are measured in rounds, each row in turn, so that drift in
+    // the machine's speed (other tenants, frequency) falls on every row
+    // alike instead of on whichever row ran at the time. Twice: back to
+    // back, and each call after the thread slept (as an agent's calls come,
+    // seconds apart, on caches other work has filled).
+    let idle = Duration::from_millis(1);
+    let rounds = 10;
+    let mut tables: Vec<[(Duration, Duration); 6]> = Vec::new();
+    for (m, nap) in [(n / rounds, None), (n / 4 / rounds, Some(idle))] {
+        let mut rows: [Vec<Duration>; 6] = Default::default();
+        for _ in 0..rounds {
+            times_of(m, nap, raw_call, &mut rows[0]).await?;
+            times_of(m, nap, &execute_only, &mut rows[1]).await?;
+            times_of(m, nap, &execute_and_render, &mut rows[2]).await?;
+            times_of(m, nap, &pipeline_call, &mut rows[3]).await?;
+            times_of(m, nap, &one_call, &mut rows[4]).await?;
+            times_of(m, nap, &canned_call, &mut rows[5]).await?;
+        }
+        tables.push(rows.map(|mut t| {
+            t.sort();
+            (percentile(&t, 0.5), percentile(&t, 0.99))
+        }));
+    }
+    let [raw, rt, rr, p, o, c] = tables[0];
+    let ((raw50, raw99), (rt50, rt99), (rr50, rr99)) = (raw, rt, rr);
+    let ((p50, p99), (o50, o99), (c50, c99)) = (p, o, c);
 
     // ── spawning a native process ──────────────────────────────────────
     let (sp50, sp99) = median_of(if quick { 50 } else { 300 }, || async {
@@ -429,7 +553,9 @@ async fn main() -> anyhow::Result<()> {
     })
     .await?;
 
-    println!("per call, sequential ({n} calls; the floor is wasmtime alone on the same engine):");
+    println!(
+        "per call, sequential ({n} calls a row, in {rounds} interleaved rounds; the floor is wasmtime alone on the same engine):"
+    );
     println!("| | p50 | p99 | p50 / floor |");
     println!("|---|---|---|---|");
     for (what, a, b) in [
@@ -442,6 +568,7 @@ async fn main() -> anyhow::Result<()> {
             p99,
         ),
         ("full pipeline, render = \"same-instance\"", o50, o99),
+        ("pipeline alone (a body that returns at once)", c50, c99),
         ("spawn /bin/true", sp50, sp99),
     ] {
         println!(
@@ -455,6 +582,33 @@ async fn main() -> anyhow::Result<()> {
         "spawning a process costs {:.1}× a pipeline call",
         us(sp50) / us(p50)
     );
+    println!(
+        "\nthe same, each call after {} ms asleep ({} calls a row; the floor measured the same way):",
+        idle.as_millis(),
+        n / 4
+    );
+    println!("| | p50 | p99 | p50 / floor | p50 / back to back |");
+    println!("|---|---|---|---|---|");
+    let labels = [
+        "raw wasmtime floor",
+        "runtime (LoadedComponent::execute)",
+        "runtime, execute + render in one instance",
+        "full pipeline, render isolated",
+        "full pipeline, render = \"same-instance\"",
+        "pipeline alone (a body that returns at once)",
+    ];
+    for ((what, (a, b)), (hot, _)) in labels.iter().zip(tables[1]).zip(tables[0]) {
+        println!(
+            "| {what} | {:.1} µs | {:.1} µs | {:.2}× | {:.1}× |",
+            us(a),
+            us(b),
+            us(a) / us(tables[1][0].0),
+            us(a) / us(hot)
+        );
+    }
+    if std::env::args().any(|a| a == "--calls-only") {
+        return Ok(()); // the table above and nothing else
+    }
 
     replay_rows(&loaded, if quick { 200 } else { 2000 }).await?;
 

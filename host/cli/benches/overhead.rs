@@ -370,6 +370,20 @@ async fn replay_rows(loaded: &Arc<LoadedComponent>, m: u64) -> anyhow::Result<()
     Ok(())
 }
 
+/// For `perf record`: when the command line has `flag`, `n` runs of `f`
+/// and nothing else (the caller returns at once).
+async fn perf_loop<F, Fut>(flag: &str, n: usize, f: F) -> anyhow::Result<bool>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    if !std::env::args().any(|a| a == flag) {
+        return Ok(false);
+    }
+    median_of(n, f).await?;
+    Ok(true)
+}
+
 /// One call of `echo` through `pipeline`, numbered `i`.
 async fn call_echo(pipeline: Arc<Pipeline>, i: u64) -> anyhow::Result<()> {
     let r = pipeline
@@ -435,6 +449,9 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     median_of(50, raw_call).await?; // warm-up
+    if perf_loop("--floor-only", 200 * n, raw_call).await? {
+        return Ok(());
+    }
 
     // ── runtime alone ──────────────────────────────────────────────────
     let policy = PolicyBuilder::new()
@@ -471,14 +488,7 @@ async fn main() -> anyhow::Result<()> {
     render_policy.render = RenderMode::SameInstance;
     let execute_and_render = runtime_call(render_policy);
     median_of(50, &execute_and_render).await?;
-    if std::env::args().any(|a| a == "--runtime-only") {
-        // For `perf record`: the runtime's execute + render and nothing else.
-        median_of(200 * n, &execute_and_render).await?;
-        return Ok(());
-    }
-    if std::env::args().any(|a| a == "--floor-only") {
-        // For `perf record`: the raw floor and nothing else.
-        median_of(200 * n, raw_call).await?;
+    if perf_loop("--runtime-only", 200 * n, &execute_and_render).await? {
         return Ok(());
     }
 
@@ -490,9 +500,7 @@ async fn main() -> anyhow::Result<()> {
         move || call_echo(pipeline.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
     median_of(50, &pipeline_call).await?;
-    if std::env::args().any(|a| a == "--isolated-only") {
-        // For `perf record`: nothing but render-isolated pipeline calls.
-        median_of(100 * n, &pipeline_call).await?;
+    if perf_loop("--isolated-only", 100 * n, &pipeline_call).await? {
         return Ok(());
     }
     let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
@@ -501,9 +509,7 @@ async fn main() -> anyhow::Result<()> {
         move || call_echo(pipeline1.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
     median_of(50, &one_call).await?;
-    if std::env::args().any(|a| a == "--pipeline-only") {
-        // For `perf record`: nothing but (one-instantiation) pipeline calls.
-        median_of(200 * n, &one_call).await?;
+    if perf_loop("--pipeline-only", 200 * n, &one_call).await? {
         return Ok(());
     }
     let (canned, _reg2) = canned_pipeline(&loaded)?;
@@ -512,9 +518,7 @@ async fn main() -> anyhow::Result<()> {
         move || call_echo(canned.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
     median_of(50, &canned_call).await?;
-    if std::env::args().any(|a| a == "--stages-only") {
-        // For `perf record`: the pipeline's own code and nothing else.
-        median_of(1000 * n, &canned_call).await?;
+    if perf_loop("--stages-only", 1000 * n, &canned_call).await? {
         return Ok(());
     }
 

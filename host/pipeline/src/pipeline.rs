@@ -802,11 +802,7 @@ impl Pipeline {
                 .instrument(tracing::info_span!("dispatch"))
                 .await;
         run.dispatch_ns = clock.monotonic_ns().saturating_sub(d0);
-        if run.extra.is_empty() {
-            run.extra = metrics;
-        } else {
-            run.extra.extend(metrics);
-        }
+        run.extra.extend(metrics);
         // A render that ran in the execute instance (RenderMode::SameInstance).
         let rendered_in_instance = exec.rendered;
         let value_text = exec.outcome.map_err(|f| {

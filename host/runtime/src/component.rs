@@ -5,7 +5,7 @@ use crate::bindings::ProviderPre;
 use crate::cache::CacheOutcome;
 use crate::engine::{Runtime, RuntimeInner};
 use crate::error::LoadError;
-use crate::imports::{self, ImportCheck};
+use crate::imports::{self, ImportCheck, Imports};
 use crate::invoke::{Budget, Call, Returned};
 use crate::sandbox::HostState;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub struct LoadedComponent {
     path: PathBuf,
     id: String,
     tools: Vec<ToolDescriptor>,
-    imports: Vec<String>,
+    imports: Imports,
     cache: CacheOutcome,
     compile_time: Duration,
 }
@@ -129,7 +129,7 @@ impl Runtime {
             path: path.to_owned(),
             id,
             tools: Vec::new(),
-            imports,
+            imports: Imports::new(imports),
             cache,
             compile_time,
         };
@@ -232,7 +232,7 @@ impl LoadedComponent {
 
     /// Its imports, e.g. `wasi:filesystem/types@0.2.6`.
     pub fn imports(&self) -> &[String] {
-        &self.imports
+        self.imports.names()
     }
 
     /// Whether the load used the artifact cache.
@@ -247,11 +247,11 @@ impl LoadedComponent {
 
     /// Every import, ruled against `sandbox`.
     pub fn check_imports(&self, sandbox: &Sandbox) -> Vec<ImportCheck> {
-        imports::check(&self.imports, sandbox)
+        imports::check(self.imports.names(), sandbox)
     }
 
     /// The first reason this component may not run under `sandbox`, if any.
     pub fn import_denial(&self, sandbox: &Sandbox) -> Option<String> {
-        imports::first_denial(&self.imports, sandbox)
+        self.imports.first_denial(sandbox)
     }
 }

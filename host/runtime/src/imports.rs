@@ -53,13 +53,43 @@ pub(crate) fn check(imports: &[String], sandbox: &Sandbox) -> Vec<ImportCheck> {
         .collect()
 }
 
-/// The first denied import's reason, if any. Runs before every call, so it
-/// allocates only for a denial.
-pub(crate) fn first_denial(imports: &[String], sandbox: &Sandbox) -> Option<String> {
-    imports.iter().find_map(|i| match verdict(i, sandbox) {
-        ImportVerdict::Denied(why) => Some(why),
-        _ => None,
-    })
+/// A component's imports, with what the per-call check needs worked out
+/// once at load: only the network grant can deny an import toolhost
+/// provides (every other import is granted or inert under any policy).
+#[derive(Debug, Clone)]
+pub(crate) struct Imports {
+    names: Vec<String>,
+    /// The first import that needs a network grant (`wasi:http/`, `wasi:sockets/`).
+    first_networked: Option<usize>,
+}
+
+impl Imports {
+    /// `names` must all be [provided](is_provided) (checked at load).
+    pub(crate) fn new(names: Vec<String>) -> Imports {
+        let first_networked = names
+            .iter()
+            .position(|i| i.starts_with("wasi:http/") || i.starts_with("wasi:sockets/"));
+        Imports {
+            names,
+            first_networked,
+        }
+    }
+
+    /// The imports' names.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The first denied import's reason, if any: what [`check`] would deny
+    /// first. Runs before every call, so it costs one comparison unless the
+    /// component needs a network the policy does not grant.
+    pub(crate) fn first_denial(&self, sandbox: &Sandbox) -> Option<String> {
+        let i = self.first_networked?;
+        match verdict(&self.names[i], sandbox) {
+            ImportVerdict::Denied(why) => Some(why),
+            _ => None,
+        }
+    }
 }
 
 /// The ruling on one import under `sandbox`.
@@ -100,5 +130,67 @@ fn verdict(i: &str, sandbox: &Sandbox) -> ImportVerdict {
         }
     } else {
         ImportVerdict::Denied(format!("`{i}` is not provided by toolhost"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_policy::{NetRule, Policy};
+
+    /// The scan over every import that `Imports::first_denial` stands for.
+    fn scanned(imports: &[String], sandbox: &Sandbox) -> Option<String> {
+        check(imports, sandbox)
+            .into_iter()
+            .find_map(|c| match c.verdict {
+                ImportVerdict::Denied(why) => Some(why),
+                _ => None,
+            })
+    }
+
+    #[test]
+    fn the_precomputed_denial_is_the_first_the_full_check_denies() {
+        let sets: [&[&str]; 5] = [
+            &["wasi:cli/environment@0.2.6", "wasi:io/streams@0.2.6"],
+            &[
+                "wasi:filesystem/types@0.2.6",
+                "wasi:clocks/monotonic-clock@0.2.6",
+            ],
+            &[
+                "wasi:io/poll@0.2.6",
+                "wasi:sockets/tcp@0.2.6",
+                "wasi:http/types@0.2.6",
+            ],
+            &["wasi:http/outgoing-handler@0.2.6", "wasi:sockets/udp@0.2.6"],
+            &[
+                "toolhost:tool/types@0.2.0",
+                "wasi:random/random@0.2.6",
+                "wasi:http/types@0.2.6",
+            ],
+        ];
+        let closed = Policy::deny_all().component().sandbox;
+        let mut open = closed.clone();
+        open.network.push(NetRule {
+            host: "example.com".into(),
+            port: Some(443),
+        });
+        for set in sets {
+            let names: Vec<String> = set.iter().map(|s| (*s).to_owned()).collect();
+            assert!(names.iter().all(|n| is_provided(n)));
+            let imports = Imports::new(names.clone());
+            for sandbox in [&closed, &open] {
+                assert_eq!(
+                    imports.first_denial(sandbox),
+                    scanned(&names, sandbox),
+                    "{set:?}"
+                );
+            }
+        }
+        let networked = Imports::new(sets[2].iter().map(|s| (*s).to_owned()).collect());
+        let why = networked
+            .first_denial(&closed)
+            .expect("denied without a network grant");
+        assert!(why.contains("wasi:sockets/tcp"), "{why}");
+        assert_eq!(networked.first_denial(&open), None);
     }
 }

@@ -496,7 +496,8 @@ impl Pipeline {
             previous: admitted.previous.clone(),
             env: &admitted.env,
             trace: DecisionTrace::default(),
-            extra: Map::new(),
+            // The standard wrappers' two facts, and room for a truncation.
+            extra: Map::with_capacity(3),
             tool: None,
             dispatch_ns: 0,
         };
@@ -797,12 +798,19 @@ impl Pipeline {
         self.dispatches.fetch_add(1, Ordering::SeqCst);
         let clock = &run.env.clock;
         let d0 = clock.monotonic_ns();
-        let (exec, metrics) =
-            wrappers::dispatch(&self.b.wrappers, call, &tool, &args_text, run.env, signal)
-                .instrument(tracing::info_span!("dispatch"))
-                .await;
+        let (exec, extra) = wrappers::dispatch(
+            &self.b.wrappers,
+            call,
+            &tool,
+            &args_text,
+            run.env,
+            signal,
+            std::mem::take(&mut run.extra),
+        )
+        .instrument(tracing::info_span!("dispatch"))
+        .await;
         run.dispatch_ns = clock.monotonic_ns().saturating_sub(d0);
-        run.extra.extend(metrics);
+        run.extra = extra;
         // A render that ran in the execute instance (RenderMode::SameInstance).
         let rendered_in_instance = exec.rendered;
         let value_text = exec.outcome.map_err(|f| {

@@ -12,7 +12,7 @@ use crate::body::{BodyInput, ToolBody};
 use crate::call::FrozenCall;
 use crate::determinism::CallEnv;
 use crate::registry::RegisteredTool;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -112,7 +112,8 @@ impl Next<'_> {
     }
 }
 
-/// Runs `wrappers` around `body` for one call.
+/// Runs `wrappers` around `body` for one call; the wrappers' metrics are
+/// added to `metrics`.
 pub(crate) async fn dispatch(
     wrappers: &[Arc<dyn Wrapper>],
     call: &FrozenCall,
@@ -120,6 +121,7 @@ pub(crate) async fn dispatch(
     arguments: &str,
     env: &CallEnv,
     caller: &CancellationToken,
+    metrics: Map<String, Value>,
 ) -> (Execution, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,
@@ -128,7 +130,7 @@ pub(crate) async fn dispatch(
         env,
         budget: Budget::default(),
         signal: caller.clone(),
-        metrics: Map::with_capacity(2),
+        metrics,
     };
     let next = Next {
         wrappers,
@@ -208,7 +210,7 @@ impl Wrapper for RetryWrapper {
                 && transient(&out)
                 && !ctx.signal.is_cancelled();
             if !retry {
-                ctx.metrics.insert("attempts".into(), json!(attempt));
+                ctx.metrics.insert("attempts".into(), attempt.into());
                 return out;
             }
             tracing::info!(attempt, "retrying idempotent tool after transient failure");
@@ -227,7 +229,8 @@ impl Wrapper for MetricsWrapper {
         "metrics"
     }
     async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
-        let clock = ctx.clock().clone();
+        // The env outlives `ctx`'s borrow by `next`: no clone of the clock.
+        let clock = &ctx.env.clock;
         let t = clock.monotonic_ns();
         let out = next.run(ctx).await;
         let r = &out.report;

@@ -384,14 +384,24 @@ where
     Ok(true)
 }
 
-/// One call of `echo` through `pipeline`, numbered `i`.
+/// The floor's arguments, used by every per-call row: the same call in each.
+const ECHO_ARGS: &str = "{}";
+
+/// One call of `echo` through `pipeline`, numbered `i`, with arguments
+/// `{"i": i}` (each call of a recording differs).
 async fn call_echo(pipeline: Arc<Pipeline>, i: u64) -> anyhow::Result<()> {
+    call_echo_with(pipeline, i, format!(r#"{{"i":{i}}}"#)).await
+}
+
+/// One call of `echo` through `pipeline`, numbered `i`, with `arguments`.
+async fn call_echo_with(pipeline: Arc<Pipeline>, i: u64, arguments: String) -> anyhow::Result<()> {
     let r = pipeline
         .execute(
-            ToolCall::new(format!("c{i}"), "echo", format!(r#"{{"i":{i}}}"#)),
+            ToolCall::new(format!("c{i}"), "echo", arguments),
             CancellationToken::new(),
         )
         .await;
+
     anyhow::ensure!(!r.is_error(), "{r:?}");
     Ok(())
 }
@@ -497,7 +507,13 @@ async fn main() -> anyhow::Result<()> {
     let (pipeline, _reg) = echo_pipeline(&loaded, RenderMode::Isolated)?;
     let pipeline_call = {
         let seq = seq.clone();
-        move || call_echo(pipeline.clone(), seq.fetch_add(1, Ordering::Relaxed))
+        move || {
+            call_echo_with(
+                pipeline.clone(),
+                seq.fetch_add(1, Ordering::Relaxed),
+                ECHO_ARGS.to_owned(),
+            )
+        }
     };
     median_of(50, &pipeline_call).await?;
     if perf_loop("--isolated-only", 100 * n, &pipeline_call).await? {
@@ -506,7 +522,13 @@ async fn main() -> anyhow::Result<()> {
     let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
     let one_call = {
         let seq = seq.clone();
-        move || call_echo(pipeline1.clone(), seq.fetch_add(1, Ordering::Relaxed))
+        move || {
+            call_echo_with(
+                pipeline1.clone(),
+                seq.fetch_add(1, Ordering::Relaxed),
+                ECHO_ARGS.to_owned(),
+            )
+        }
     };
     median_of(50, &one_call).await?;
     if perf_loop("--pipeline-only", 200 * n, &one_call).await? {
@@ -515,7 +537,13 @@ async fn main() -> anyhow::Result<()> {
     let (canned, _reg2) = canned_pipeline(&loaded)?;
     let canned_call = {
         let seq = seq.clone();
-        move || call_echo(canned.clone(), seq.fetch_add(1, Ordering::Relaxed))
+        move || {
+            call_echo_with(
+                canned.clone(),
+                seq.fetch_add(1, Ordering::Relaxed),
+                ECHO_ARGS.to_owned(),
+            )
+        }
     };
     median_of(50, &canned_call).await?;
     if perf_loop("--stages-only", 1000 * n, &canned_call).await? {

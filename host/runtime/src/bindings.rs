@@ -3,6 +3,7 @@
 //! one version-neutral shape the rest of the runtime uses.
 
 use toolhost_contract::{Annotations, ContentBlock, PathAccess, PathParam};
+use wasmtime::component::{ComponentExportIndex, InstancePre};
 
 /// `toolhost:tool@0.1.0`.
 pub(crate) mod v1 {
@@ -138,30 +139,71 @@ impl From<v2::types::ToolDescriptor> for RawTool {
     }
 }
 
+/// The contract version a component exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Version {
+    /// `toolhost:tool@0.1.0`.
+    V1,
+    /// `toolhost:tool@0.2.0`.
+    V2,
+}
+
+/// The contract's functions in one component, found once at load: a call
+/// then loads (and type-checks) only the functions it calls, instead of the
+/// generated bindings' loading all three on every instantiation.
+pub(crate) struct Exports {
+    pub list_tools: ComponentExportIndex,
+    pub execute: ComponentExportIndex,
+    pub render: ComponentExportIndex,
+}
+
 /// A component pre-linked against the contract version it exports.
-pub(crate) enum ProviderPre<T: 'static> {
-    /// A `toolhost:tool@0.1.0` component.
-    V1(v1::ToolProviderPre<T>),
-    /// A `toolhost:tool@0.2.0` component.
-    V2(v2::ToolProviderPre<T>),
+pub(crate) struct ProviderPre<T: 'static> {
+    pub pre: InstancePre<T>,
+    pub version: Version,
+    pub exports: Exports,
 }
 
 impl<T: 'static> ProviderPre<T> {
     /// Which contract version the component exports: the newest that fits.
-    pub(crate) fn new(pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
-        match v2::ToolProviderPre::new(pre.clone()) {
-            Ok(p) => Ok(ProviderPre::V2(p)),
-            Err(v2_error) => v1::ToolProviderPre::new(pre)
-                .map(ProviderPre::V1)
-                .map_err(|_| v2_error),
-        }
+    pub(crate) fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
+        let version = match v2::ToolProviderPre::new(pre.clone()) {
+            Ok(_) => Version::V2,
+            Err(v2_error) => match v1::ToolProviderPre::new(pre.clone()) {
+                Ok(_) => Version::V1,
+                Err(_) => return Err(v2_error),
+            },
+        };
+        let interface = match version {
+            Version::V1 => "toolhost:tool/tool@0.1.0",
+            Version::V2 => "toolhost:tool/tool@0.2.0",
+        };
+        let component = pre.component();
+        let iface = component
+            .get_export_index(None, interface)
+            .ok_or_else(|| wasmtime::format_err!("no export `{interface}`"))?;
+        let func = |name: &str| {
+            component
+                .get_export_index(Some(&iface), name)
+                .ok_or_else(|| wasmtime::format_err!("`{interface}` exports no `{name}`"))
+        };
+        let exports = Exports {
+            list_tools: func("list-tools")?,
+            execute: func("execute")?,
+            render: func("render")?,
+        };
+        Ok(ProviderPre {
+            pre,
+            version,
+            exports,
+        })
     }
 
     /// The contract version, e.g. `0.2.0`.
     pub(crate) fn version(&self) -> &'static str {
-        match self {
-            ProviderPre::V1(_) => "0.1.0",
-            ProviderPre::V2(_) => "0.2.0",
+        match self.version {
+            Version::V1 => "0.1.0",
+            Version::V2 => "0.2.0",
         }
     }
 }

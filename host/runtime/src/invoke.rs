@@ -1,7 +1,7 @@
 //! One call into a component: a fresh store and instance, the budget
 //! applied, every way it can end classified into a stable code.
 
-use crate::bindings::{ProviderPre, RawFailure, RawTool};
+use crate::bindings::{RawFailure, RawTool, Version};
 use crate::component::LoadedComponent;
 use crate::entropy::Entropy;
 use crate::limiter::MemoryLimitExceeded;
@@ -358,49 +358,75 @@ impl LoadedComponent {
             // their bytes.
             let fut = Box::pin(async {
                 let t0 = clock.monotonic_ns();
-                /// The call through one version's generated API.
+                let ix = &self.pre.exports;
+                let instance = self.pre.pre.instantiate_async(&mut store).await?;
+                instantiated = Some(clock.monotonic_ns().saturating_sub(t0));
+                /// The call through one version's types. Only the functions
+                /// called are loaded (each load type-checks its function).
                 macro_rules! dispatch {
-                    ($pre:expr) => {{
-                        let provider = $pre.instantiate_async(&mut store).await?;
-                        instantiated = Some(clock.monotonic_ns().saturating_sub(t0));
-                        let api = provider.toolhost_tool_tool();
+                    ($v:ident) => {{
+                        type Failure = crate::bindings::$v::types::ToolFailure;
+                        type Block = crate::bindings::$v::types::ContentBlock;
+                        type Descriptor = crate::bindings::$v::types::ToolDescriptor;
+                        let render_fn = |store: &mut Store<HostState>| {
+                            instance.get_typed_func::<(&str, &str, &str), (Option<Vec<Block>>,)>(
+                                store, &ix.render,
+                            )
+                        };
+                        let blocks = |b: Option<Vec<Block>>| {
+                            b.map(|b| b.into_iter().map(ContentBlock::from).collect())
+                        };
                         match call {
-                            Call::ListTools => Returned::Tools(
-                                api.call_list_tools(&mut store)
-                                    .await?
-                                    .into_iter()
-                                    .map(Into::into)
-                                    .collect(),
-                            ),
+                            Call::ListTools => {
+                                // At load: every function's type is checked
+                                // here once, so a mistyped one fails the load.
+                                let list = instance.get_typed_func::<(), (Vec<Descriptor>,)>(
+                                    &mut store,
+                                    &ix.list_tools,
+                                )?;
+                                instance
+                                    .get_typed_func::<(&str, &str), (Result<String, Failure>,)>(
+                                        &mut store,
+                                        &ix.execute,
+                                    )?;
+                                render_fn(&mut store)?;
+                                let (tools,) = list.call_async(&mut store, ()).await?;
+                                Returned::Tools(tools.into_iter().map(Into::into).collect())
+                            }
                             Call::Execute { name, args, render } => {
-                                let out: Result<String, RawFailure> = api
-                                    .call_execute(&mut store, name, args)
-                                    .await?
-                                    .map_err(Into::into);
+                                let execute = instance
+                                    .get_typed_func::<(&str, &str), (Result<String, Failure>,)>(
+                                        &mut store,
+                                        &ix.execute,
+                                    )?;
+                                let (out,) = execute.call_async(&mut store, (name, args)).await?;
+                                let out: Result<String, RawFailure> = out.map_err(Into::into);
                                 let rendered = match (&out, render) {
                                     (Ok(value), true) => Some(
-                                        api.call_render(&mut store, name, args, value)
-                                            .await
-                                            .map(|b| {
-                                                b.map(|b| b.into_iter().map(Into::into).collect())
-                                            })
-                                            .map_err(RenderFailure::Trap),
+                                        async {
+                                            let f = render_fn(&mut store)?;
+                                            f.call_async(&mut store, (name, args, value.as_str()))
+                                                .await
+                                        }
+                                        .await
+                                        .map(|(b,)| blocks(b))
+                                        .map_err(RenderFailure::Trap),
                                     ),
                                     _ => None,
                                 };
                                 Returned::Executed(out, rendered)
                             }
-                            Call::Render { name, args, value } => Returned::Rendered(
-                                api.call_render(&mut store, name, args, value)
-                                    .await?
-                                    .map(|b| b.into_iter().map(Into::into).collect()),
-                            ),
+                            Call::Render { name, args, value } => {
+                                let f = render_fn(&mut store)?;
+                                let (b,) = f.call_async(&mut store, (name, args, value)).await?;
+                                Returned::Rendered(blocks(b))
+                            }
                         }
                     }};
                 }
-                Ok(match &self.pre {
-                    ProviderPre::V1(pre) => dispatch!(pre),
-                    ProviderPre::V2(pre) => dispatch!(pre),
+                Ok(match self.pre.version {
+                    Version::V1 => dispatch!(v1),
+                    Version::V2 => dispatch!(v2),
                 })
             });
             let backstop = started + budget.deadline + BACKSTOP_GRACE;

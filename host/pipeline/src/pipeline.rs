@@ -11,7 +11,7 @@
 //!   → pre-execute              waterfall allow | ask | deny (policy first)
 //!   → approval                 one-shot, only on ask; no approver = deny
 //!   → guards                   deny or abstain, never allow
-//!   → wrappers → body          around-dispatch (metrics, retry, deadline, fuel) → sandbox
+//!   → wrappers → body          around-dispatch (metrics, retry, budget) → sandbox
 //!   → output                   value within `max_value_bytes`, then against the output schema
 //!   → render                   value → content (in a fresh sandbox, or already
 //!                              done in the execute instance when the policy says so)
@@ -104,7 +104,7 @@ impl PipelineBuilder {
         self
     }
     /// Replaces the wrapper chain (default: [`wrappers::standard`]).
-    /// Without the deadline and fuel wrappers a call has no budget and fails closed.
+    /// Without the budget wrapper a call has no fuel or deadline and fails closed.
     pub fn wrappers(mut self, w: Vec<Arc<dyn Wrapper>>) -> Self {
         self.wrappers = w;
         self

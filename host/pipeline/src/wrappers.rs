@@ -83,21 +83,28 @@ impl Next<'_> {
                 out
             }
             None => {
+                let input = |cancel| BodyInput {
+                    tool: ctx.tool.descriptor.name.as_str(),
+                    arguments: ctx.arguments,
+                    policy: &ctx.tool.policy,
+                    budget: ctx.budget,
+                    cancel,
+                    entropy: ctx.env.entropy,
+                    clock: ctx.env.guest_clock.clone(),
+                };
+                if ctx.signal == *self.caller {
+                    // No wrapper installed a signal of its own: the caller's
+                    // is the body's (a child token would add a node to the
+                    // caller's tree, locked twice, for nothing to relay).
+                    return self.body.execute(input(self.caller.clone())).await;
+                }
                 // Re-join the caller's signal: the body is cancelled when the
                 // caller cancels, whatever signal the wrappers installed.
                 // The wrappers' signal is relayed into it in this task (no
                 // spawned relay: a task per call cost a thread wake-up).
                 let joined = self.caller.child_token();
                 let wrappers_signal = ctx.signal.clone();
-                let body = self.body.execute(BodyInput {
-                    tool: ctx.tool.descriptor.name.as_str(),
-                    arguments: ctx.arguments,
-                    policy: &ctx.tool.policy,
-                    budget: ctx.budget,
-                    cancel: joined.clone(),
-                    entropy: ctx.env.entropy,
-                    clock: ctx.env.guest_clock.clone(),
-                });
+                let body = self.body.execute(input(joined.clone()));
                 tokio::pin!(body);
                 tokio::select! {
                     biased;
@@ -141,32 +148,23 @@ pub(crate) async fn dispatch(
     (out, ctx.metrics)
 }
 
-/// Sets the wall-clock deadline from the tool's policy (`timeout_ms`).
+/// Sets the body's budget from the tool's policy: CPU fuel (`fuel`) and the
+/// wall-clock deadline (`timeout_ms`). Without it the budget stays empty and
+/// the sandbox runs nothing (fail closed).
 #[derive(Debug, Default)]
-pub struct DeadlineWrapper;
+pub struct BudgetWrapper;
 
 #[async_trait::async_trait]
-impl Wrapper for DeadlineWrapper {
+impl Wrapper for BudgetWrapper {
     fn name(&self) -> &str {
-        "deadline"
+        "budget"
     }
     async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
-        ctx.budget.deadline = Duration::from_millis(ctx.tool.policy.limits.timeout_ms);
-        next.run(ctx).await
-    }
-}
-
-/// Sets the CPU fuel budget from the tool's policy (`fuel`).
-#[derive(Debug, Default)]
-pub struct FuelWrapper;
-
-#[async_trait::async_trait]
-impl Wrapper for FuelWrapper {
-    fn name(&self) -> &str {
-        "fuel"
-    }
-    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
-        ctx.budget.fuel = ctx.tool.policy.limits.fuel;
+        let limits = &ctx.tool.policy.limits;
+        ctx.budget = Budget {
+            fuel: limits.fuel,
+            deadline: Duration::from_millis(limits.timeout_ms),
+        };
         next.run(ctx).await
     }
 }
@@ -247,12 +245,11 @@ impl Wrapper for MetricsWrapper {
     }
 }
 
-/// The standard chain, outermost first: metrics, retry, deadline, fuel.
+/// The standard chain, outermost first: metrics, retry, budget.
 pub fn standard() -> Vec<Arc<dyn Wrapper>> {
     vec![
         Arc::new(MetricsWrapper),
         Arc::new(RetryWrapper::default()),
-        Arc::new(DeadlineWrapper),
-        Arc::new(FuelWrapper),
+        Arc::new(BudgetWrapper),
     ]
 }

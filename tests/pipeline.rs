@@ -132,7 +132,7 @@ impl Wrapper for Recorder {
     fn name(&self) -> &str {
         "recorder"
     }
-    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Box<Execution> {
         push(&self.0, "wrapper-in");
         let out = next.run(ctx).await;
         push(&self.0, "wrapper-out");
@@ -401,7 +401,7 @@ impl Wrapper for Detacher {
     fn name(&self) -> &str {
         "detacher"
     }
-    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Box<Execution> {
         ctx.signal = CancellationToken::new();
         next.run(ctx).await
     }

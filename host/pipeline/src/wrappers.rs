@@ -54,8 +54,10 @@ impl<'a> DispatchCtx<'a> {
 pub trait Wrapper: Send + Sync {
     /// Name, for traces.
     fn name(&self) -> &str;
-    /// Runs around `next` (call `next.run(ctx)` zero or more times).
-    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution;
+    /// Runs around `next` (call `next.run(ctx)` zero or more times). The
+    /// execution comes back boxed, so each level of the chain passes a
+    /// pointer up rather than copying the whole execution.
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Box<Execution>;
 }
 
 /// The rest of the chain.
@@ -68,7 +70,7 @@ pub struct Next<'a> {
 
 impl Next<'_> {
     /// Runs the remaining wrappers and the body.
-    pub async fn run(self, ctx: &mut DispatchCtx<'_>) -> Execution {
+    pub async fn run(self, ctx: &mut DispatchCtx<'_>) -> Box<Execution> {
         match self.wrappers.split_first() {
             Some((w, rest)) => {
                 let saved = ctx.signal.clone();
@@ -96,7 +98,7 @@ impl Next<'_> {
                     // No wrapper installed a signal of its own: the caller's
                     // is the body's (a child token would add a node to the
                     // caller's tree, locked twice, for nothing to relay).
-                    return self.body.execute(input(self.caller.clone())).await;
+                    return Box::new(self.body.execute(input(self.caller.clone())).await);
                 }
                 // Re-join the caller's signal: the body is cancelled when the
                 // caller cancels, whatever signal the wrappers installed.
@@ -108,10 +110,10 @@ impl Next<'_> {
                 tokio::pin!(body);
                 tokio::select! {
                     biased;
-                    out = &mut body => out,
+                    out = &mut body => Box::new(out),
                     () = wrappers_signal.cancelled() => {
                         joined.cancel();
-                        body.await
+                        Box::new(body.await)
                     }
                 }
             }
@@ -129,7 +131,7 @@ pub(crate) async fn dispatch(
     env: &CallEnv,
     caller: &CancellationToken,
     metrics: Map<String, Value>,
-) -> (Execution, Map<String, Value>) {
+) -> (Box<Execution>, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,
         tool,
@@ -159,7 +161,7 @@ impl Wrapper for BudgetWrapper {
     fn name(&self) -> &str {
         "budget"
     }
-    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Box<Execution> {
         let limits = &ctx.tool.policy.limits;
         ctx.budget = Budget {
             fuel: limits.fuel,
@@ -198,7 +200,7 @@ impl Wrapper for RetryWrapper {
     fn name(&self) -> &str {
         "retry"
     }
-    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Box<Execution> {
         let idempotent = ctx.tool.descriptor.annotations.idempotent;
         let mut attempt = 1;
         loop {
@@ -226,7 +228,7 @@ impl Wrapper for MetricsWrapper {
     fn name(&self) -> &str {
         "metrics"
     }
-    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Execution {
+    async fn around(&self, ctx: &mut DispatchCtx<'_>, next: Next<'_>) -> Box<Execution> {
         // The env outlives `ctx`'s borrow by `next`: no clone of the clock.
         let clock = &ctx.env.clock;
         let t = clock.monotonic_ns();

@@ -6,12 +6,16 @@
 //!   `execute("echo", "{}")` of the test guest;
 //! - **runtime**: `LoadedComponent::execute` (the policy's sandbox, budget,
 //!   limits, classification);
-//! - **pipeline**: `Pipeline::execute`, every stage including render;
+//! - **pipeline**: `Pipeline::execute`, every stage including render, of
+//!   the same call (`echo` with `{}`), so every row asks the guest for the
+//!   same work;
 //! - **pipeline alone**: the same with a body that returns at once, so the
 //!   stages' own cost is read without the sandbox's;
 //! - **spawn**: starting `/bin/true` and waiting for it, the native
 //!   alternative to a sandbox;
-//! - throughput with 1, 2, 8 and 64 concurrent callers (p50, p99, calls/s);
+//! - throughput with 1, 2, 8 and 64 concurrent callers (p50, p99, calls/s),
+//!   each call with its own arguments (identical calls in flight together
+//!   run one after another: the repeat check waits for the previous one);
 //! - cold compile against cached load, for a small and a large component;
 //! - resident memory growth over many calls;
 //! - record and replay: a call recorded to a cassette, played back from it
@@ -522,6 +526,7 @@ async fn main() -> anyhow::Result<()> {
     let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
     let one_call = {
         let seq = seq.clone();
+        let pipeline1 = pipeline1.clone();
         move || {
             call_echo_with(
                 pipeline1.clone(),
@@ -534,6 +539,14 @@ async fn main() -> anyhow::Result<()> {
     if perf_loop("--pipeline-only", 200 * n, &one_call).await? {
         return Ok(());
     }
+    // Concurrent callers send distinct calls: identical calls in flight
+    // together are run one after another by design (the repeat check waits
+    // for the previous identical call's outcome).
+    let distinct_call = {
+        let seq = seq.clone();
+        let pipeline1 = pipeline1.clone();
+        move || call_echo(pipeline1.clone(), seq.fetch_add(1, Ordering::Relaxed))
+    };
     let (canned, _reg2) = canned_pipeline(&loaded)?;
     let canned_call = {
         let seq = seq.clone();
@@ -645,7 +658,9 @@ async fn main() -> anyhow::Result<()> {
     replay_rows(&loaded, if quick { 200 } else { 2000 }).await?;
 
     // ── throughput ─────────────────────────────────────────────────────
-    println!("\nthroughput, full pipeline, trivial tool, render = \"same-instance\":");
+    println!(
+        "\nthroughput, full pipeline, trivial tool, render = \"same-instance\", distinct arguments per call:"
+    );
     println!("| callers | calls | calls/s | p50 | p99 |");
     println!("|---|---|---|---|---|");
     for callers in [1usize, 2, 8, 64] {
@@ -654,7 +669,7 @@ async fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..callers {
-            let call = one_call.clone();
+            let call = distinct_call.clone();
             tasks.push(tokio::spawn(async move {
                 let mut times = Vec::with_capacity(per);
                 for _ in 0..per {

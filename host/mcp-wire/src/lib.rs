@@ -49,33 +49,41 @@ pub fn tool_call(request_id: &str, params: CallToolRequestParams) -> ToolCall {
 /// in `_meta.toolhost.error`. `object_only`: the negotiated revision requires
 /// `structuredContent` to be an object (before 2026-07-28), so another value
 /// is left out (its rendering is in `content`).
-pub fn call_result(result: &ToolResult, object_only: bool) -> CallToolResult {
+pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
     // Built field by field: going through a JSON value and rmcp's decoder
-    // cost about as much as the tool call itself.
-    let meta = result.meta();
+    // cost about as much as the tool call itself. Taken by value, so the
+    // value, the content and the facts move onto the wire (a tool's text is
+    // often both its value and its content: two copies saved).
+    let (meta, content, success) = match result {
+        ToolResult::Success(s) => (s.meta, s.content, Ok((s.value, s.additional_context))),
+        ToolResult::Failure {
+            error,
+            content,
+            meta,
+        } => (meta, content, Err(error)),
+    };
     let mut toolhost = Map::with_capacity(4);
     toolhost.insert("trace".into(), to_value(&meta.trace));
     toolhost.insert("timings".into(), to_value(meta.timings));
     if !meta.extra.is_empty() {
-        toolhost.insert("extra".into(), Value::Object(meta.extra.clone()));
+        toolhost.insert("extra".into(), Value::Object(meta.extra));
     }
-    let mut content: Vec<rmcp::model::ContentBlock> =
-        result.content().iter().map(wire_block).collect();
-    let mut wire = match result {
-        ToolResult::Success(s) => {
+    let mut content: Vec<rmcp::model::ContentBlock> = content.into_iter().map(wire_block).collect();
+    let mut wire = match success {
+        Ok((value, additional_context)) => {
             // Context a post-execute listener attached is for the model too.
             content.extend(
-                s.additional_context
-                    .iter()
+                additional_context
+                    .into_iter()
                     .map(rmcp::model::ContentBlock::text),
             );
             let mut wire = CallToolResult::success(content);
-            if !object_only || s.value.is_object() {
-                wire.structured_content = Some(s.value.clone());
+            if !object_only || value.is_object() {
+                wire.structured_content = Some(value);
             }
             wire
         }
-        ToolResult::Failure { error, .. } => {
+        Err(error) => {
             // Not in `structuredContent`: clients validate that against the
             // tool's output schema even on errors (the TypeScript SDK does).
             toolhost.insert("error".into(), to_value(error));
@@ -94,11 +102,11 @@ fn to_value(v: impl serde::Serialize) -> Value {
 }
 
 /// A content block as MCP's.
-fn wire_block(b: &ContentBlock) -> rmcp::model::ContentBlock {
+fn wire_block(b: ContentBlock) -> rmcp::model::ContentBlock {
     match b {
-        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text.clone()),
+        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text),
         ContentBlock::Image { data, mime_type } => {
-            rmcp::model::ContentBlock::image(data.clone(), mime_type.clone())
+            rmcp::model::ContentBlock::image(data, mime_type)
         }
         ContentBlock::ResourceLink {
             uri,
@@ -106,9 +114,9 @@ fn wire_block(b: &ContentBlock) -> rmcp::model::ContentBlock {
             mime_type,
             description,
         } => {
-            let mut link = rmcp::model::Resource::new(uri.clone(), name.clone());
-            link.mime_type.clone_from(mime_type);
-            link.description.clone_from(description);
+            let mut link = rmcp::model::Resource::new(uri, name);
+            link.mime_type = mime_type;
+            link.description = description;
             rmcp::model::ContentBlock::resource_link(link)
         }
     }
@@ -183,7 +191,7 @@ mod tests {
     #[test]
     fn failures_carry_the_code_everywhere() {
         let r = ToolResult::failure(FailureCode::PathDenied, "outside the workspace");
-        let v = serde_json::to_value(call_result(&r, true)).expect("serializes");
+        let v = serde_json::to_value(call_result(r, true)).expect("serializes");
         assert_eq!(v["isError"], true);
         assert!(v.get("structuredContent").is_none());
         assert_eq!(v["_meta"]["toolhost"]["error"]["code"], "path_denied");
@@ -275,7 +283,7 @@ mod tests {
             (failure, false),
         ] {
             let mut direct =
-                serde_json::to_value(call_result(&result, object_only)).expect("encodes");
+                serde_json::to_value(call_result(result.clone(), object_only)).expect("encodes");
             // Set by rmcp's constructors (the handler drops it for older revisions).
             assert_eq!(direct["resultType"], "complete");
             direct.as_object_mut().map(|o| o.remove("resultType"));

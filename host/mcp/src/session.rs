@@ -255,7 +255,7 @@ impl ServerHandler for Session {
             .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
         let call = convert::tool_call(&context.id.to_string(), request);
         let result = self.pipeline.execute(call, context.ct.clone()).await;
-        Ok(convert::call_result(&result, object_only).into())
+        Ok(convert::call_result(result, object_only).into())
     }
 
     async fn list_resources(

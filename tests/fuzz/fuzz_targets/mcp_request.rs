@@ -90,7 +90,7 @@ fn call(id: RequestId, params: rmcp::model::CallToolRequestParams, object_only: 
     let is_error = result.is_error();
     let wire = answer(
         id,
-        ServerResult::CallToolResult(wire::call_result(&result, object_only)),
+        ServerResult::CallToolResult(wire::call_result(result, object_only)),
     );
     let r = &wire["result"];
     assert_eq!(r["isError"], json!(is_error), "{wire}");

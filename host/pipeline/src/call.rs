@@ -26,62 +26,72 @@ impl ExecutionToken {
 /// audit and execution agree on what was called. Fields are private and
 /// there is no `&mut` access.
 #[derive(Debug, Clone)]
-pub struct FrozenCall {
-    call_id: Arc<str>,
-    name: Arc<str>,
-    raw_arguments: Arc<str>,
-    arguments: Arc<ParsedArguments>,
-    agent: Option<Arc<str>>,
-    parent: Option<Arc<str>>,
+pub struct FrozenCall(Arc<Frozen>);
+
+/// What a [`FrozenCall`] shares: one allocation, the call's own strings
+/// moved in.
+#[derive(Debug)]
+struct Frozen {
+    call_id: String,
+    name: String,
+    raw_arguments: String,
+    arguments: ParsedArguments,
+    agent: Option<String>,
+    parent: Option<String>,
     token: ExecutionToken,
 }
 
 impl FrozenCall {
-    pub(crate) fn freeze(call: &ToolCall, token: ExecutionToken) -> FrozenCall {
-        FrozenCall {
-            call_id: call.call_id.as_str().into(),
-            name: call.name.as_str().into(),
-            raw_arguments: call.arguments.as_str().into(),
-            arguments: Arc::new(parse_arguments(&call.arguments)),
-            agent: call.agent.as_deref().map(Into::into),
-            parent: call.parent.as_deref().map(Into::into),
+    /// Freezes `call`, whose arguments parsed as `arguments`.
+    pub(crate) fn freeze(
+        call: ToolCall,
+        arguments: ParsedArguments,
+        token: ExecutionToken,
+    ) -> FrozenCall {
+        FrozenCall(Arc::new(Frozen {
+            call_id: call.call_id,
+            name: call.name,
+            raw_arguments: call.arguments,
+            arguments,
+            agent: call.agent,
+            parent: call.parent,
             token,
-        }
+        }))
     }
 
     /// The provider's call id.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        &self.0.call_id
     }
     /// The tool name asked for.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.0.name
     }
     /// The raw argument string, as emitted.
     pub fn raw_arguments(&self) -> &str {
-        &self.raw_arguments
+        &self.0.raw_arguments
     }
     /// The parsed arguments.
     pub fn arguments(&self) -> &ParsedArguments {
-        &self.arguments
+        &self.0.arguments
     }
     /// The arguments as JSON, when they parsed.
     pub fn json(&self) -> Option<&Value> {
-        match &*self.arguments {
+        match &self.0.arguments {
             ParsedArguments::Json(v) => Some(v),
             ParsedArguments::Raw(_) => None,
         }
     }
     /// The calling agent.
     pub fn agent(&self) -> Option<&str> {
-        self.agent.as_deref()
+        self.0.agent.as_deref()
     }
     /// The parent call.
     pub fn parent(&self) -> Option<&str> {
-        self.parent.as_deref()
+        self.0.parent.as_deref()
     }
     /// The execution token.
     pub fn token(&self) -> &ExecutionToken {
-        &self.token
+        &self.0.token
     }
 }

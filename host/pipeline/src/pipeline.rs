@@ -25,7 +25,7 @@
 
 use crate::baseline::Baselines;
 use crate::bound::{Artifacts, bound};
-use crate::call::{ExecutionToken, FrozenCall, ParsedArguments};
+use crate::call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
 use crate::determinism::{CallEnv, InOrder};
 use crate::listeners::{
     Approval, ApprovalRequest, Approver, Guard, ListenerError, PostAction, PostExecute,
@@ -337,8 +337,8 @@ impl Pipeline {
     /// Runs one call through every stage. Never panics and never fails:
     /// every outcome is a [`ToolResult`].
     pub async fn execute(&self, call: ToolCall, signal: CancellationToken) -> ToolResult {
-        let admitted = self.admit(&call);
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
+        let admitted = self.admit(call);
         self.run(admitted, signal).instrument(span).await
     }
 
@@ -347,11 +347,14 @@ impl Pipeline {
     /// environment, and its `tool/call` event (on disk before anything runs;
     /// if it cannot be, nothing runs). One critical section, so positions,
     /// keys and `tool/call` events agree on the order.
-    fn admit(&self, call: &ToolCall) -> Admitted {
+    fn admit(&self, call: ToolCall) -> Admitted {
+        // Parsed before the critical section: it needs no position.
+        let arguments = parse_arguments(&call.arguments);
         let mut adm = self.admission.lock().unwrap_or_else(|e| e.into_inner());
         adm.position += 1;
         let position = adm.position;
-        let frozen = FrozenCall::freeze(call, ExecutionToken::new(&self.session, position));
+        let token = ExecutionToken::new(&self.session, position);
+        let frozen = FrozenCall::freeze(call, arguments, token);
         let fingerprint = fingerprint(&frozen);
         let (done, waiter) = outcome();
         let previous = adm.last.replace(Previous {

@@ -405,7 +405,6 @@ async fn call_echo_with(pipeline: Arc<Pipeline>, i: u64, arguments: String) -> a
             CancellationToken::new(),
         )
         .await;
-
     anyhow::ensure!(!r.is_error(), "{r:?}");
     Ok(())
 }

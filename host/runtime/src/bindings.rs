@@ -148,6 +148,16 @@ pub(crate) enum Version {
     V2,
 }
 
+impl Version {
+    /// The version number, e.g. `0.2.0`.
+    pub(crate) fn number(self) -> &'static str {
+        match self {
+            Version::V1 => "0.1.0",
+            Version::V2 => "0.2.0",
+        }
+    }
+}
+
 /// The contract's functions in one component, found once at load: a call
 /// then loads (and type-checks) only the functions it calls, instead of the
 /// generated bindings' loading all three on every instantiation.
@@ -174,13 +184,10 @@ impl<T: 'static> ProviderPre<T> {
                 Err(_) => return Err(v2_error),
             },
         };
-        let interface = match version {
-            Version::V1 => "toolhost:tool/tool@0.1.0",
-            Version::V2 => "toolhost:tool/tool@0.2.0",
-        };
+        let interface = format!("toolhost:tool/tool@{}", version.number());
         let component = pre.component();
         let iface = component
-            .get_export_index(None, interface)
+            .get_export_index(None, &interface)
             .ok_or_else(|| wasmtime::format_err!("no export `{interface}`"))?;
         let func = |name: &str| {
             component
@@ -201,9 +208,6 @@ impl<T: 'static> ProviderPre<T> {
 
     /// The contract version, e.g. `0.2.0`.
     pub(crate) fn version(&self) -> &'static str {
-        match self.version {
-            Version::V1 => "0.1.0",
-            Version::V2 => "0.2.0",
-        }
+        self.version.number()
     }
 }

@@ -59,19 +59,21 @@ pub(crate) fn check(imports: &[String], sandbox: &Sandbox) -> Vec<ImportCheck> {
 #[derive(Debug, Clone)]
 pub(crate) struct Imports {
     names: Vec<String>,
-    /// The first import that needs a network grant (`wasi:http/`, `wasi:sockets/`).
-    first_networked: Option<usize>,
+    /// The first import some policy can deny: one the sandbox that grants
+    /// nothing denies (it needs the network grant).
+    first_deniable: Option<usize>,
 }
 
 impl Imports {
     /// `names` must all be [provided](is_provided) (checked at load).
     pub(crate) fn new(names: Vec<String>) -> Imports {
-        let first_networked = names
+        let nothing = Sandbox::default();
+        let first_deniable = names
             .iter()
-            .position(|i| i.starts_with("wasi:http/") || i.starts_with("wasi:sockets/"));
+            .position(|i| matches!(verdict(i, &nothing), ImportVerdict::Denied(_)));
         Imports {
             names,
-            first_networked,
+            first_deniable,
         }
     }
 
@@ -84,7 +86,7 @@ impl Imports {
     /// first. Runs before every call, so it costs one comparison unless the
     /// component needs a network the policy does not grant.
     pub(crate) fn first_denial(&self, sandbox: &Sandbox) -> Option<String> {
-        let i = self.first_networked?;
+        let i = self.first_deniable?;
         match verdict(&self.names[i], sandbox) {
             ImportVerdict::Denied(why) => Some(why),
             _ => None,

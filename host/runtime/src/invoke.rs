@@ -368,6 +368,12 @@ impl LoadedComponent {
                         type Failure = crate::bindings::$v::types::ToolFailure;
                         type Block = crate::bindings::$v::types::ContentBlock;
                         type Descriptor = crate::bindings::$v::types::ToolDescriptor;
+                        let execute_fn = |store: &mut Store<HostState>| {
+                            instance.get_typed_func::<(&str, &str), (Result<String, Failure>,)>(
+                                store,
+                                &ix.execute,
+                            )
+                        };
                         let render_fn = |store: &mut Store<HostState>| {
                             instance.get_typed_func::<(&str, &str, &str), (Option<Vec<Block>>,)>(
                                 store, &ix.render,
@@ -384,21 +390,13 @@ impl LoadedComponent {
                                     &mut store,
                                     &ix.list_tools,
                                 )?;
-                                instance
-                                    .get_typed_func::<(&str, &str), (Result<String, Failure>,)>(
-                                        &mut store,
-                                        &ix.execute,
-                                    )?;
+                                execute_fn(&mut store)?;
                                 render_fn(&mut store)?;
                                 let (tools,) = list.call_async(&mut store, ()).await?;
                                 Returned::Tools(tools.into_iter().map(Into::into).collect())
                             }
                             Call::Execute { name, args, render } => {
-                                let execute = instance
-                                    .get_typed_func::<(&str, &str), (Result<String, Failure>,)>(
-                                        &mut store,
-                                        &ix.execute,
-                                    )?;
+                                let execute = execute_fn(&mut store)?;
                                 let (out,) = execute.call_async(&mut store, (name, args)).await?;
                                 let out: Result<String, RawFailure> = out.map_err(Into::into);
                                 let rendered = match (&out, render) {

@@ -908,6 +908,65 @@ async fn urls_off_the_allow_list_are_refused_before_approval() {
     );
 }
 
+/// `render = "host"`: the tool's render is never called. A render that
+/// would panic cannot fail the call, a tool with its own rendering (`read`
+/// numbers its lines) gets the host's rendering of its value instead, and
+/// the value is the one the other modes give.
+#[tokio::test]
+async fn host_render_never_calls_the_tools_render() {
+    use toolhost_policy::RenderMode;
+    let ws = Workspace::new(&[("a.txt", "one\ntwo\n")]);
+    let pipeline = |mode| {
+        let registry = Registry::new();
+        let policy = build(allow_in(ws.path(), FsMode::ReadOnly).render(mode));
+        async move {
+            let r = registry
+                .register_component(Scope::Global, &toolhost_tests::read().await, &policy)
+                .unwrap();
+            let h = registry
+                .register_component(Scope::Global, &toolhost_tests::hostile().await, &policy)
+                .unwrap();
+            (Pipeline::builder(registry).build(), (r, h))
+        }
+    };
+    let (host, _keep) = pipeline(RenderMode::Host).await;
+    let (isolated, _keep_too) = pipeline(RenderMode::Isolated).await;
+    let call = |id| ToolCall::new(id, "read", r#"{"path":"a.txt"}"#);
+
+    let broken = host
+        .execute(
+            ToolCall::new("b", "render_fail", "{}"),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(!broken.is_error(), "{broken:?}");
+    assert_eq!(broken.text(), "{\n  \"ok\": true\n}");
+    let render = |r: &toolhost_contract::ToolResult| {
+        r.meta()
+            .trace
+            .entries
+            .iter()
+            .find(|e| e.stage == Stage::Render)
+            .map(|e| e.by.clone())
+    };
+    assert_eq!(render(&broken).as_deref(), Some("host"), "{broken:?}");
+
+    let by_host = host.execute(call("h"), CancellationToken::new()).await;
+    let by_tool = isolated.execute(call("i"), CancellationToken::new()).await;
+    assert!(
+        !by_host.is_error() && !by_tool.is_error(),
+        "{by_host:?} {by_tool:?}"
+    );
+    assert_eq!(by_host.value(), by_tool.value(), "the same value");
+    assert!(by_tool.text().contains("     1\tone"), "{}", by_tool.text());
+    let value = by_host.value().expect("a value");
+    assert_eq!(
+        by_host.content(),
+        toolhost_pipeline::pipeline::default_render(value)
+    );
+    assert_eq!(render(&by_tool).as_deref(), Some("render"));
+}
+
 /// `render = "same-instance"`: render runs right after execute in its
 /// instance (one instantiation), with the same result as an isolated
 /// render; a render that panics there is still `render_failed`, and the

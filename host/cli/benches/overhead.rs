@@ -8,7 +8,9 @@
 //!   limits, classification);
 //! - **pipeline**: `Pipeline::execute`, every stage including render, of
 //!   the same call (`echo` with `{}`), so every row asks the guest for the
-//!   same work;
+//!   same work; with the tool's render isolated (a second instance), in the
+//!   execute instance, and not called (`render = "host"`: `echo` leaves
+//!   rendering to the host anyway, so all three give the same content);
 //! - **pipeline alone**: the same with a body that returns at once, so the
 //!   stages' own cost is read without the sandbox's;
 //! - **spawn**: starting `/bin/true` and waiting for it, the native
@@ -33,8 +35,10 @@
 //! short run (CI runs it so the benchmark cannot rot); `-- --calls-only` for
 //! the per-call tables alone. For `perf record`, one kind of call in a loop:
 //! `--floor-only`, `--runtime-only` (execute + render in one instance),
-//! `--isolated-only`, `--pipeline-only` (same-instance), `--stages-only`
-//! (pipeline alone).
+//! `--isolated-only`, `--pipeline-only` (same-instance), `--host-only`
+//! (render = "host"), `--stages-only`
+//! (pipeline alone); with `--idle`, a hundredth as many calls, each after 1 ms
+//! asleep.
 
 #[path = "../../../tests/support/process.rs"]
 mod process;
@@ -384,9 +388,17 @@ where
     if !std::env::args().any(|a| a == flag) {
         return Ok(false);
     }
-    median_of(n, f).await?;
+    if std::env::args().any(|a| a == "--idle") {
+        times_of(n / 100, Some(IDLE), f, &mut Vec::new()).await?;
+    } else {
+        median_of(n, f).await?;
+    }
     Ok(true)
 }
+
+/// How long the thread sleeps before each call of the after-idle rows (and
+/// of a `--*-only` loop given `--idle`).
+const IDLE: Duration = Duration::from_millis(1);
 
 /// The floor's arguments, used by every per-call row: the same call in each.
 const ECHO_ARGS: &str = "{}";
@@ -505,7 +517,7 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
 
-    // ── full pipeline, render isolated and in the execute instance ─────
+    // ── full pipeline: render isolated, in the execute instance, by the host
     let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (pipeline, _reg) = echo_pipeline(&loaded, RenderMode::Isolated)?;
     let pipeline_call = {
@@ -538,6 +550,21 @@ async fn main() -> anyhow::Result<()> {
     if perf_loop("--pipeline-only", 200 * n, &one_call).await? {
         return Ok(());
     }
+    let (pipeline2, _reg3) = echo_pipeline(&loaded, RenderMode::Host)?;
+    let host_call = {
+        let seq = seq.clone();
+        move || {
+            call_echo_with(
+                pipeline2.clone(),
+                seq.fetch_add(1, Ordering::Relaxed),
+                ECHO_ARGS.to_owned(),
+            )
+        }
+    };
+    median_of(50, &host_call).await?;
+    if perf_loop("--host-only", 200 * n, &host_call).await? {
+        return Ok(());
+    }
     // Concurrent callers send distinct calls: identical calls in flight
     // together are run one after another by design (the repeat check waits
     // for the previous identical call's outcome).
@@ -567,27 +594,28 @@ async fn main() -> anyhow::Result<()> {
     // alike instead of on whichever row ran at the time. Twice: back to
     // back, and each call after the thread slept (as an agent's calls come,
     // seconds apart, on caches other work has filled).
-    let idle = Duration::from_millis(1);
+    let idle = IDLE;
     let rounds = 10;
-    let mut tables: Vec<[(Duration, Duration); 6]> = Vec::new();
+    let mut tables: Vec<[(Duration, Duration); 7]> = Vec::new();
     for (m, nap) in [(n / rounds, None), (n / 4 / rounds, Some(idle))] {
-        let mut rows: [Vec<Duration>; 6] = Default::default();
+        let mut rows: [Vec<Duration>; 7] = Default::default();
         for _ in 0..rounds {
             times_of(m, nap, raw_call, &mut rows[0]).await?;
             times_of(m, nap, &execute_only, &mut rows[1]).await?;
             times_of(m, nap, &execute_and_render, &mut rows[2]).await?;
             times_of(m, nap, &pipeline_call, &mut rows[3]).await?;
             times_of(m, nap, &one_call, &mut rows[4]).await?;
-            times_of(m, nap, &canned_call, &mut rows[5]).await?;
+            times_of(m, nap, &host_call, &mut rows[5]).await?;
+            times_of(m, nap, &canned_call, &mut rows[6]).await?;
         }
         tables.push(rows.map(|mut t| {
             t.sort();
             (percentile(&t, 0.5), percentile(&t, 0.99))
         }));
     }
-    let [raw, rt, rr, p, o, c] = tables[0];
+    let [raw, rt, rr, p, o, h, c] = tables[0];
     let ((raw50, raw99), (rt50, rt99), (rr50, rr99)) = (raw, rt, rr);
-    let ((p50, p99), (o50, o99), (c50, c99)) = (p, o, c);
+    let ((p50, p99), (o50, o99), (h50, h99), (c50, c99)) = (p, o, h, c);
 
     // ── spawning a native process ──────────────────────────────────────
     let (sp50, sp99) = median_of(if quick { 50 } else { 300 }, || async {
@@ -612,6 +640,11 @@ async fn main() -> anyhow::Result<()> {
             p99,
         ),
         ("full pipeline, render = \"same-instance\"", o50, o99),
+        (
+            "full pipeline, render = \"host\" (no tool render)",
+            h50,
+            h99,
+        ),
         ("pipeline alone (a body that returns at once)", c50, c99),
         ("spawn /bin/true", sp50, sp99),
     ] {
@@ -639,6 +672,7 @@ async fn main() -> anyhow::Result<()> {
         "runtime, execute + render in one instance",
         "full pipeline, render isolated",
         "full pipeline, render = \"same-instance\"",
+        "full pipeline, render = \"host\" (no tool render)",
         "pipeline alone (a body that returns at once)",
     ];
     for ((what, (a, b)), (hot, _)) in labels.iter().zip(tables[1]).zip(tables[0]) {

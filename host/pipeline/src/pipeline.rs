@@ -48,7 +48,7 @@ use toolhost_contract::{
     ContentBlock, DecisionTrace, FailureCode, Meta, SessionEvent, Stage, StageVerdict, Timings,
     ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent, ToolSuccess,
 };
-use toolhost_policy::{Decision, Limits};
+use toolhost_policy::{Decision, Limits, RenderMode};
 use tracing::Instrument;
 
 /// Observes each stage as a call enters it (tests, tracing bridges, UIs).
@@ -876,8 +876,11 @@ impl Pipeline {
 
         // ── render ──────────────────────────────────────────────────────
         self.enter(call, Stage::Render);
+        let host_renders = tool.policy.render == RenderMode::Host;
         let rendered = match rendered_in_instance {
             Some(r) => r,
+            // The policy keeps the tool's render out: the host renders.
+            None if host_renders => Ok(None),
             None => {
                 tool.body
                     .render(
@@ -907,7 +910,7 @@ impl Pipeline {
                 ));
             }
         };
-        run.pass(Stage::Render, "render");
+        run.pass(Stage::Render, if host_renders { "host" } else { "render" });
         let mut result = ToolResult::Success(ToolSuccess {
             value,
             content,

@@ -309,9 +309,11 @@ impl Sandbox {
     }
 }
 
-/// Where a tool's `render` runs.
+/// Where a tool's `render` runs, if at all.
 ///
 /// The default, [`RenderMode::Isolated`], makes render pure by construction.
+/// [`RenderMode::Host`] is pure too, and costs nothing: the tool's render is
+/// never called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RenderMode {
@@ -325,6 +327,12 @@ pub enum RenderMode {
     /// and what is left of its budget. For trusted, stateless tools (the
     /// built-in tools' default policies use it).
     SameInstance,
+    /// Nowhere: the tool's `render` is never called, and the host renders
+    /// the value (as when render returns `none`). One instantiation per
+    /// call, and what the model reads comes from the validated value alone.
+    /// Gives up: the tool's own rendering. For tools that leave rendering
+    /// to the host anyway, or whose rendering is not wanted.
+    Host,
 }
 
 /// The fully resolved policy for one tool: what the runtime enforces for a call.

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use toolhost_policy::{Decision, FsMode, Policy};
+use toolhost_policy::{Decision, FsMode, Policy, RenderMode};
 
 const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
 const POLICIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies");
@@ -87,6 +87,7 @@ fn full_policy_uses_every_key() {
 
     let component = policy.component();
     assert_eq!(component.decision, Decision::Ask);
+    assert_eq!(component.render, RenderMode::SameInstance);
     let l = &component.limits;
     assert_eq!(l.fuel, 2_000_000_000);
     assert_eq!(l.timeout_ms, 10_000);
@@ -120,6 +121,7 @@ fn full_policy_uses_every_key() {
     );
     let write = policy.for_tool("write");
     assert_eq!(write.decision, Decision::Ask);
+    assert_eq!(write.render, RenderMode::SameInstance, "inherited");
     assert_eq!(write.limits.timeout_ms, 2_000);
     assert_eq!(write.limits.fuel, 2_000_000_000);
     assert_eq!(write.sandbox.fs.len(), 1);
@@ -132,6 +134,7 @@ fn full_policy_uses_every_key() {
     assert!(!write.sandbox.grants_network());
     let read = policy.for_tool("read");
     assert_eq!(read.decision, Decision::Allow);
+    assert_eq!(read.render, RenderMode::Host);
     assert_eq!(read.sandbox, component.sandbox);
 }
 

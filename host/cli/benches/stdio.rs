@@ -4,7 +4,9 @@
 //! (the test guest's `echo`) through the full pipeline with a fresh instance
 //! per call. The same driver against an echo server (`cat`, which returns
 //! each line as it reads it) in the same run shows the driver's and the
-//! pipes' own cost, so the server's share is visible.
+//! pipes' own cost, so the server's share is visible. The server's CPU time
+//! per call (all its threads, from `/proc`) is the steadier figure: on a
+//! VM the latency swings with where the scheduler puts the two processes.
 //!
 //! `cargo bench -p toolhost --bench stdio` (optimized); `-- --quick` runs
 //! 100 calls.
@@ -99,6 +101,19 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// CPU time used so far by every thread of process `pid` (running on a
+/// CPU, from `/proc/PID/task/*/schedstat`), in ns; 0 where it cannot be read.
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 fn main() -> anyhow::Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
     let n = if quick { 100 } else { 1000 };
@@ -121,14 +136,14 @@ fn main() -> anyhow::Result<()> {
     println!(
         "stdio round trip, {n} sequential calls of a trivial tool (`echo`, full pipeline, fresh instance each):"
     );
-    println!("| server | p50 | p99 | server's share of p50 |");
-    println!("|---|---|---|---|");
+    println!("| server | p50 | p99 | server's share of p50 | server CPU per call |");
+    println!("|---|---|---|---|---|");
     println!(
-        "| echo server (cat) | {:.1} µs | {:.1} µs | |",
+        "| echo server (cat) | {:.1} µs | {:.1} µs | | |",
         us(e50),
         us(e99)
     );
-    for render in ["isolated", "same-instance"] {
+    for render in ["isolated", "same-instance", "host"] {
         // toolhost serve over stdio, the test guest under an allow policy.
         let ws = dir.path().join(render);
         std::fs::create_dir_all(&ws)?;
@@ -155,11 +170,13 @@ fn main() -> anyhow::Result<()> {
         server.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
         let ok = |r: &str| r.contains(r#""isError":false"#);
         server.measure(50, call, ok)?; // warm-up
+        let cpu0 = cpu_ns(server.child.id());
         let mut served = server.measure(n, call, ok)?;
+        let cpu = cpu_ns(server.child.id()).saturating_sub(cpu0) as f64 / n as f64 / 1000.0;
         served.sort();
         let (s50, s99) = (percentile(&served, 0.5), percentile(&served, 0.99));
         println!(
-            "| toolhost serve, render = \"{render}\" | {:.1} µs | {:.1} µs | {:.1} µs |",
+            "| toolhost serve, render = \"{render}\" | {:.1} µs | {:.1} µs | {:.1} µs | {cpu:.1} µs |",
             us(s50),
             us(s99),
             us(s50) - us(e50)

@@ -37,7 +37,8 @@
 //! `--floor-only`, `--runtime-only` (execute + render in one instance),
 //! `--isolated-only`, `--pipeline-only` (same-instance), `--host-only`
 //! (render = "host"), `--stages-only`
-//! (pipeline alone); with `--idle`, a hundredth as many calls, each after 1 ms
+//! (pipeline alone), `--deterministic-only`, `--record-only` (to a
+//! cassette); with `--idle`, a hundredth as many calls, each after 1 ms
 //! asleep.
 
 #[path = "../../../tests/support/process.rs"]
@@ -378,6 +379,29 @@ async fn replay_rows(loaded: &Arc<LoadedComponent>, m: u64) -> anyhow::Result<()
     Ok(())
 }
 
+/// For `perf record`: `--deterministic-only` (live calls in deterministic
+/// mode) or `--record-only` (the same, recorded to a cassette), `m` calls;
+/// `false` when neither is asked for.
+async fn replay_perf_loop(loaded: &Arc<LoadedComponent>, m: u64) -> anyhow::Result<bool> {
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let dir = tempfile::tempdir()?;
+    let mode = RenderMode::SameInstance;
+    let (p, _r) = if flag("--deterministic-only") {
+        echo_pipeline_with(loaded, mode, |b| b.deterministic(1))?
+    } else if flag("--record-only") {
+        let rec = Replay::open(
+            &dir.path().join("perf.jsonl"),
+            Mode::Record,
+            Layer::Cassette,
+        )?;
+        echo_pipeline_with(loaded, mode, |b| b.cassette(rec))?
+    } else {
+        return Ok(false);
+    };
+    timed_calls(&p, m).await?;
+    Ok(true)
+}
+
 /// For `perf record`: when the command line has `flag`, `n` runs of `f`
 /// and nothing else (the caller returns at once).
 async fn perf_loop<F, Fut>(flag: &str, n: usize, f: F) -> anyhow::Result<bool>
@@ -586,6 +610,9 @@ async fn main() -> anyhow::Result<()> {
     };
     median_of(50, &canned_call).await?;
     if perf_loop("--stages-only", 1000 * n, &canned_call).await? {
+        return Ok(());
+    }
+    if replay_perf_loop(&loaded, 100 * n as u64).await? {
         return Ok(());
     }
 

@@ -466,7 +466,7 @@ impl Pipeline {
             tracing::error!("could not record tool/result: {e}");
         }
         if let (Some(c), Some((position, key, call, result))) = (&self.b.cassette, f.record) {
-            c.write(position, key, &call, &result);
+            c.write(position, key, &call, result);
         }
     }
 
@@ -483,7 +483,7 @@ impl Pipeline {
                 .insert("logError".into(), json!(e.to_string()));
         }
         if let (Some(c), Some((position, key, call, result))) = (&self.b.cassette, f.record) {
-            c.write(position, key, &call, &result);
+            c.write(position, key, &call, result);
         }
         result
     }

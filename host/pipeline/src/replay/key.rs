@@ -3,51 +3,71 @@
 use crate::call::{FrozenCall, ParsedArguments};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::fmt;
-use toolhost_contract::sha256_hex;
+use sha2::{Digest, Sha256};
+use std::{fmt, io};
+use toolhost_contract::{hex, sha256_hex};
 
 /// `v` as canonical JSON: object keys sorted (by their UTF-8 bytes) at every
 /// level, no insignificant whitespace. Two values that are equal as JSON
 /// have the same canonical text, whatever order their keys came in.
 pub fn canonical_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(v, &mut out);
-    out
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail, and serde_json writes UTF-8.
+    let _ = write_canonical(v, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn write_canonical(v: &Value, out: &mut String) {
+/// Writes `v` as canonical JSON: each key and scalar straight through
+/// serde_json's own (compact) writer, so the bytes are those of
+/// `Value::to_string`, without a string per node.
+fn write_canonical<W: io::Write>(v: &Value, out: &mut W) -> io::Result<()> {
     match v {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.write_all(b"{")?;
+            for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.write_all(b",")?;
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[k], out);
+                serde_json::to_writer(&mut *out, k)?;
+                out.write_all(b":")?;
+                write_canonical(v, out)?;
             }
-            out.push('}');
+            out.write_all(b"}")
         }
         Value::Array(items) => {
-            out.push('[');
+            out.write_all(b"[")?;
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.write_all(b",")?;
                 }
-                write_canonical(item, out);
+                write_canonical(item, out)?;
             }
-            out.push(']');
+            out.write_all(b"]")
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
     }
 }
 
-/// SHA-256 (hex) of `v`'s canonical JSON.
+/// SHA-256 (hex) of `v`'s canonical JSON, hashed as it is written (the
+/// text itself is never built).
 pub fn canonical_sha256(v: &Value) -> String {
-    sha256_hex(canonical_json(v).as_bytes())
+    /// An `io::Write` that feeds a hasher.
+    struct Hashing(Sha256);
+    impl io::Write for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.0.update(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(Sha256::new());
+    // Hashing cannot fail.
+    let _ = write_canonical(v, &mut h);
+    hex(&h.0.finalize())
 }
 
 /// Which recorded call a live call is: the tool, a hash of its canonical
@@ -105,6 +125,23 @@ mod tests {
         assert_eq!(canonical_json(&a), canonical_json(&b));
         assert_ne!(canonical_sha256(&a), canonical_sha256(&json!({"b": 2})));
         assert_eq!(canonical_json(&json!("a\"b\n")), r#""a\"b\n""#);
+        // Scalars and keys are written as serde_json writes them.
+        let scalars = json!([1.5, -0.0, 1e300, u64::MAX, -7, null, true, "\u{1}é\\\t"]);
+        for s in scalars.as_array().unwrap() {
+            assert_eq!(canonical_json(s), s.to_string());
+            let key = s.to_string();
+            assert_eq!(
+                canonical_json(&json!({ key.clone(): 1 })),
+                format!("{{{}:1}}", Value::String(key).to_string())
+            );
+        }
+        // Hashed as written: the same as hashing the text.
+        for v in [a, scalars, json!({})] {
+            assert_eq!(
+                canonical_sha256(&v),
+                sha256_hex(canonical_json(&v).as_bytes())
+            );
+        }
     }
 
     #[test]

@@ -291,16 +291,10 @@ impl Replay {
 
     /// Writes one call to the cassette (in position order: the pipeline
     /// calls this from its in-order writer).
-    pub(crate) fn write(
-        &self,
-        position: u64,
-        key: CallKey,
-        call: &FrozenCall,
-        result: &ToolResult,
-    ) {
+    pub(crate) fn write(&self, position: u64, key: CallKey, call: &FrozenCall, result: ToolResult) {
         let mut st = self.lock();
         let index = st.next_index;
-        let entry = Entry::new(index, position, key, call, result.clone());
+        let entry = Entry::new(index, position, key, call, result);
         let Some(w) = st.writer.as_mut() else {
             return;
         };

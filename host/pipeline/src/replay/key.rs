@@ -132,7 +132,7 @@ mod tests {
             let key = s.to_string();
             assert_eq!(
                 canonical_json(&json!({ key.clone(): 1 })),
-                format!("{{{}:1}}", Value::String(key).to_string())
+                format!("{{{}:1}}", Value::String(key))
             );
         }
         // Hashed as written: the same as hashing the text.

@@ -38,7 +38,7 @@
 //! `--isolated-only`, `--pipeline-only` (same-instance), `--host-only`
 //! (render = "host"), `--stages-only`
 //! (pipeline alone), `--deterministic-only`, `--record-only` (to a
-//! cassette); with `--idle`, a hundredth as many calls, each after 1 ms
+//! cassette), `--read-only` (Rust's `read` of a small file); with `--idle`, a hundredth as many calls, each after 1 ms
 //! asleep.
 
 #[path = "../../../tests/support/process.rs"]
@@ -235,8 +235,9 @@ const LANGUAGES: &[(&str, &str, &str, &str)] = &[
 
 /// Cold compile, cached load and per-call time of each built guest in
 /// another language, against Rust's `read` in the same run.
-async fn languages(quick: bool) -> anyhow::Result<()> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+/// The files the guests in other languages read, and the policy they run
+/// under (generous limits: the Python and JavaScript runtimes are large).
+fn language_fixture() -> anyhow::Result<(tempfile::TempDir, toolhost_policy::Policy)> {
     let ws = tempfile::tempdir()?;
     let mut csv = String::from("city,country,population\n");
     for i in 0..50 {
@@ -265,6 +266,35 @@ async fn languages(quick: bool) -> anyhow::Result<()> {
             l.memory_bytes = 256 << 20;
         })
         .build()?;
+    Ok((ws, policy))
+}
+
+/// For `perf record` (`--read-only`): Rust's `read` of the small file, as
+/// in the languages table, `n` times; `false` when not asked for.
+async fn read_perf_loop(rt: &Runtime, n: usize) -> anyhow::Result<bool> {
+    if !std::env::args().any(|a| a == "--read-only") {
+        return Ok(false);
+    }
+    let (_ws, policy) = language_fixture()?;
+    let read = rt.load(Path::new(toolhost_guests::TOOL_READ)).await?;
+    let registry = Registry::new();
+    let _reg = registry.register_component(Scope::Global, &read, &policy)?;
+    let p = Pipeline::builder(registry).build();
+    for i in 0..n {
+        let r = p
+            .execute(
+                ToolCall::new(format!("r{i}"), "read", r#"{"path": "data.csv"}"#),
+                CancellationToken::new(),
+            )
+            .await;
+        anyhow::ensure!(!r.is_error(), "read: {r:?}");
+    }
+    Ok(true)
+}
+
+async fn languages(quick: bool) -> anyhow::Result<()> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (_ws, policy) = language_fixture()?;
     let n = if quick { 10 } else { 100 };
     let per_call = |component: Arc<LoadedComponent>, tool: &'static str, args: &'static str| {
         let policy = policy.clone();
@@ -456,6 +486,9 @@ async fn main() -> anyhow::Result<()> {
         ..RuntimeConfig::default()
     })?;
     let loaded = rt.load(hostile).await?;
+    if read_perf_loop(&rt, 20 * n).await? {
+        return Ok(());
+    }
 
     // ── raw floor: wasmtime alone, same engine ─────────────────────────
     let engine = rt.engine().clone();

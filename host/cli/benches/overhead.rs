@@ -36,10 +36,10 @@
 //! the per-call tables alone. For `perf record`, one kind of call in a loop:
 //! `--floor-only`, `--runtime-only` (execute + render in one instance),
 //! `--isolated-only`, `--pipeline-only` (same-instance), `--host-only`
-//! (render = "host"), `--stages-only`
-//! (pipeline alone), `--deterministic-only`, `--record-only` (to a
-//! cassette), `--read-only` (Rust's `read` of a small file); with `--idle`, a hundredth as many calls, each after 1 ms
-//! asleep.
+//! (render = "host"), `--stages-only` (pipeline alone),
+//! `--deterministic-only`, `--record-only` (to a cassette), `--read-only`
+//! (Rust's `read` of a small file); with `--idle`, a hundredth as many
+//! calls, each after 1 ms asleep.
 
 #[path = "../../../tests/support/process.rs"]
 mod process;
@@ -233,8 +233,6 @@ const LANGUAGES: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-/// Cold compile, cached load and per-call time of each built guest in
-/// another language, against Rust's `read` in the same run.
 /// The files the guests in other languages read, and the policy they run
 /// under (generous limits: the Python and JavaScript runtimes are large).
 fn language_fixture() -> anyhow::Result<(tempfile::TempDir, toolhost_policy::Policy)> {
@@ -272,7 +270,7 @@ fn language_fixture() -> anyhow::Result<(tempfile::TempDir, toolhost_policy::Pol
 /// For `perf record` (`--read-only`): Rust's `read` of the small file, as
 /// in the languages table, `n` times; `false` when not asked for.
 async fn read_perf_loop(rt: &Runtime, n: usize) -> anyhow::Result<bool> {
-    if !std::env::args().any(|a| a == "--read-only") {
+    if !has_flag("--read-only") {
         return Ok(false);
     }
     let (_ws, policy) = language_fixture()?;
@@ -292,6 +290,8 @@ async fn read_perf_loop(rt: &Runtime, n: usize) -> anyhow::Result<bool> {
     Ok(true)
 }
 
+/// Cold compile, cached load and per-call time of each built guest in
+/// another language, against Rust's `read` in the same run.
 async fn languages(quick: bool) -> anyhow::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let (_ws, policy) = language_fixture()?;
@@ -413,12 +413,11 @@ async fn replay_rows(loaded: &Arc<LoadedComponent>, m: u64) -> anyhow::Result<()
 /// mode) or `--record-only` (the same, recorded to a cassette), `m` calls;
 /// `false` when neither is asked for.
 async fn replay_perf_loop(loaded: &Arc<LoadedComponent>, m: u64) -> anyhow::Result<bool> {
-    let flag = |f: &str| std::env::args().any(|a| a == f);
     let dir = tempfile::tempdir()?;
     let mode = RenderMode::SameInstance;
-    let (p, _r) = if flag("--deterministic-only") {
+    let (p, _r) = if has_flag("--deterministic-only") {
         echo_pipeline_with(loaded, mode, |b| b.deterministic(1))?
-    } else if flag("--record-only") {
+    } else if has_flag("--record-only") {
         let rec = Replay::open(
             &dir.path().join("perf.jsonl"),
             Mode::Record,
@@ -439,15 +438,20 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
-    if !std::env::args().any(|a| a == flag) {
+    if !has_flag(flag) {
         return Ok(false);
     }
-    if std::env::args().any(|a| a == "--idle") {
+    if has_flag("--idle") {
         times_of(n / 100, Some(IDLE), f, &mut Vec::new()).await?;
     } else {
         median_of(n, f).await?;
     }
     Ok(true)
+}
+
+/// Whether the command line has `flag`.
+fn has_flag(flag: &str) -> bool {
+    std::env::args().any(|a| a == flag)
 }
 
 /// How long the thread sleeps before each call of the after-idle rows (and
@@ -477,7 +481,7 @@ async fn call_echo_with(pipeline: Arc<Pipeline>, i: u64, arguments: String) -> a
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let quick = has_flag("--quick");
     let n = if quick { 200 } else { 2000 };
     let hostile = Path::new(toolhost_guests::GUEST_HOSTILE);
     let cache = tempfile::tempdir()?;
@@ -576,48 +580,36 @@ async fn main() -> anyhow::Result<()> {
 
     // ── full pipeline: render isolated, in the execute instance, by the host
     let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    // The floor's call through `$pipeline`, numbered from `seq`. A macro:
+    // a function cannot return the closure (`impl Fn() -> impl Future` is
+    // not allowed), and boxing its future would add an allocation the
+    // floor does not pay.
+    macro_rules! echo_call {
+        ($pipeline:expr) => {{
+            let (seq, pipeline) = (seq.clone(), $pipeline.clone());
+            move || {
+                call_echo_with(
+                    pipeline.clone(),
+                    seq.fetch_add(1, Ordering::Relaxed),
+                    ECHO_ARGS.to_owned(),
+                )
+            }
+        }};
+    }
     let (pipeline, _reg) = echo_pipeline(&loaded, RenderMode::Isolated)?;
-    let pipeline_call = {
-        let seq = seq.clone();
-        move || {
-            call_echo_with(
-                pipeline.clone(),
-                seq.fetch_add(1, Ordering::Relaxed),
-                ECHO_ARGS.to_owned(),
-            )
-        }
-    };
+    let pipeline_call = echo_call!(pipeline);
     median_of(50, &pipeline_call).await?;
     if perf_loop("--isolated-only", 100 * n, &pipeline_call).await? {
         return Ok(());
     }
     let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
-    let one_call = {
-        let seq = seq.clone();
-        let pipeline1 = pipeline1.clone();
-        move || {
-            call_echo_with(
-                pipeline1.clone(),
-                seq.fetch_add(1, Ordering::Relaxed),
-                ECHO_ARGS.to_owned(),
-            )
-        }
-    };
+    let one_call = echo_call!(pipeline1);
     median_of(50, &one_call).await?;
     if perf_loop("--pipeline-only", 200 * n, &one_call).await? {
         return Ok(());
     }
     let (pipeline2, _reg3) = echo_pipeline(&loaded, RenderMode::Host)?;
-    let host_call = {
-        let seq = seq.clone();
-        move || {
-            call_echo_with(
-                pipeline2.clone(),
-                seq.fetch_add(1, Ordering::Relaxed),
-                ECHO_ARGS.to_owned(),
-            )
-        }
-    };
+    let host_call = echo_call!(pipeline2);
     median_of(50, &host_call).await?;
     if perf_loop("--host-only", 200 * n, &host_call).await? {
         return Ok(());
@@ -631,16 +623,7 @@ async fn main() -> anyhow::Result<()> {
         move || call_echo(pipeline1.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
     let (canned, _reg2) = canned_pipeline(&loaded)?;
-    let canned_call = {
-        let seq = seq.clone();
-        move || {
-            call_echo_with(
-                canned.clone(),
-                seq.fetch_add(1, Ordering::Relaxed),
-                ECHO_ARGS.to_owned(),
-            )
-        }
-    };
+    let canned_call = echo_call!(canned);
     median_of(50, &canned_call).await?;
     if perf_loop("--stages-only", 1000 * n, &canned_call).await? {
         return Ok(());
@@ -654,10 +637,9 @@ async fn main() -> anyhow::Result<()> {
     // alike instead of on whichever row ran at the time. Twice: back to
     // back, and each call after the thread slept (as an agent's calls come,
     // seconds apart, on caches other work has filled).
-    let idle = IDLE;
     let rounds = 10;
     let mut tables: Vec<[(Duration, Duration); 7]> = Vec::new();
-    for (m, nap) in [(n / rounds, None), (n / 4 / rounds, Some(idle))] {
+    for (m, nap) in [(n / rounds, None), (n / 4 / rounds, Some(IDLE))] {
         let mut rows: [Vec<Duration>; 7] = Default::default();
         for _ in 0..rounds {
             times_of(m, nap, raw_call, &mut rows[0]).await?;
@@ -673,9 +655,17 @@ async fn main() -> anyhow::Result<()> {
             (percentile(&t, 0.5), percentile(&t, 0.99))
         }));
     }
-    let [raw, rt, rr, p, o, h, c] = tables[0];
-    let ((raw50, raw99), (rt50, rt99), (rr50, rr99)) = (raw, rt, rr);
-    let ((p50, p99), (o50, o99), (h50, h99), (c50, c99)) = (p, o, h, c);
+    // The rows of both tables, in the order measured.
+    let labels = [
+        "raw wasmtime floor",
+        "runtime (LoadedComponent::execute)",
+        "runtime, execute + render in one instance",
+        "full pipeline (Pipeline::execute), render isolated",
+        "full pipeline, render = \"same-instance\"",
+        "full pipeline, render = \"host\" (no tool render)",
+        "pipeline alone (a body that returns at once)",
+    ];
+    let (raw50, p50) = (tables[0][0].0, tables[0][3].0);
 
     // ── spawning a native process ──────────────────────────────────────
     let (sp50, sp99) = median_of(if quick { 50 } else { 300 }, || async {
@@ -690,24 +680,8 @@ async fn main() -> anyhow::Result<()> {
     );
     println!("| | p50 | p99 | p50 / floor |");
     println!("|---|---|---|---|");
-    for (what, a, b) in [
-        ("raw wasmtime floor", raw50, raw99),
-        ("runtime (LoadedComponent::execute)", rt50, rt99),
-        ("runtime, execute + render in one instance", rr50, rr99),
-        (
-            "full pipeline (Pipeline::execute), render isolated",
-            p50,
-            p99,
-        ),
-        ("full pipeline, render = \"same-instance\"", o50, o99),
-        (
-            "full pipeline, render = \"host\" (no tool render)",
-            h50,
-            h99,
-        ),
-        ("pipeline alone (a body that returns at once)", c50, c99),
-        ("spawn /bin/true", sp50, sp99),
-    ] {
+    let spawn = ("spawn /bin/true", (sp50, sp99));
+    for (what, (a, b)) in labels.into_iter().zip(tables[0]).chain([spawn]) {
         println!(
             "| {what} | {:.1} µs | {:.1} µs | {:.2}× |",
             us(a),
@@ -721,21 +695,12 @@ async fn main() -> anyhow::Result<()> {
     );
     println!(
         "\nthe same, each call after {} ms asleep ({} calls a row; the floor measured the same way):",
-        idle.as_millis(),
+        IDLE.as_millis(),
         n / 4
     );
     println!("| | p50 | p99 | p50 / floor | p50 / back to back |");
     println!("|---|---|---|---|---|");
-    let labels = [
-        "raw wasmtime floor",
-        "runtime (LoadedComponent::execute)",
-        "runtime, execute + render in one instance",
-        "full pipeline, render isolated",
-        "full pipeline, render = \"same-instance\"",
-        "full pipeline, render = \"host\" (no tool render)",
-        "pipeline alone (a body that returns at once)",
-    ];
-    for ((what, (a, b)), (hot, _)) in labels.iter().zip(tables[1]).zip(tables[0]) {
+    for ((what, (a, b)), (hot, _)) in labels.into_iter().zip(tables[1]).zip(tables[0]) {
         println!(
             "| {what} | {:.1} µs | {:.1} µs | {:.2}× | {:.1}× |",
             us(a),
@@ -744,7 +709,7 @@ async fn main() -> anyhow::Result<()> {
             us(a) / us(hot)
         );
     }
-    if std::env::args().any(|a| a == "--calls-only") {
+    if has_flag("--calls-only") {
         return Ok(()); // the table above and nothing else
     }
 

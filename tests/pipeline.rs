@@ -13,8 +13,8 @@ use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::wrappers::{DispatchCtx, Next, Wrapper};
 use toolhost_pipeline::{
     Approval, ApprovalRequest, ApproveAll, Approver, BodyInput, FrozenCall, Guard, GuardDenial,
-    ListenerError, Pipeline, PostAction, PostExecute, PreDecision, PreExecute, Registry,
-    ResultListener, Scope, SessionLog, StageObserver, ToolBody, ToolSpec, read_log,
+    ListenerError, Pipeline, PostAction, PostExecute, PreDecision, PreExecute, Registration,
+    Registry, ResultListener, Scope, SessionLog, StageObserver, ToolBody, ToolSpec, read_log,
 };
 use toolhost_policy::{Decision, FsMode, PolicyBuilder, ToolPolicy};
 use toolhost_runtime::{Execution, ExecutionReport};
@@ -908,6 +908,23 @@ async fn urls_off_the_allow_list_are_refused_before_approval() {
     );
 }
 
+/// A pipeline of the `read` tool and the hostile guest, read-only in `ws`,
+/// with `render` as given (keep the registrations: they hold the tools).
+async fn read_and_hostile(
+    ws: &Workspace,
+    render: toolhost_policy::RenderMode,
+) -> (Pipeline, [Registration; 2]) {
+    let registry = Registry::new();
+    let policy = build(allow_in(ws.path(), FsMode::ReadOnly).render(render));
+    let r = registry
+        .register_component(Scope::Global, &toolhost_tests::read().await, &policy)
+        .unwrap();
+    let h = registry
+        .register_component(Scope::Global, &toolhost_tests::hostile().await, &policy)
+        .unwrap();
+    (Pipeline::builder(registry).build(), [r, h])
+}
+
 /// `render = "host"`: the tool's render is never called. A render that
 /// would panic cannot fail the call, a tool with its own rendering (`read`
 /// numbers its lines) gets the host's rendering of its value instead, and
@@ -916,21 +933,8 @@ async fn urls_off_the_allow_list_are_refused_before_approval() {
 async fn host_render_never_calls_the_tools_render() {
     use toolhost_policy::RenderMode;
     let ws = Workspace::new(&[("a.txt", "one\ntwo\n")]);
-    let pipeline = |mode| {
-        let registry = Registry::new();
-        let policy = build(allow_in(ws.path(), FsMode::ReadOnly).render(mode));
-        async move {
-            let r = registry
-                .register_component(Scope::Global, &toolhost_tests::read().await, &policy)
-                .unwrap();
-            let h = registry
-                .register_component(Scope::Global, &toolhost_tests::hostile().await, &policy)
-                .unwrap();
-            (Pipeline::builder(registry).build(), (r, h))
-        }
-    };
-    let (host, _keep) = pipeline(RenderMode::Host).await;
-    let (isolated, _keep_too) = pipeline(RenderMode::Isolated).await;
+    let (host, _keep) = read_and_hostile(&ws, RenderMode::Host).await;
+    let (isolated, _keep_too) = read_and_hostile(&ws, RenderMode::Isolated).await;
     let call = |id| ToolCall::new(id, "read", r#"{"path":"a.txt"}"#);
 
     let broken = host
@@ -977,15 +981,7 @@ async fn same_instance_render_matches_isolated_render() {
     let ws = Workspace::new(&[("a.txt", "one\ntwo\n")]);
     let mut results = Vec::new();
     for mode in [RenderMode::Isolated, RenderMode::SameInstance] {
-        let registry = Registry::new();
-        let policy = build(allow_in(ws.path(), FsMode::ReadOnly).render(mode));
-        let _r = registry
-            .register_component(Scope::Global, &toolhost_tests::read().await, &policy)
-            .unwrap();
-        let _h = registry
-            .register_component(Scope::Global, &toolhost_tests::hostile().await, &policy)
-            .unwrap();
-        let p = Pipeline::builder(registry).build();
+        let (p, _keep) = read_and_hostile(&ws, mode).await;
         let read = p
             .execute(
                 ToolCall::new("r", "read", r#"{"path":"a.txt"}"#),

@@ -28,8 +28,9 @@ pub(crate) fn fingerprint(call: &FrozenCall) -> Fingerprint {
     h.finalize().into()
 }
 
-/// Feeds `io::Write` output into a hasher.
-struct HashWriter<'a>(&'a mut sha2::Sha256);
+/// Feeds `io::Write` output into a hasher (also the replay key's canonical
+/// hash).
+pub(crate) struct HashWriter<'a>(pub(crate) &'a mut sha2::Sha256);
 
 impl std::io::Write for HashWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

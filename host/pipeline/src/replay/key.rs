@@ -1,6 +1,7 @@
 //! Canonical JSON and the replay key of a call.
 
 use crate::call::{FrozenCall, ParsedArguments};
+use crate::repeat::HashWriter;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -53,21 +54,10 @@ fn write_canonical<W: io::Write>(v: &Value, out: &mut W) -> io::Result<()> {
 /// SHA-256 (hex) of `v`'s canonical JSON, hashed as it is written (the
 /// text itself is never built).
 pub fn canonical_sha256(v: &Value) -> String {
-    /// An `io::Write` that feeds a hasher.
-    struct Hashing(Sha256);
-    impl io::Write for Hashing {
-        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-            self.0.update(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut h = Hashing(Sha256::new());
+    let mut h = Sha256::new();
     // Hashing cannot fail.
-    let _ = write_canonical(v, &mut h);
-    hex(&h.0.finalize())
+    let _ = write_canonical(v, &mut HashWriter(&mut h));
+    hex(&h.finalize())
 }
 
 /// Which recorded call a live call is: the tool, a hash of its canonical

@@ -19,7 +19,8 @@
 //! ```
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ErrorData, ListToolsResult, ReadResourceResult,
+    CacheScope, CallToolRequestParams, CallToolResult, ErrorData, ListToolsResult,
+    ReadResourceResult, Tool,
 };
 use serde_json::{Map, Value, json};
 use toolhost_contract::{ContentBlock, ToolCall, ToolResult};
@@ -122,8 +123,14 @@ fn wire_block(b: ContentBlock) -> rmcp::model::ContentBlock {
     }
 }
 
-/// One page of the MCP projection.
-pub fn tools_page(all: Vec<Value>, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+/// One page of the MCP projection, as a complete result (`resultType:
+/// "complete"`, which every result under 2026-07-28 must carry: a result
+/// decoded from JSON without it would be sent without it).
+///
+/// Caching (2026-07-28): the list may change at any time (hot reload,
+/// components still compiling), so it is stale at once (`ttlMs: 0`), and
+/// it is kept per caller (`cacheScope: "private"`).
+pub fn tools_page(mut all: Vec<Value>, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
     let start = match cursor {
         None => 0,
         Some(c) => c
@@ -133,12 +140,19 @@ pub fn tools_page(all: Vec<Value>, cursor: Option<&str>) -> Result<ListToolsResu
             .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor `{c}`"), None))?,
     };
     let end = (start + TOOLS_PAGE).min(all.len());
-    let mut wire = json!({"tools": &all[start..end]});
-    if end < all.len() {
-        wire["nextCursor"] = json!(end.to_string());
+    let more = end < all.len();
+    let tools = all
+        .drain(start..end)
+        .map(serde_json::from_value::<Tool>)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ErrorData::internal_error(format!("tool list encoding: {e}"), None))?;
+    let mut page = ListToolsResult::with_all_items(tools)
+        .with_ttl_ms(0)
+        .with_cache_scope(CacheScope::Private);
+    if more {
+        page.next_cursor = Some(end.to_string());
     }
-    serde_json::from_value(wire)
-        .map_err(|e| ErrorData::internal_error(format!("tool list encoding: {e}"), None))
+    Ok(page)
 }
 
 /// Where in an artifact a `resources/read` starts and how much it reads:
@@ -159,7 +173,13 @@ pub fn artifact_request(uri: &str) -> Option<(String, usize, usize)> {
     (!id.is_empty()).then(|| (id.to_owned(), offset, limit))
 }
 
-/// A page of an artifact as a `ReadResourceResult`.
+/// How long a client may keep a page of an artifact: an artifact's text
+/// never changes (its id names one result), so an hour.
+pub const ARTIFACT_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// A page of an artifact as a complete `ReadResourceResult`. Cacheable for
+/// [`ARTIFACT_TTL_MS`], by its caller only (`private`: it is one caller's
+/// result).
 pub fn artifact_page(
     uri: &str,
     id: &str,
@@ -172,15 +192,16 @@ pub fn artifact_page(
     if next < total {
         meta["nextUri"] = json!(format!("{ARTIFACT_SCHEME}{id}?offset={next}"));
     }
-    serde_json::from_value(json!({
-        "contents": [{
-            "uri": uri,
-            "mimeType": "text/plain",
-            "text": text,
-            "_meta": {"toolhost": meta},
-        }]
+    let contents = serde_json::from_value(json!({
+        "uri": uri,
+        "mimeType": "text/plain",
+        "text": text,
+        "_meta": {"toolhost": meta},
     }))
-    .map_err(|e| ErrorData::internal_error(format!("resource encoding: {e}"), None))
+    .map_err(|e| ErrorData::internal_error(format!("resource encoding: {e}"), None))?;
+    Ok(ReadResourceResult::new(vec![contents])
+        .with_ttl_ms(ARTIFACT_TTL_MS)
+        .with_cache_scope(CacheScope::Private))
 }
 
 #[cfg(test)]
@@ -318,5 +339,26 @@ mod tests {
         assert_eq!(last.tools.len(), 50);
         assert!(last.next_cursor.is_none());
         assert!(tools_page(all, Some("999")).is_err());
+    }
+
+    /// Every page and every artifact page is a complete, cacheable result
+    /// on the wire (2026-07-28 requires `resultType`, `ttlMs` and
+    /// `cacheScope`; the server drops `resultType` for older revisions).
+    #[test]
+    fn lists_and_pages_are_complete_results() {
+        let all = vec![json!({"name": "t", "inputSchema": {"type": "object"}})];
+        let page = serde_json::to_value(tools_page(all, None).expect("page")).expect("encodes");
+        assert_eq!(page["resultType"], "complete");
+        assert_eq!(page["ttlMs"], 0);
+        assert_eq!(page["cacheScope"], "private");
+        let read = artifact_page("toolhost://artifacts/a", "a", 0, "abc".into(), 10).expect("page");
+        let read = serde_json::to_value(read).expect("encodes");
+        assert_eq!(read["resultType"], "complete");
+        assert_eq!(read["ttlMs"], ARTIFACT_TTL_MS);
+        assert_eq!(read["cacheScope"], "private");
+        assert_eq!(
+            read["contents"][0]["_meta"]["toolhost"]["nextUri"],
+            "toolhost://artifacts/a?offset=3"
+        );
     }
 }

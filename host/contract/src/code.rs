@@ -90,6 +90,12 @@ failure_codes! {
     /// `max_value_bytes`; the value was dropped (any changes the tool made
     /// stand). The sizes are in `info`.
     ValueTooLarge => "value_too_large",
+    /// Approval was asked of the client's user through the protocol itself
+    /// (MCP 2026-07-28: an `input_required` result); the call ran nothing,
+    /// and runs when the client sends the same call again with the answer.
+    /// A front end turns this into its protocol's request for input: the
+    /// model does not see it.
+    ApprovalPending => "approval_pending",
 }
 
 impl fmt::Display for FailureCode {
@@ -211,6 +217,7 @@ mod tests {
                 "write_budget_exceeded",
                 "not_recorded",
                 "value_too_large",
+                "approval_pending",
             ]
         );
         for c in FailureCode::ALL {

@@ -49,5 +49,7 @@ pub use listeners::{
     PostExecute, PreDecision, PreExecute, ResultListener,
 };
 pub use pipeline::{Pipeline, PipelineBuilder, StageObserver};
-pub use registry::{RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec};
+pub use registry::{
+    Availability, RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec,
+};
 pub use session_log::{LogContents, LogError, SessionLog, parse_log, read_log};

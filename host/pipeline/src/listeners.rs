@@ -61,6 +61,11 @@ pub enum Approval {
     Approved,
     /// Don't, with a reason for the model.
     Denied(String),
+    /// Not now: the question went to the user through the protocol, whose
+    /// answer comes with a later request (MCP 2026-07-28 `input_required`).
+    /// The call ends `approval_pending` and runs nothing; the reason says
+    /// what was asked.
+    Pending(String),
 }
 
 /// Answers `ask` decisions (a human prompt, an ACP client, a test).

@@ -418,8 +418,11 @@ impl Pipeline {
         if let (Some(Plan::Verify(i)), Some(c)) = (plan, &self.b.cassette) {
             c.verify(i, &result);
         }
-        // The next call's repeat check (a cancellation is not a failure).
-        let failed = result.is_error() && !result.failed_with(FailureCode::Cancelled);
+        // The next call's repeat check (a cancellation is not a failure, nor
+        // is a call waiting for its approval: it is sent again once answered).
+        let failed = result.is_error()
+            && !result.failed_with(FailureCode::Cancelled)
+            && !result.failed_with(FailureCode::ApprovalPending);
         admitted.done.send(failed);
 
         // tools/result: in-process listeners see the frozen, final outcome.
@@ -566,30 +569,20 @@ impl Pipeline {
 
         // ── lookup ──────────────────────────────────────────────────────
         self.enter(call, Stage::Lookup);
-        let Some(tool) = self.b.registry.resolve(call.name(), call.agent()) else {
-            let names: Vec<String> = self
-                .b
-                .registry
-                .visible(call.agent())
-                .iter()
-                .map(|t| t.descriptor.name.clone())
-                .collect();
-            return Err(run.deny(
-                Stage::Lookup,
-                "registry",
-                ToolFailure::new(
-                    FailureCode::UnknownTool,
-                    format!(
-                        "there is no tool named `{}`; available tools: {}",
-                        clip(call.name(), 64),
-                        if names.is_empty() {
-                            "none".into()
-                        } else {
-                            names.join(", ")
-                        }
-                    ),
-                ),
-            ));
+        let registry = &self.b.registry;
+        let mut found = registry.resolve(call.name(), call.agent());
+        if found.is_none() && registry.is_loading() {
+            // Its component may still be compiling: wait for the load (a
+            // cancelled call stops waiting).
+            tokio::select! {
+                biased;
+                () = registry.settled() => {}
+                () = signal.cancelled() => {}
+            }
+            found = registry.resolve(call.name(), call.agent());
+        }
+        let Some(tool) = found else {
+            return Err(run.deny(Stage::Lookup, "registry", unknown_tool(registry, call)));
         };
         run.tool = Some(tool.clone());
         run.pass(Stage::Lookup, "registry");
@@ -758,6 +751,16 @@ impl Pipeline {
                         ToolFailure::new(
                             FailureCode::ApprovalDenied,
                             format!("the user did not approve this call: {why}"),
+                        ),
+                    ));
+                }
+                Approval::Pending(what) => {
+                    return Err(run.deny(
+                        Stage::Approval,
+                        "approver",
+                        ToolFailure::new(
+                            FailureCode::ApprovalPending,
+                            format!("the user was asked to approve this call: {what}"),
                         ),
                     ));
                 }
@@ -984,6 +987,34 @@ fn verdict(d: &PreDecision) -> StageVerdict {
         PreDecision::Ask(_) => StageVerdict::Ask,
         PreDecision::Deny(_) => StageVerdict::Deny,
     }
+}
+
+/// The failure of a call to a tool the registry does not serve: why, when
+/// the registry knows (a policy that can never run it, its component still
+/// loading or failed), and what is served.
+fn unknown_tool(registry: &Registry, call: &FrozenCall) -> ToolFailure {
+    let name = clip(call.name(), 64);
+    let names: Vec<String> = registry
+        .visible(call.agent())
+        .iter()
+        .map(|t| t.descriptor.name.clone())
+        .collect();
+    let available = if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    };
+    let availability = registry.availability();
+    let message = match availability.why_not(call.name()) {
+        Some(why) if availability.unserved.contains_key(call.name()) => {
+            format!("{why}; available tools: {available}")
+        }
+        Some(why) => {
+            format!("there is no tool named `{name}`; available tools: {available}; {why}")
+        }
+        None => format!("there is no tool named `{name}`; available tools: {available}"),
+    };
+    ToolFailure::new(FailureCode::UnknownTool, message)
 }
 
 fn sanitize(s: &str) -> String {

@@ -1,6 +1,12 @@
 //! The tool registry: a service, not a map. Registering returns a handle
 //! whose drop unregisters exactly what it registered; per-agent tools shadow
 //! global ones of the same name. Schemas are compiled once, here.
+//!
+//! Beside the tools it serves, the registry knows why others are not
+//! ([`Availability`]): declared tools their policy can never run, components
+//! that failed to load, and components still loading. Lookup waits for the
+//! ones still loading and names the reason when a tool is not served, so
+//! every front end says why, where the user asks.
 
 use crate::body::ToolBody;
 use jsonschema::Validator;
@@ -82,10 +88,65 @@ struct Inner {
     next_id: u64,
 }
 
+/// What the registry does not serve, and why; and what may still come.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Availability {
+    /// Declared tools that are not served, by name, with why (their policy
+    /// denies them, their component needs what the policy does not grant).
+    pub unserved: BTreeMap<String, String>,
+    /// Components still loading (compiling), by origin: their tools are not
+    /// known yet.
+    pub loading: Vec<String>,
+    /// Components that failed to load, by origin, with why.
+    pub failed: Vec<(String, String)>,
+}
+
+impl Availability {
+    /// Why `name` is not served, when the registry knows: its own reason,
+    /// or the components still loading or that failed (whose tools are
+    /// unknown). One line, for a model.
+    pub fn why_not(&self, name: &str) -> Option<String> {
+        if let Some(reason) = self.unserved.get(name) {
+            return Some(format!("`{name}` is not served: {reason}"));
+        }
+        let mut parts = Vec::new();
+        if !self.loading.is_empty() {
+            parts.push(format!(
+                "still loading: {} (their tools are not known yet)",
+                self.loading.join(", ")
+            ));
+        }
+        if !self.failed.is_empty() {
+            let failed: Vec<String> = self
+                .failed
+                .iter()
+                .map(|(origin, why)| format!("{origin} ({})", first_line(why)))
+                .collect();
+            parts.push(format!("not loaded: {}", failed.join("; ")));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// The first line of `text`, clipped: reasons go into one-line messages.
+fn first_line(text: &str) -> String {
+    crate::summary::clip(text.lines().next().unwrap_or(""), 300)
+}
+
 /// The registry service. Cheap to clone.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Registry {
     inner: Arc<Mutex<Inner>>,
+    availability: Arc<tokio::sync::watch::Sender<Availability>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            inner: Arc::default(),
+            availability: Arc::new(tokio::sync::watch::Sender::new(Availability::default())),
+        }
+    }
 }
 
 impl std::fmt::Debug for Registry {
@@ -241,6 +302,29 @@ impl Registry {
             })
             .collect();
         self.register(scope, specs)
+    }
+
+    /// Says what is not served and why, and what is still loading (the
+    /// host assembly sets it with each change of the tools).
+    pub fn set_availability(&self, availability: Availability) {
+        self.availability.send_replace(availability);
+    }
+
+    /// What is not served and why, and what is still loading.
+    pub fn availability(&self) -> Availability {
+        self.availability.borrow().clone()
+    }
+
+    /// Whether components are still loading (their tools may come).
+    pub fn is_loading(&self) -> bool {
+        !self.availability.borrow().loading.is_empty()
+    }
+
+    /// Returns once no component is loading any more.
+    pub async fn settled(&self) {
+        let mut rx = self.availability.subscribe();
+        // The sender lives as long as `self`: the wait cannot end in error.
+        let _ = rx.wait_for(|a| a.loading.is_empty()).await;
     }
 
     /// The tool `name` as `agent` sees it: the agent's own, else the global one.

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, valid_name};
 use toolhost_pipeline::bound::Artifacts;
 use toolhost_pipeline::{
-    BodyInput, Pipeline, PipelineBuilder, Registration, Registry, RegistryError, Scope, ToolBody,
-    ToolSpec,
+    Availability, BodyInput, Pipeline, PipelineBuilder, Registration, Registry, RegistryError,
+    Scope, ToolBody, ToolSpec,
 };
 use toolhost_policy::{Decision, Policy, PolicyError, ToolPolicy};
 use toolhost_runtime::{
@@ -159,6 +159,9 @@ pub struct LoadReport {
     /// should reload it (a watcher adds the toolbox file itself, which it
     /// knows by path; `origin` is only a name for messages).
     pub watch: Vec<PathBuf>,
+    /// Components that did not load (a first start serves the others), by
+    /// origin, with why.
+    pub failed: Vec<(String, String)>,
 }
 
 /// A runtime, a registry and the toolbox currently served.
@@ -184,6 +187,8 @@ impl std::fmt::Debug for Host {
 
 /// One component entry, loaded, with its policy resolved.
 struct Prepared {
+    /// Its place in the toolbox.
+    index: usize,
     entry: ComponentEntry,
     component: Arc<LoadedComponent>,
     policy: Policy,
@@ -244,21 +249,18 @@ impl Host {
     /// Loads every component of `toolbox` and serves its tools in place of
     /// whatever was served before, atomically: on any error nothing changes.
     pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
-        let mut prepared = Vec::with_capacity(toolbox.components.len());
-        let mut watch = Vec::new();
+        let sources = read_sources(toolbox)?;
         // Compile in parallel; each load is independent.
         let mut loads = tokio::task::JoinSet::new();
-        for (i, entry) in toolbox.components.iter().enumerate() {
+        for (i, source) in sources.into_iter().enumerate() {
             let rt = self.runtime.clone();
-            let source = entry.source.clone();
-            loads.spawn(async move { (i, load_source(&rt, &source).await) });
+            loads.spawn(async move { (i, load_source(&rt, source).await) });
         }
-        let mut loaded: BTreeMap<usize, Result<Arc<LoadedComponent>, LoadError>> = BTreeMap::new();
+        let mut loaded: Vec<Option<Result<Arc<LoadedComponent>, LoadError>>> =
+            (0..toolbox.components.len()).map(|_| None).collect();
         while let Some(joined) = loads.join_next().await {
             match joined {
-                Ok((i, r)) => {
-                    loaded.insert(i, r);
-                }
+                Ok((i, r)) => loaded[i] = Some(r),
                 Err(e) => {
                     return Err(HostError::Load {
                         origin: toolbox.origin.clone(),
@@ -271,9 +273,10 @@ impl Host {
                 }
             }
         }
-        for (i, entry) in toolbox.components.iter().enumerate() {
-            let component = match loaded.remove(&i) {
-                Some(Ok(c)) => c,
+        let mut components = Vec::with_capacity(loaded.len());
+        for (entry, r) in toolbox.components.iter().zip(loaded) {
+            match r {
+                Some(Ok(c)) => components.push(Some(c)),
                 Some(Err(error)) => {
                     return Err(HostError::Load {
                         origin: toolbox.origin.clone(),
@@ -281,95 +284,393 @@ impl Host {
                         error,
                     });
                 }
-                None => unreachable_load(toolbox, entry)?,
-            };
-            if let Source::File(p) = &entry.source {
-                watch.push(p.clone());
+                None => return Err(unreachable_load(toolbox, entry)),
             }
-            let policy = resolve_policy(toolbox, entry)?;
-            if let PolicySource::File(p) = &entry.policy {
-                watch.push(p.clone());
+        }
+        let prepared = prepare(toolbox, components)?;
+        let assembled = assemble(toolbox, &prepared, Strictness::Strict)?;
+        self.install(assembled, &prepared, Vec::new(), Vec::new())
+    }
+
+    /// Starts serving `toolbox` without waiting for its components to
+    /// compile: what can be checked at once is (the toolbox's policies, its
+    /// component files readable), and an error there is returned now; each
+    /// component then loads in the background and its tools are served as
+    /// soon as it is ready, `on_change` being called after each change of
+    /// the tools. Meanwhile the registry says which components are still
+    /// loading ([`Registry::is_loading`]): lookup and `tools/list` wait for
+    /// them. A component that fails to load is reported, not served, and
+    /// does not stop the others (a name declared twice is served from the
+    /// first component in the toolbox).
+    pub fn start(
+        self: &Arc<Self>,
+        toolbox: Toolbox,
+        on_change: Arc<dyn Fn() + Send + Sync>,
+    ) -> Result<Startup, HostError> {
+        let sources = read_sources(&toolbox)?;
+        for entry in &toolbox.components {
+            resolve_policy(&toolbox, entry)?;
+        }
+        let origins: Vec<String> = toolbox
+            .components
+            .iter()
+            .map(|e| e.source.to_string())
+            .collect();
+        self.registry.set_availability(Availability {
+            loading: origins.clone(),
+            ..self.registry.availability()
+        });
+        let (done, finished) = tokio::sync::watch::channel(None);
+        let host = self.clone();
+        tokio::spawn(async move {
+            let report = host.load_progressively(&toolbox, sources, &on_change).await;
+            let _ = done.send(Some(report));
+        });
+        Ok(Startup { finished })
+    }
+
+    async fn load_progressively(
+        &self,
+        toolbox: &Toolbox,
+        sources: Vec<Loadable>,
+        on_change: &Arc<dyn Fn() + Send + Sync>,
+    ) -> LoadReport {
+        let n = toolbox.components.len();
+        let mut loads = tokio::task::JoinSet::new();
+        for (i, source) in sources.into_iter().enumerate() {
+            let rt = self.runtime.clone();
+            loads.spawn(async move { (i, load_source(&rt, source).await) });
+        }
+        let mut components: Vec<Option<Arc<LoadedComponent>>> = (0..n).map(|_| None).collect();
+        let mut pending: Vec<bool> = vec![true; n];
+        let mut failed: Vec<(usize, String)> = Vec::new();
+        let mut report = LoadReport::default();
+        while let Some(joined) = loads.join_next().await {
+            match joined {
+                Ok((i, r)) => {
+                    pending[i] = false;
+                    match r {
+                        Ok(c) => components[i] = Some(c),
+                        Err(e) => failed.push((i, e.to_string())),
+                    }
+                }
+                Err(e) => {
+                    // A load task panicked: which one is unknown, so every
+                    // component still pending fails with it.
+                    for (i, p) in pending.iter_mut().enumerate() {
+                        if std::mem::take(p) {
+                            failed.push((i, format!("its load task failed: {e}")));
+                        }
+                    }
+                }
             }
-            prepared.push(Prepared {
-                entry: entry.clone(),
-                component,
-                policy,
+            let loading: Vec<String> = toolbox
+                .components
+                .iter()
+                .zip(&pending)
+                .filter(|(_, p)| **p)
+                .map(|(e, _)| e.source.to_string())
+                .collect();
+            report = self.serve_ready(toolbox, &components, &mut failed, loading);
+            on_change();
+        }
+        // Nothing is loading any more, even if serving failed somewhere:
+        // nobody may wait for it.
+        if self.registry.is_loading() {
+            self.registry.set_availability(Availability {
+                loading: Vec::new(),
+                ..self.registry.availability()
             });
         }
+        report
+    }
 
-        // Decide what is served; refuse clashing names.
-        let mut specs = Vec::new();
-        let mut owners: BTreeMap<String, String> = BTreeMap::new();
-        let mut report = LoadReport {
-            watch,
-            ..LoadReport::default()
-        };
-        for p in &prepared {
-            let origin = p.entry.source.to_string();
-            let at = format!("{origin} ({}:{})", toolbox.origin, p.entry.line);
-            for d in p.component.tools() {
-                let name = match &p.entry.prefix {
-                    Some(prefix) => format!("{prefix}{}", d.name),
-                    None => d.name.clone(),
-                };
-                if !valid_name(&name) {
-                    return Err(HostError::BadName {
-                        origin: toolbox.origin.clone(),
-                        line: p.entry.line,
-                        prefix: p.entry.prefix.clone().unwrap_or_default(),
-                        name,
-                    });
+    /// Serves the components loaded so far (the rest are `loading`); a
+    /// component whose tools cannot be served joins `failed`.
+    fn serve_ready(
+        &self,
+        toolbox: &Toolbox,
+        components: &[Option<Arc<LoadedComponent>>],
+        failed: &mut Vec<(usize, String)>,
+        loading: Vec<String>,
+    ) -> LoadReport {
+        loop {
+            let ready: Vec<Option<Arc<LoadedComponent>>> = components
+                .iter()
+                .enumerate()
+                .map(|(i, c)| c.clone().filter(|_| !failed.iter().any(|(f, _)| *f == i)))
+                .collect();
+            let prepared = match prepare(toolbox, ready) {
+                Ok(p) => p,
+                // Policies were checked before loading started.
+                Err(e) => {
+                    tracing::error!("{e}");
+                    return LoadReport::default();
                 }
-                if let Some(first) = owners.insert(name.clone(), at.clone()) {
-                    return Err(HostError::DuplicateTool {
-                        name,
-                        first,
-                        second: at,
+            };
+            let result = assemble(toolbox, &prepared, Strictness::Lenient(failed)).and_then(|a| {
+                let failed = failed
+                    .iter()
+                    .map(|(i, why)| (toolbox.components[*i].source.to_string(), why.clone()))
+                    .collect();
+                self.install(a, &prepared, failed, loading.clone())
+            });
+            match result {
+                Ok(report) => return report,
+                // A schema the registry cannot compile: that component is
+                // not served; try again without it.
+                Err(HostError::Registry(e)) => {
+                    let tool = match &e {
+                        RegistryError::Schema { tool, .. } | RegistryError::Duplicate(tool) => {
+                            tool.clone()
+                        }
+                        _ => String::new(),
+                    };
+                    let culprit = prepared.iter().find(|p| {
+                        p.component
+                            .tools()
+                            .iter()
+                            .any(|d| prefixed(&p.entry, &d.name) == tool)
                     });
+                    match culprit {
+                        Some(p) => failed.push((p.index, e.to_string())),
+                        None => {
+                            tracing::error!("{e}");
+                            return LoadReport::default();
+                        }
+                    }
                 }
-                let policy = p.policy.for_tool(&d.name);
-                if let Some(reason) = never_runs(&p.component, &policy) {
-                    report.skipped.push(SkippedTool {
-                        name,
-                        component: origin.clone(),
-                        reason,
-                    });
-                    continue;
+                Err(e) => {
+                    tracing::error!("{e}");
+                    return LoadReport::default();
                 }
-                report.served.push(ServedTool {
-                    name: name.clone(),
-                    component: origin.clone(),
-                    decision: policy.decision,
-                });
-                specs.push(spec(&p.component, d, name, policy, &origin));
             }
         }
-        report.served.sort_by(|a, b| a.name.cmp(&b.name));
+    }
 
+    /// Registers `assembled` in place of what was served, and records it
+    /// with the components that `failed` and those still `loading`.
+    fn install(
+        &self,
+        assembled: Assembled,
+        prepared: &[Prepared],
+        failed: Vec<(String, String)>,
+        loading: Vec<String>,
+    ) -> Result<LoadReport, HostError> {
+        let Assembled { specs, mut report } = assembled;
         let mut current = self.lock();
         let registration = match &current.registration {
             Some(old) => self.registry.replace(old, Scope::Global, specs)?,
             None => self.registry.register(Scope::Global, specs)?,
         };
         current.registration = Some(registration);
-        current.components = prepared.into_iter().map(|p| p.component).collect();
+        current.components = prepared.iter().map(|p| p.component.clone()).collect();
+        report.failed = failed.clone();
         current.report = report.clone();
+        self.registry.set_availability(Availability {
+            unserved: report
+                .skipped
+                .iter()
+                .map(|s| (s.name.clone(), s.reason.clone()))
+                .collect(),
+            loading,
+            failed,
+        });
         Ok(report)
     }
 }
 
-fn unreachable_load(
+/// A toolbox being served while its components load ([`Host::start`]).
+#[derive(Debug, Clone)]
+pub struct Startup {
+    finished: tokio::sync::watch::Receiver<Option<LoadReport>>,
+}
+
+impl Startup {
+    /// Waits until every component loaded (or failed); what was served.
+    pub async fn finished(&self) -> LoadReport {
+        let mut rx = self.finished.clone();
+        match rx.wait_for(Option::is_some).await {
+            Ok(report) => report.clone().unwrap_or_default(),
+            // The loading task is gone without a report (the runtime shut
+            // down): nothing more will load.
+            Err(_) => LoadReport::default(),
+        }
+    }
+}
+
+/// What a component's bytes come from.
+enum Loadable {
+    /// A file, read.
+    File(PathBuf, Vec<u8>),
+    /// An embedded built-in.
+    Builtin(&'static toolhost_builtins::Builtin),
+}
+
+/// Every component's bytes (a missing file or an unknown built-in is an
+/// error now, naming its toolbox line).
+fn read_sources(toolbox: &Toolbox) -> Result<Vec<Loadable>, HostError> {
+    toolbox
+        .components
+        .iter()
+        .map(|entry| {
+            let error = |error: LoadError| HostError::Load {
+                origin: toolbox.origin.clone(),
+                line: entry.line,
+                error,
+            };
+            match &entry.source {
+                Source::File(path) => std::fs::read(path)
+                    .map(|bytes| Loadable::File(path.clone(), bytes))
+                    .map_err(|source| {
+                        error(LoadError::Read {
+                            path: path.clone(),
+                            source,
+                        })
+                    }),
+                Source::Builtin(name) => toolhost_builtins::get(name)
+                    .map(Loadable::Builtin)
+                    .ok_or_else(|| {
+                        error(LoadError::Read {
+                            path: PathBuf::from(format!("builtin:{name}")),
+                            source: std::io::Error::new(
+                                std::io::ErrorKind::NotFound,
+                                "no such built-in tool",
+                            ),
+                        })
+                    }),
+            }
+        })
+        .collect()
+}
+
+/// The loaded components (`None`: not loaded, left out) with their policies.
+fn prepare(
     toolbox: &Toolbox,
-    entry: &ComponentEntry,
-) -> Result<Arc<LoadedComponent>, HostError> {
-    Err(HostError::Load {
+    components: Vec<Option<Arc<LoadedComponent>>>,
+) -> Result<Vec<Prepared>, HostError> {
+    let mut prepared = Vec::new();
+    for (index, (entry, component)) in toolbox.components.iter().zip(components).enumerate() {
+        let Some(component) = component else {
+            continue;
+        };
+        prepared.push(Prepared {
+            index,
+            entry: entry.clone(),
+            component,
+            policy: resolve_policy(toolbox, entry)?,
+        });
+    }
+    Ok(prepared)
+}
+
+/// How [`assemble`] treats a component whose tools cannot be served as
+/// named (a bad prefixed name, a name another component declared).
+enum Strictness<'a> {
+    /// The whole load fails (hot reload and the CLI: all or nothing).
+    Strict,
+    /// The component is left out and joins the failed ones (a first start
+    /// serving what it can).
+    Lenient(&'a mut Vec<(usize, String)>),
+}
+
+/// The specs to register and the report of a set of prepared components.
+struct Assembled {
+    specs: Vec<ToolSpec>,
+    report: LoadReport,
+}
+
+/// `name` as `entry` serves it (its prefix first).
+fn prefixed(entry: &ComponentEntry, name: &str) -> String {
+    match &entry.prefix {
+        Some(prefix) => format!("{prefix}{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Decides what is served: every declared tool that can run under its
+/// policy, under its (prefixed) name; names clash across components.
+fn assemble(
+    toolbox: &Toolbox,
+    prepared: &[Prepared],
+    mut strictness: Strictness<'_>,
+) -> Result<Assembled, HostError> {
+    let mut specs = Vec::new();
+    let mut owners: BTreeMap<String, String> = BTreeMap::new();
+    let mut report = LoadReport::default();
+    // Every file the toolbox names, loaded or not: a fix to a component
+    // that failed is a change to reload for.
+    for entry in &toolbox.components {
+        if let Source::File(path) = &entry.source {
+            report.watch.push(path.clone());
+        }
+        if let PolicySource::File(path) = &entry.policy {
+            report.watch.push(path.clone());
+        }
+    }
+    'components: for p in prepared {
+        let origin = p.entry.source.to_string();
+        let at = format!("{origin} ({}:{})", toolbox.origin, p.entry.line);
+        // Checked whole first, so a component is served entirely or not at all.
+        for d in p.component.tools() {
+            let name = prefixed(&p.entry, &d.name);
+            let refusal = if !valid_name(&name) {
+                HostError::BadName {
+                    origin: toolbox.origin.clone(),
+                    line: p.entry.line,
+                    prefix: p.entry.prefix.clone().unwrap_or_default(),
+                    name,
+                }
+            } else if let Some(first) = owners.get(&name) {
+                HostError::DuplicateTool {
+                    name,
+                    first: first.clone(),
+                    second: at.clone(),
+                }
+            } else {
+                continue;
+            };
+            match &mut strictness {
+                Strictness::Strict => return Err(refusal),
+                Strictness::Lenient(failed) => {
+                    failed.push((p.index, refusal.to_string()));
+                    continue 'components;
+                }
+            }
+        }
+        for d in p.component.tools() {
+            let name = prefixed(&p.entry, &d.name);
+            owners.insert(name.clone(), at.clone());
+            let policy = p.policy.for_tool(&d.name);
+            if let Some(reason) = never_runs(&p.component, &policy) {
+                report.skipped.push(SkippedTool {
+                    name,
+                    component: origin.clone(),
+                    reason,
+                });
+                continue;
+            }
+            report.served.push(ServedTool {
+                name: name.clone(),
+                component: origin.clone(),
+                decision: policy.decision,
+            });
+            specs.push(spec(&p.component, d, name, policy, &origin));
+        }
+    }
+    report.served.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Assembled { specs, report })
+}
+
+fn unreachable_load(toolbox: &Toolbox, entry: &ComponentEntry) -> HostError {
+    HostError::Load {
         origin: toolbox.origin.clone(),
         line: entry.line,
         error: LoadError::Compile {
             path: PathBuf::from(entry.source.to_string()),
             reason: "the load task did not report".into(),
         },
-    })
+    }
 }
 
 /// Why a tool can never run under `policy`, if so.
@@ -382,16 +683,10 @@ fn never_runs(component: &LoadedComponent, policy: &ToolPolicy) -> Option<String
         .map(|why| format!("its component needs what the policy does not grant: {why}"))
 }
 
-async fn load_source(rt: &Runtime, source: &Source) -> Result<Arc<LoadedComponent>, LoadError> {
+async fn load_source(rt: &Runtime, source: Loadable) -> Result<Arc<LoadedComponent>, LoadError> {
     match source {
-        Source::File(path) => rt.load(path).await,
-        Source::Builtin(name) => match toolhost_builtins::get(name) {
-            Some(b) => rt.load_bytes(Path::new(&b.origin()), b.wasm.to_vec()).await,
-            None => Err(LoadError::Read {
-                path: PathBuf::from(format!("builtin:{name}")),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such built-in tool"),
-            }),
-        },
+        Loadable::File(path, bytes) => rt.load_bytes(&path, bytes).await,
+        Loadable::Builtin(b) => rt.load_bytes(Path::new(&b.origin()), b.wasm.to_vec()).await,
     }
 }
 

@@ -15,7 +15,7 @@ use toolhost::{
 use toolhost_contract::{SessionEvent, ToolCall};
 use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::reload::{self, ToolboxSource};
-use toolhost_mcp::{Server, ServerOptions};
+use toolhost_mcp::{Notices, Server, ServerOptions, Severity};
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
 use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
@@ -361,7 +361,17 @@ async fn run() -> anyhow::Result<()> {
             replay,
             verify,
         } => {
-            let host = host(cache, max_instances, &tools).await?;
+            // The protocol answers at once; components compile in the
+            // background and their tools are served as each is ready.
+            let notices = Notices::new();
+            let dir = served_dir(&tools)?;
+            let host = Arc::new(Host::new(HostConfig {
+                cache_dir: cache,
+                max_instances,
+                on_compile: Some(Arc::new(notices.clone())),
+                ..HostConfig::default()
+            })?);
+            let tb = toolbox(&tools, &dir)?;
             let layer = if verify {
                 Layer::Verify
             } else {
@@ -372,39 +382,55 @@ async fn run() -> anyhow::Result<()> {
                 (None, Some(p)) => Some(Replay::open(&p, Mode::Replay, layer)?),
                 (None, None) => None,
             };
-            for s in &host.report().skipped {
-                tracing::warn!(
-                    "not serving `{}` from {}: {}",
-                    s.name,
-                    s.component,
-                    s.reason
-                );
-            }
             let log = match log {
                 Some(p) => Some(Arc::new(SessionLog::open(&p)?)),
                 None => None,
             };
             let server = Server::new(
-                host,
+                host.clone(),
                 ServerOptions {
                     approval_timeout: Duration::from_secs(approval_timeout),
                     log,
                     seed,
                     cassette: cassette.clone(),
+                    notices: notices.clone(),
                 },
             );
+            let changed = {
+                let server = server.clone();
+                Arc::new(move || server.tools_changed())
+            };
+            let startup = host.start(tb, changed)?;
             let stop = on_signal();
-            if !no_reload && tools.component.is_none() {
-                let source = ToolboxSource {
-                    explicit: tools.config.clone(),
-                    dir: served_dir(&tools)?,
-                };
-                tokio::spawn(reload::watch(
-                    server.clone(),
-                    source,
-                    reload::DEFAULT_INTERVAL,
-                    stop.clone(),
-                ));
+            let reload = (!no_reload && tools.component.is_none()).then(|| ToolboxSource {
+                explicit: tools.config.clone(),
+                dir: dir.clone(),
+            });
+            {
+                let server = server.clone();
+                let stop = stop.clone();
+                tokio::spawn(async move {
+                    let report = startup.finished().await;
+                    for s in &report.skipped {
+                        notices.say(
+                            Severity::Warning,
+                            format!(
+                                "not serving `{}` from {}: {}",
+                                s.name, s.component, s.reason
+                            ),
+                        );
+                    }
+                    for (component, why) in &report.failed {
+                        notices.say(
+                            Severity::Error,
+                            format!("not serving {component}: it did not load: {why}"),
+                        );
+                    }
+                    // Hot reload watches what the first load named.
+                    if let Some(source) = reload {
+                        reload::watch(server, source, reload::DEFAULT_INTERVAL, stop).await;
+                    }
+                });
             }
             match http {
                 Some(bind) => {

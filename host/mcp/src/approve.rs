@@ -1,57 +1,192 @@
-//! `ask` goes to the person at the client: an approver that sends
-//! `elicitation/create` with the bounded approval summary.
+//! `ask` goes to the person at the client, the way the negotiated protocol
+//! revision asks:
+//!
+//! - **before 2026-07-28**, the server sends `elicitation/create` while the
+//!   call waits (the bounded approval summary as a form's message);
+//! - **from 2026-07-28**, servers may not send requests of their own: the
+//!   call ends with an `input_required` result carrying the same elicitation
+//!   and a sealed `requestState`, and the client sends the call again with
+//!   the user's answer. The state is HMAC-sealed (rmcp's
+//!   `RequestStateCodec`), bound to the call's tool and canonical
+//!   arguments, the caller (principal) and a lifetime, and usable once.
+//!
+//! Either way approval fails closed: a client that did not declare the
+//! elicitation capability, a decline, a cancel, a timeout, a transport
+//! error, or a state that does not verify (forged, tampered, expired,
+//! replayed, from another call or caller) all deny. And what was approved
+//! is what runs: the retry is validated again from scratch, and the summary
+//! it would ask about must be the one the user answered.
 
-use rmcp::model::{ClientCapabilities, ElicitRequestParams, ElicitationAction};
+use rmcp::model::{
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitationAction, InputRequest,
+    InputRequests, InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
+};
 use rmcp::service::{Peer, RoleServer};
-use serde_json::json;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use toolhost_pipeline::{Approval, ApprovalRequest, Approver};
 
-/// Asks the client's user through MCP elicitation. Fails closed: a client
-/// that did not declare the elicitation capability, a decline, a cancel, a
-/// timeout or a transport error all deny.
-#[derive(Debug)]
-pub struct ElicitApprover {
-    /// The client connection and whether it can ask its user (form mode).
-    peer: Mutex<Option<(Peer<RoleServer>, bool)>>,
-    timeout: Duration,
+/// The key of the one input request an approval asks for.
+const APPROVAL_INPUT: &str = "approval";
+
+/// Sealed states whose single use is remembered at once; beyond it new
+/// approvals are refused (fail closed) until old ones expire.
+const MAX_LIVE_STATES: usize = 100_000;
+
+/// Whether a client that declared `capabilities` can ask its user a form.
+pub(crate) fn can_ask(capabilities: Option<&ClientCapabilities>) -> bool {
+    capabilities
+        .and_then(|c| c.elicitation.as_ref())
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
-impl ElicitApprover {
-    /// An approver that waits at most `timeout` for the user's answer.
-    pub fn new(timeout: Duration) -> ElicitApprover {
-        ElicitApprover {
-            peer: Mutex::new(None),
+/// How one call's `ask` reaches the user.
+enum Route {
+    /// Ask now with `elicitation/create` (revisions before 2026-07-28).
+    Elicit {
+        peer: Peer<RoleServer>,
+        can_ask: bool,
+    },
+    /// 2026-07-28: use the answer this request brought, or end the call
+    /// `approval_pending` and remember what to ask.
+    Inline {
+        can_ask: bool,
+        answer: Option<Answer>,
+        asked: Option<ApprovalRequest>,
+    },
+}
+
+/// The user's answer that came with a retried call, once its state verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// Accepted: the digest of what the user was shown.
+    Accepted([u8; 32]),
+    /// Declined, cancelled, or accepted with `approve` unchecked.
+    Declined(String),
+    /// The state or the answer did not verify.
+    Invalid(String),
+}
+
+/// The approver of one session: each call's route, by call id.
+#[derive(Default)]
+pub(crate) struct Approvals {
+    timeout: Duration,
+    routes: Mutex<HashMap<String, Route>>,
+}
+
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Approvals").finish_non_exhaustive()
+    }
+}
+
+/// Removes a call's route when the call is over.
+pub(crate) struct Routed<'a> {
+    approvals: &'a Approvals,
+    call_id: String,
+}
+
+impl Drop for Routed<'_> {
+    fn drop(&mut self) {
+        self.approvals.lock().remove(&self.call_id);
+    }
+}
+
+impl Routed<'_> {
+    /// What the call asked, when it ended waiting for the user (2026-07-28).
+    pub(crate) fn asked(&self) -> Option<ApprovalRequest> {
+        match self.approvals.lock().get_mut(&self.call_id) {
+            Some(Route::Inline { asked, .. }) => asked.take(),
+            _ => None,
+        }
+    }
+}
+
+impl Approvals {
+    /// An approver whose `elicitation/create` waits at most `timeout`.
+    pub(crate) fn new(timeout: Duration) -> Approvals {
+        Approvals {
             timeout,
+            routes: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The client connection to ask and the capabilities it declared (set
-    /// from each request's context: under the stateless protocol revision
-    /// they come with every request).
-    pub fn set_peer(&self, peer: Peer<RoleServer>, capabilities: Option<&ClientCapabilities>) {
-        let can_ask = capabilities
-            .and_then(|c| c.elicitation.as_ref())
-            .is_some_and(|e| e.form.is_some() || e.url.is_none());
-        *self.peer.lock().unwrap_or_else(|e| e.into_inner()) = Some((peer, can_ask));
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Route>> {
+        self.routes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn peer(&self) -> Option<(Peer<RoleServer>, bool)> {
-        self.peer.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    /// Asks for `call_id` through `elicitation/create` on `peer`.
+    pub(crate) fn elicit(
+        &self,
+        call_id: &str,
+        peer: Peer<RoleServer>,
+        capabilities: Option<&ClientCapabilities>,
+    ) -> Routed<'_> {
+        self.route(
+            call_id,
+            Route::Elicit {
+                peer,
+                can_ask: can_ask(capabilities),
+            },
+        )
+    }
+
+    /// Asks for `call_id` inline (2026-07-28), with the answer the request
+    /// brought, if any.
+    pub(crate) fn inline(
+        &self,
+        call_id: &str,
+        capabilities: Option<&ClientCapabilities>,
+        answer: Option<Answer>,
+    ) -> Routed<'_> {
+        self.route(
+            call_id,
+            Route::Inline {
+                can_ask: can_ask(capabilities),
+                answer,
+                asked: None,
+            },
+        )
+    }
+
+    fn route(&self, call_id: &str, route: Route) -> Routed<'_> {
+        self.lock().insert(call_id.to_owned(), route);
+        Routed {
+            approvals: self,
+            call_id: call_id.to_owned(),
+        }
     }
 }
 
-/// The elicitation request for one approval: the bounded summary as the
-/// message and a single optional `approve` switch (accepting without
-/// touching it approves).
+/// What the user is shown for `request`, as a digest: the retry must ask
+/// about exactly this for the answer to count.
+pub(crate) fn shown(request: &ApprovalRequest) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in [&request.tool, &request.summary, &request.reason] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().into()
+}
+
+/// The message the user reads.
+fn message(request: &ApprovalRequest) -> String {
+    format!(
+        "Allow the tool call `{}`?\n{}\n({})",
+        request.tool, request.summary, request.reason
+    )
+}
+
+/// The elicitation for one approval: the bounded summary as the message
+/// and a single optional `approve` switch (accepting without touching it
+/// approves).
 fn params(request: &ApprovalRequest) -> Result<ElicitRequestParams, serde_json::Error> {
     serde_json::from_value(json!({
         "mode": "form",
-        "message": format!(
-            "Allow the tool call `{}`?\n{}\n({})",
-            request.tool, request.summary, request.reason
-        ),
+        "message": message(request),
         "requestedSchema": {
             "type": "object",
             "properties": {
@@ -66,11 +201,56 @@ fn params(request: &ApprovalRequest) -> Result<ElicitRequestParams, serde_json::
     }))
 }
 
+/// An answer's verdict: accept (with `approve` not unchecked) approves.
+fn verdict(action: &ElicitationAction, content: Option<&Value>) -> Result<(), String> {
+    match action {
+        ElicitationAction::Accept => {
+            if content.and_then(|c| c.get("approve")) == Some(&json!(false)) {
+                Err("the user unchecked `approve`".into())
+            } else {
+                Ok(())
+            }
+        }
+        ElicitationAction::Decline => Err("the user declined".into()),
+        ElicitationAction::Cancel => Err("the user cancelled".into()),
+        other => Err(format!("the user answered {other:?}")),
+    }
+}
+
 #[async_trait::async_trait]
-impl Approver for ElicitApprover {
+impl Approver for Approvals {
     async fn approve(&self, request: &ApprovalRequest) -> Approval {
-        let Some((peer, can_ask)) = self.peer() else {
-            return Approval::Denied("there is no client connection to ask".into());
+        let (peer, can_ask) = {
+            let mut routes = self.lock();
+            match routes.get_mut(&request.call_id) {
+                None => return Approval::Denied("there is no client connection to ask".into()),
+                Some(Route::Elicit { peer, can_ask }) => (peer.clone(), *can_ask),
+                Some(Route::Inline {
+                    can_ask,
+                    answer,
+                    asked,
+                }) => {
+                    return match answer.take() {
+                        Some(Answer::Accepted(digest)) if digest == shown(request) => {
+                            Approval::Approved
+                        }
+                        Some(Answer::Accepted(_)) => Approval::Denied(
+                            "what the call would do now differs from what the user approved \
+                             (the file changed since?); call the tool again to be asked again"
+                                .into(),
+                        ),
+                        Some(Answer::Declined(why) | Answer::Invalid(why)) => Approval::Denied(why),
+                        None if !*can_ask => Approval::Denied(
+                            "the client cannot ask its user (it did not declare the elicitation capability)"
+                                .into(),
+                        ),
+                        None => {
+                            *asked = Some(request.clone());
+                            Approval::Pending(request.summary.clone())
+                        }
+                    };
+                }
+            }
         };
         if !can_ask {
             return Approval::Denied(
@@ -88,23 +268,10 @@ impl Approver for ElicitApprover {
             .create_elicitation_with_timeout(params, Some(self.timeout))
             .await
         {
-            Ok(r) if r.action == ElicitationAction::Accept => {
-                let declined = r
-                    .content
-                    .as_ref()
-                    .and_then(|c| c.get("approve"))
-                    .is_some_and(|v| v == &json!(false));
-                if declined {
-                    Approval::Denied("the user unchecked `approve`".into())
-                } else {
-                    Approval::Approved
-                }
-            }
-            Ok(r) => Approval::Denied(match r.action {
-                ElicitationAction::Decline => "the user declined".into(),
-                ElicitationAction::Cancel => "the user cancelled".into(),
-                other => format!("the user answered {other:?}"),
-            }),
+            Ok(r) => match verdict(&r.action, r.content.as_ref()) {
+                Ok(()) => Approval::Approved,
+                Err(why) => Approval::Denied(why),
+            },
             Err(rmcp::ServiceError::Timeout { timeout }) => Approval::Denied(format!(
                 "the user did not answer within {} s",
                 timeout.as_secs()
@@ -114,20 +281,199 @@ impl Approver for ElicitApprover {
     }
 }
 
+/// Seals and opens the `requestState` of approvals asked inline, and
+/// remembers which were used. One per server (every session's retries
+/// open each other's states: under stateless HTTP each request is its own
+/// session).
+pub(crate) struct StateSeal {
+    codec: RequestStateCodec,
+    ttl: Duration,
+    used: Mutex<HashMap<String, Instant>>,
+}
+
+impl std::fmt::Debug for StateSeal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateSeal")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a sealed approval state carries (authenticated, not secret).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sealed {
+    /// Single use: a random id.
+    nonce: String,
+    /// The digest of what the user is shown (hex).
+    shown: String,
+}
+
+/// What a state is bound to: the caller and the call (its tool and its
+/// canonical arguments), so it opens for nothing else.
+pub(crate) fn binding(principal: &str, tool: &str, arguments: &Value) -> Vec<u8> {
+    let args = toolhost_pipeline::replay::canonical_sha256(arguments);
+    format!("toolhost/approval/v1\n{principal}\n{tool}\n{args}").into_bytes()
+}
+
+impl StateSeal {
+    /// A seal with `key` (at least 32 bytes) whose states live `ttl`.
+    #[cfg(test)]
+    pub(crate) fn new(key: &[u8], ttl: Duration) -> Result<StateSeal, String> {
+        Ok(StateSeal {
+            codec: RequestStateCodec::try_new(key).map_err(|e| e.to_string())?,
+            ttl,
+            used: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A seal with a random key of this process (states do not survive a
+    /// restart, nor open on another process).
+    pub(crate) fn random(ttl: Duration) -> StateSeal {
+        let mut key = Vec::with_capacity(32);
+        key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+        key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+        StateSeal {
+            // 32 bytes from the system's random source (two v4 UUIDs carry
+            // 244 random bits): the length `try_new` would check.
+            codec: RequestStateCodec::new_unchecked(key),
+            ttl,
+            used: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The `input_required` result asking `request`, bound to `binding`.
+    pub(crate) fn ask(
+        &self,
+        request: &ApprovalRequest,
+        binding: &[u8],
+    ) -> Result<InputRequiredResult, String> {
+        let sealed = Sealed {
+            nonce: uuid::Uuid::new_v4().simple().to_string(),
+            shown: toolhost_contract::hex(&shown(request)),
+        };
+        let payload = serde_json::to_vec(&sealed).map_err(|e| e.to_string())?;
+        let state = self.codec.seal_with(
+            &payload,
+            &SealOptions::new().associated_data(binding).ttl(self.ttl),
+        );
+        let params = params(request).map_err(|e| e.to_string())?;
+        let mut asks = InputRequests::new();
+        asks.insert(
+            APPROVAL_INPUT.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(params)),
+        );
+        Ok(InputRequiredResult::new(Some(asks), Some(state)))
+    }
+
+    /// The answer a retried call brought: its state opened against
+    /// `binding` (integrity, lifetime, single use) and its elicitation
+    /// result read.
+    pub(crate) fn answer(
+        &self,
+        state: &str,
+        binding: &[u8],
+        responses: Option<&InputResponses>,
+    ) -> Answer {
+        let invalid = |why: &str| {
+            Answer::Invalid(format!(
+                "the approval could not be verified ({why}); call the tool again to be asked again"
+            ))
+        };
+        let opened = match self.codec.open_with(state, binding) {
+            Ok(p) => p,
+            Err(rmcp::model::RequestStateError::Expired) => {
+                return invalid("the answer came after the approval expired");
+            }
+            Err(_) => {
+                return invalid(
+                    "its requestState is not one this server sealed for this call and caller",
+                );
+            }
+        };
+        let Ok(sealed) = serde_json::from_slice::<Sealed>(&opened) else {
+            return invalid("its requestState is malformed");
+        };
+        if !self.first_use(&sealed.nonce) {
+            return invalid("its requestState was already used");
+        }
+        let Some(response) = responses.and_then(|r| r.get(APPROVAL_INPUT)) else {
+            return Answer::Declined("the client sent no answer to the approval".into());
+        };
+        let Ok(result) = serde_json::from_value::<rmcp::model::ElicitResult>(response.clone())
+        else {
+            return invalid("its answer is not an elicitation result");
+        };
+        match verdict(&result.action, result.content.as_ref()) {
+            Err(why) => Answer::Declined(why),
+            Ok(()) => {
+                let mut digest = [0u8; 32];
+                match decode_hex(&sealed.shown, &mut digest) {
+                    Some(()) => Answer::Accepted(digest),
+                    None => invalid("its requestState is malformed"),
+                }
+            }
+        }
+    }
+
+    /// Records `nonce` as used; false when it was (or the record is full).
+    fn first_use(&self, nonce: &str) -> bool {
+        let now = Instant::now();
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        if used.len() >= MAX_LIVE_STATES {
+            used.retain(|_, until| *until > now);
+        }
+        if used.len() >= MAX_LIVE_STATES || used.contains_key(nonce) {
+            return false;
+        }
+        // Kept a little past the state's own expiry (clock granularity).
+        used.insert(nonce.to_owned(), now + self.ttl + Duration::from_secs(1));
+        true
+    }
+}
+
+fn decode_hex(text: &str, out: &mut [u8; 32]) -> Option<()> {
+    if text.len() != 64 {
+        return None;
+    }
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_request_is_a_form_with_the_summary() {
-        let p = params(&ApprovalRequest {
+    fn request() -> ApprovalRequest {
+        ApprovalRequest {
             call_id: "c".into(),
             tool: "edit".into(),
             summary: "edit: patch /workspace/a.txt (+1 −1 lines)".into(),
             reason: "policy requires approval for `edit`".into(),
-        })
-        .expect("valid params");
-        let v = serde_json::to_value(&p).expect("serializes");
+        }
+    }
+
+    fn seal() -> StateSeal {
+        StateSeal::new(&[7u8; 32], Duration::from_secs(60)).expect("key")
+    }
+
+    fn accepted(content: Value) -> InputResponses {
+        let mut r = InputResponses::new();
+        r.insert(
+            APPROVAL_INPUT.into(),
+            json!({"action": "accept", "content": content}),
+        );
+        r
+    }
+
+    fn state_of(asked: &InputRequiredResult) -> String {
+        asked.request_state.clone().expect("a state")
+    }
+
+    #[test]
+    fn the_request_is_a_form_with_the_summary() {
+        let v = serde_json::to_value(params(&request()).expect("valid params")).expect("encodes");
         assert_eq!(v["mode"], "form");
         assert!(
             v["message"]
@@ -138,5 +484,133 @@ mod tests {
             v["requestedSchema"]["properties"]["approve"]["type"],
             "boolean"
         );
+    }
+
+    #[test]
+    fn an_inline_ask_is_an_input_required_result_with_the_elicitation() {
+        let asked = seal().ask(&request(), b"bound").expect("asks");
+        let v = serde_json::to_value(&asked).expect("encodes");
+        assert_eq!(v["resultType"], "input_required");
+        assert_eq!(
+            v["inputRequests"]["approval"]["method"],
+            "elicitation/create"
+        );
+        assert!(
+            v["inputRequests"]["approval"]["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("patch /workspace/a.txt"))
+        );
+        assert!(v["requestState"].is_string());
+    }
+
+    #[test]
+    fn an_accepted_state_opens_once_for_its_own_call() {
+        let s = seal();
+        let asked = s.ask(&request(), b"bound").expect("asks");
+        let state = state_of(&asked);
+        let yes = accepted(json!({"approve": true}));
+        // Another call or caller: refused, and that does not use it up.
+        assert!(matches!(
+            s.answer(&state, b"other", Some(&yes)),
+            Answer::Invalid(_)
+        ));
+        assert_eq!(
+            s.answer(&state, b"bound", Some(&yes)),
+            Answer::Accepted(shown(&request()))
+        );
+        let again = s.answer(&state, b"bound", Some(&yes));
+        assert!(
+            matches!(&again, Answer::Invalid(why) if why.contains("already used")),
+            "{again:?}"
+        );
+    }
+
+    #[test]
+    fn tampered_expired_and_declined_states_do_not_approve() {
+        let s = seal();
+        let state = state_of(&s.ask(&request(), b"bound").expect("asks"));
+        let yes = accepted(json!({}));
+        // One character changed anywhere.
+        let mut tampered = state.clone().into_bytes();
+        let last = tampered.len() - 1;
+        tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+        let tampered = String::from_utf8(tampered).expect("ascii");
+        assert!(matches!(
+            s.answer(&tampered, b"bound", Some(&yes)),
+            Answer::Invalid(_)
+        ));
+        // Sealed with another key.
+        let other = StateSeal::new(&[8u8; 32], Duration::from_secs(60)).expect("key");
+        let foreign = state_of(&other.ask(&request(), b"bound").expect("asks"));
+        assert!(matches!(
+            s.answer(&foreign, b"bound", Some(&yes)),
+            Answer::Invalid(_)
+        ));
+        // Expired.
+        let short = StateSeal::new(&[7u8; 32], Duration::from_millis(1)).expect("key");
+        let old = state_of(&short.ask(&request(), b"bound").expect("asks"));
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            matches!(short.answer(&old, b"bound", Some(&yes)), Answer::Invalid(why) if why.contains("expired"))
+        );
+        // Declined, unchecked, no answer.
+        let mut no = InputResponses::new();
+        no.insert(APPROVAL_INPUT.into(), json!({"action": "decline"}));
+        for (responses, why) in [
+            (Some(no), "declined"),
+            (Some(accepted(json!({"approve": false}))), "unchecked"),
+            (None, "no answer"),
+        ] {
+            let state = state_of(&s.ask(&request(), b"bound").expect("asks"));
+            assert!(
+                matches!(
+                    s.answer(&state, b"bound", responses.as_ref()),
+                    Answer::Declined(_)
+                ),
+                "{why}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_inline_route_asks_once_then_uses_the_answer() {
+        let approvals = Approvals::new(Duration::from_secs(1));
+        let caps: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {"form": {}}})).expect("caps");
+        {
+            let routed = approvals.inline("c", Some(&caps), None);
+            assert_eq!(
+                approvals.approve(&request()).await,
+                Approval::Pending(request().summary)
+            );
+            assert_eq!(routed.asked(), Some(request()));
+        }
+        // The route is gone with its call.
+        assert!(matches!(
+            approvals.approve(&request()).await,
+            Approval::Denied(_)
+        ));
+        let answer = Answer::Accepted(shown(&request()));
+        {
+            let _routed = approvals.inline("c", Some(&caps), Some(answer));
+            assert_eq!(approvals.approve(&request()).await, Approval::Approved);
+        }
+        // An answer to something else does not approve this.
+        let mut changed = request();
+        changed.summary = "edit: patch /workspace/a.txt (+9 −9 lines)".into();
+        {
+            let _routed =
+                approvals.inline("c", Some(&caps), Some(Answer::Accepted(shown(&request()))));
+            assert!(matches!(
+                approvals.approve(&changed).await,
+                Approval::Denied(_)
+            ));
+        }
+        // No elicitation capability: never asked.
+        let _routed = approvals.inline("c", None, None);
+        assert!(matches!(
+            approvals.approve(&request()).await,
+            Approval::Denied(_)
+        ));
     }
 }

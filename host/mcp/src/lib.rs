@@ -31,11 +31,12 @@ mod approve;
 /// fuzzed without building the sandbox).
 use toolhost_mcp_wire as convert;
 pub mod http;
+pub mod notices;
 pub mod reload;
 mod session;
 
-pub use approve::ElicitApprover;
-pub use session::{Server, ServerOptions, Session};
+pub use notices::{Notices, Severity};
+pub use session::{Server, ServerOptions, Session, TOOLS_LIST_WAIT};
 
 /// Serving failed.
 #[derive(Debug, thiserror::Error)]

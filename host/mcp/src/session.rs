@@ -1,19 +1,27 @@
 //! The server (shared by every connection) and one session per connection.
 
+// MCP logging (notices to clients that asked) is deprecated by SEP-2577,
+// and still what clients display.
+#![allow(deprecated)]
+
 use crate::ServeError;
-use crate::approve::ElicitApprover;
+use crate::approve::{Answer, Approvals, StateSeal, binding};
 use crate::convert;
+use crate::notices::{Notice, Notices, Severity};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig,
+    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ServerHandler, ServiceExt};
-use std::sync::Arc;
+use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
+use toolhost_contract::FailureCode;
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::replay::Replay;
 use toolhost_pipeline::{Pipeline, SessionLog};
@@ -21,6 +29,12 @@ use toolhost_toolbox::Host;
 
 /// Default time the person at the client has to answer an approval.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Longest a `tools/list` waits for components still compiling before it
+/// lists what is ready (the rest follow with `notifications/tools/list_changed`).
+/// Clients give up on a request after 5 s by default (openai-agents,
+/// pydantic-ai), and a loaded machine answers late: 2 s leaves them room.
+pub const TOOLS_LIST_WAIT: Duration = Duration::from_secs(2);
 
 /// Settings shared by every session.
 #[derive(Clone)]
@@ -36,6 +50,9 @@ pub struct ServerOptions {
     /// one session at a time: a harness testing an agent against recorded
     /// tools).
     pub cassette: Option<Arc<Replay>>,
+    /// What the server says while it runs (components compiling, failing):
+    /// sent as log messages to the clients that asked.
+    pub notices: Notices,
 }
 
 impl Default for ServerOptions {
@@ -45,6 +62,7 @@ impl Default for ServerOptions {
             log: None,
             seed: None,
             cassette: None,
+            notices: Notices::new(),
         }
     }
 }
@@ -57,6 +75,8 @@ struct Shared {
     idle: Notify,
     /// Sessions started so far.
     sessions: AtomicU64,
+    /// Seals the state of approvals asked inline (2026-07-28).
+    seal: StateSeal,
 }
 
 /// The MCP server: a host, the options, and the sessions' shared state.
@@ -70,6 +90,8 @@ impl Server {
     /// A server over `host`.
     pub fn new(host: Arc<Host>, options: ServerOptions) -> Server {
         let (changed, _) = broadcast::channel(16);
+        // A state lives as long as the user may take to answer.
+        let seal = StateSeal::random(options.approval_timeout);
         Server {
             shared: Arc::new(Shared {
                 host,
@@ -78,6 +100,7 @@ impl Server {
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
                 sessions: AtomicU64::new(0),
+                seal,
             }),
         }
     }
@@ -91,7 +114,7 @@ impl Server {
     /// the shared registry, artifacts and log.
     pub fn session(&self) -> Session {
         let options = &self.shared.options;
-        let approver = Arc::new(ElicitApprover::new(options.approval_timeout));
+        let approver = Arc::new(Approvals::new(options.approval_timeout));
         let number = self.shared.sessions.fetch_add(1, Ordering::SeqCst) + 1;
         let id = match options.seed {
             Some(seed) => format!("{seed:x}s{number}"),
@@ -116,6 +139,7 @@ impl Server {
             shared: self.shared.clone(),
             pipeline: Arc::new(b.build()),
             approver,
+            log_level: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -171,7 +195,10 @@ impl Server {
 pub struct Session {
     shared: Arc<Shared>,
     pipeline: Arc<Pipeline>,
-    approver: Arc<ElicitApprover>,
+    approver: Arc<Approvals>,
+    /// The level this session asked notices at (`logging/setLevel`,
+    /// before 2026-07-28).
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
 }
 
 impl Session {
@@ -204,12 +231,140 @@ A failed call's result says why, starting `Error [code]:` with a stable code (al
 A result cut to its budget links its full text as a toolhost://artifacts/ resource: \
 read it with resources/read (add ?offset=N to page).";
 
+/// Whether a request came under 2026-07-28 or later (stateless, no
+/// server-to-client requests).
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Who is calling, as far as the transport says: over HTTP, the bearer
+/// token's holder (a digest of the token) or an anonymous local client;
+/// over stdio, the process that started the server.
+fn principal(context: &RequestContext<RoleServer>) -> String {
+    let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+        return "stdio".into();
+    };
+    match parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    {
+        Some(token) => {
+            let digest = toolhost_contract::sha256_hex(token.trim().as_bytes());
+            format!("bearer:{}", &digest[..16])
+        }
+        None => "http:anonymous".into(),
+    }
+}
+
+impl Session {
+    /// The level notices go to this request at, if its client asked: the
+    /// request's own (`_meta`, 2026-07-28) or the session's (`logging/setLevel`).
+    fn notice_level(&self, context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
+        context.meta.log_level().or_else(|| {
+            *self
+                .log_level
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+    }
+
+    /// Waits (at most [`TOOLS_LIST_WAIT`]) for components still loading;
+    /// a client that asked for log messages hears what is loading.
+    async fn wait_for_tools(&self, context: &RequestContext<RoleServer>) {
+        let registry = self.pipeline.registry();
+        if !registry.is_loading() {
+            return;
+        }
+        let level = self.notice_level(context);
+        if let Some(level) = level {
+            let loading = registry.availability().loading.join(", ");
+            Notice {
+                severity: Severity::Info,
+                text: format!("waiting for components still compiling: {loading}"),
+            }
+            .send(&context.peer, level)
+            .await;
+        }
+        // Notices during the wait go to this request too (a 2026-07-28
+        // client hears nothing outside its requests).
+        let mut notices = self.shared.options.notices.subscribe();
+        let relay = async {
+            loop {
+                match notices.recv().await {
+                    Ok(n) => {
+                        if let Some(level) = level {
+                            n.send(&context.peer, level).await;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
+                }
+            }
+        };
+        tokio::select! {
+            () = registry.settled() => {}
+            () = relay => {}
+            _ = tokio::time::sleep(TOOLS_LIST_WAIT) => {}
+            () = context.ct.cancelled() => {}
+        }
+    }
+
+    /// Runs `request` through the pipeline. From 2026-07-28 an `ask` ends
+    /// the request `input_required` (or uses the answer it brought); before,
+    /// it asks with `elicitation/create` while the call waits.
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let object_only = context
+            .protocol_version()
+            .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
+        let capabilities = context.client_capabilities();
+        if !is_modern(&context) {
+            let call = convert::tool_call(&context.id.to_string(), request);
+            let _routed =
+                self.approver
+                    .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
+            let result = self.pipeline.execute(call, context.ct.clone()).await;
+            return convert::call_result(result, object_only).into();
+        }
+        let principal = principal(&context);
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let bound = binding(&principal, &request.name, &arguments);
+        let answer: Option<Answer> = request.request_state.as_deref().map(|state| {
+            self.shared
+                .seal
+                .answer(state, &bound, request.input_responses.as_ref())
+        });
+        let call = convert::tool_call(&context.id.to_string(), request);
+        let routed = self
+            .approver
+            .inline(&call.call_id, capabilities.as_ref(), answer);
+        let result = self.pipeline.execute(call, context.ct.clone()).await;
+        if result.failed_with(FailureCode::ApprovalPending)
+            && let Some(asked) = routed.asked()
+        {
+            match self.shared.seal.ask(&asked, &bound) {
+                Ok(input) => return CallToolResponse::InputRequired(input),
+                Err(e) => tracing::error!("the approval request could not be built: {e}"),
+            }
+        }
+        convert::call_result(result, object_only).into()
+    }
+}
+
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         let caps = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
+            .enable_logging()
             .build();
         ServerConfig::new(caps)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -233,13 +388,119 @@ impl ServerHandler for Session {
         });
     }
 
+    /// `logging/setLevel` (before 2026-07-28): notices at or above `level`
+    /// go to this session from now on.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let first = self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .replace(request.level)
+            .is_none();
+        if first {
+            let mut notices = self.shared.options.notices.subscribe();
+            let level = self.log_level.clone();
+            let peer = context.peer;
+            tokio::spawn(async move {
+                loop {
+                    match notices.recv().await {
+                        Ok(n) => {
+                            let now = *level
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                            if let Some(l) = now {
+                                n.send(&peer, l).await;
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Closed) => break,
+                    }
+                    if peer.is_transport_closed() {
+                        break;
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: this server can say that its tool
+    /// list changed.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = Some(true);
+        Some(accepted)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        if subscription.accepted().tools_list_changed != Some(true) {
+            subscription.cancelled().await;
+            return Ok(());
+        }
+        let mut changes = self.shared.changed.subscribe();
+        loop {
+            tokio::select! {
+                () = subscription.cancelled() => return Ok(()),
+                change = changes.recv() => match change {
+                    // Lagging behind: several changes, one notification.
+                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if subscription.sink().notify_tool_list_changed().await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+            }
+        }
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let all = advertise::schemas(self.pipeline.registry(), None, Format::Mcp);
-        convert::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))
+        self.wait_for_tools(&context).await;
+        let registry = self.pipeline.registry();
+        let all = advertise::schemas(registry, None, Format::Mcp);
+        let mut page =
+            convert::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
+        // Never "no tools" in silence: what is still loading, and what
+        // failed, is said in the result (and the list changes later).
+        let availability = registry.availability();
+        if !availability.loading.is_empty() || !availability.failed.is_empty() {
+            let failed: Vec<Value> = availability
+                .failed
+                .iter()
+                .map(|(component, why)| json!({"component": component, "reason": why}))
+                .collect();
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                "toolhost".into(),
+                json!({"loading": availability.loading, "failed": failed}),
+            );
+            page.meta = Some(rmcp::model::MetaObject(meta));
+            if let Some(level) = self.notice_level(&context)
+                && !availability.loading.is_empty()
+            {
+                Notice {
+                    severity: Severity::Warning,
+                    text: format!(
+                        "still compiling: {}; their tools follow (notifications/tools/list_changed)",
+                        availability.loading.join(", ")
+                    ),
+                }
+                .send(&context.peer, level)
+                .await;
+            }
+        }
+        Ok(page)
     }
 
     async fn call_tool(
@@ -248,14 +509,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _running = InFlight::enter(&self.shared);
-        self.approver
-            .set_peer(context.peer.clone(), context.client_capabilities().as_ref());
-        let object_only = context
-            .protocol_version()
-            .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
-        let call = convert::tool_call(&context.id.to_string(), request);
-        let result = self.pipeline.execute(call, context.ct.clone()).await;
-        Ok(convert::call_result(result, object_only).into())
+        Ok(self.call(request, context).await)
     }
 
     async fn list_resources(

@@ -218,3 +218,149 @@ async fn a_flood_of_huge_results_does_not_grow_the_artifact_store() {
     // Every session of the host shares the one bounded store.
     assert!(std::sync::Arc::ptr_eq(p.artifacts(), h.artifacts()));
 }
+
+fn uncached() -> Host {
+    Host::new(HostConfig {
+        cache_dir: None,
+        max_instances: 8,
+        ..HostConfig::default()
+    })
+    .unwrap()
+}
+
+/// The built-ins were compiled when toolhost was built: a host without any
+/// cache loads them without compiling.
+#[tokio::test]
+async fn the_builtins_load_precompiled_without_any_cache() {
+    let ws = Workspace::new(&[]);
+    let h = uncached();
+    h.load(&embedded_default(ws.path())).await.unwrap();
+    let components = h.components();
+    assert_eq!(components.len(), 6);
+    for c in components {
+        assert_eq!(
+            c.cache_outcome(),
+            toolhost_runtime::CacheOutcome::Precompiled,
+            "{}",
+            c.path().display()
+        );
+    }
+}
+
+/// An embedded artifact this engine refuses (another wasmtime, another
+/// CPU, corrupt) is compiled from the component instead.
+#[tokio::test]
+async fn a_precompiled_artifact_that_does_not_fit_is_compiled_instead() {
+    let h = uncached();
+    let read = toolhost_builtins::get("read").unwrap();
+    let c = h
+        .runtime()
+        .load_precompiled(
+            std::path::Path::new("builtin:read"),
+            read.wasm,
+            b"not an artifact",
+        )
+        .await
+        .unwrap();
+    assert_eq!(c.cache_outcome(), toolhost_runtime::CacheOutcome::Disabled);
+    assert_eq!(c.tools()[0].name, "read");
+}
+
+/// `Host::start` serves at once what is ready, the rest as it loads; a
+/// call to a tool still loading waits for it; a component that fails is
+/// named where its tools are asked for, and the others serve.
+#[tokio::test]
+async fn a_started_host_serves_each_component_when_it_is_ready() {
+    let ws = Workspace::new(&[("a.txt", "alpha\n"), ("broken.wasm", "not wasm")]);
+    let tb = toolbox(
+        &ws,
+        &format!(
+            "version = 1\n\
+             [[component]]\nsource = \"builtin:read\"\n\
+             [[component]]\nsource = \"broken.wasm\"\n\
+             [component.policy]\ndecision = \"allow\"\n\
+             [[component]]\nsource = '{}'\n\
+             [component.policy]\ndecision = \"allow\"\n",
+            guests::GUEST_HOSTILE
+        ),
+    );
+    let h = std::sync::Arc::new(uncached());
+    let changes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = changes.clone();
+    let startup = h
+        .start(
+            tb,
+            std::sync::Arc::new(move || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }),
+        )
+        .unwrap();
+    // The hostile guest compiles (no cache): it is still loading now.
+    assert!(h.registry().is_loading());
+    // A call to one of its tools waits for it, then runs.
+    let p = h
+        .session()
+        .approver(std::sync::Arc::new(ApproveAll))
+        .build();
+    let r = p
+        .execute(
+            ToolCall::new("c1", "echo", r#"{"x":1}"#),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(!r.is_error(), "{r:?}");
+    let report = startup.finished().await;
+    assert!(!h.registry().is_loading());
+    assert!(report.served.iter().any(|s| s.name == "read"));
+    assert!(report.served.iter().any(|s| s.name == "echo"));
+    assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
+    assert!(report.failed[0].0.ends_with("broken.wasm"));
+    assert_eq!(changes.load(std::sync::atomic::Ordering::SeqCst), 3);
+    // A tool nobody serves: the failed component is named.
+    let r = p
+        .execute(ToolCall::new("c2", "csv", "{}"), CancellationToken::new())
+        .await;
+    let message = r.error().unwrap().message.clone();
+    assert!(
+        message.contains("not loaded: ") && message.contains("broken.wasm"),
+        "{message}"
+    );
+}
+
+/// A started toolbox whose file is missing fails at once, before serving.
+#[tokio::test]
+async fn a_started_host_refuses_a_missing_component_at_once() {
+    let ws = Workspace::new(&[]);
+    let tb = toolbox(
+        &ws,
+        "version = 1\n[[component]]\nsource = \"gone.wasm\"\n[component.policy]\ndecision = \"allow\"\n",
+    );
+    let h = std::sync::Arc::new(uncached());
+    let e = h.start(tb, std::sync::Arc::new(|| {})).unwrap_err();
+    assert!(matches!(e, HostError::Load { .. }), "{e}");
+    assert!(e.to_string().contains("gone.wasm"), "{e}");
+}
+
+/// A tool declared but not served says why, to the model that calls it.
+#[tokio::test]
+async fn a_tool_that_is_not_served_says_why() {
+    let ws = Workspace::new(&[]);
+    let h = host(1 << 20);
+    h.load(&embedded_default(ws.path())).await.unwrap();
+    let p = h.session().build();
+    let r = p
+        .execute(
+            ToolCall::new("c1", "fetch", r#"{"url":"https://example.com/"}"#),
+            CancellationToken::new(),
+        )
+        .await;
+    let e = r.error().unwrap();
+    assert_eq!(e.code.as_str(), "unknown_tool");
+    assert!(
+        e.message.starts_with(
+            "`fetch` is not served: its component needs what the policy does not grant"
+        ) && e.message.contains("network"),
+        "{}",
+        e.message
+    );
+}

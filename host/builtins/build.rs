@@ -1,6 +1,12 @@
 //! Embeds the built-in tool components: `toolhost-guests` (a build
 //! dependency) builds them from source; this script generates one
 //! `include_bytes!` per tool, so the `toolhost` binary needs nothing on disk.
+//!
+//! Each is also precompiled here, with the runtime's engine settings
+//! (`toolhost-engine`), and embedded beside its component: a machine that
+//! never ran toolhost serves the built-ins at once instead of compiling
+//! them first. The runtime checks that the artifact fits its engine and
+//! compiles the component when it does not (another CPU, say).
 
 use std::path::PathBuf;
 
@@ -8,6 +14,15 @@ use std::path::PathBuf;
 const BUILTINS: &[&str] = &["edit", "fetch", "grep", "list", "read", "write"];
 
 fn main() {
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    // One instance: the pool's size does not change the compiled code, and
+    // a small pool reserves little address space in the build.
+    let engine =
+        wasmtime::Engine::new(&toolhost_engine::config(&toolhost_engine::EngineSettings {
+            max_instances: 1,
+            ..Default::default()
+        }))
+        .expect("the engine of toolhost-engine builds");
     let mut out = String::from(
         "/// Every built-in tool component, sorted by name.\npub static ALL: &[Builtin] = &[\n",
     );
@@ -16,17 +31,23 @@ fn main() {
         let wasm = toolhost_guests::path(&stem)
             .unwrap_or_else(|| panic!("{stem}.wasm was not built by toolhost-guests"));
         println!("cargo:rerun-if-changed={wasm}");
+        let bytes = std::fs::read(wasm).unwrap_or_else(|e| panic!("reading {wasm}: {e}"));
+        let compiled = engine
+            .precompile_component(&bytes)
+            .unwrap_or_else(|e| panic!("precompiling {wasm}: {e:#}"));
+        let cwasm = out_dir.join(format!("{stem}.cwasm"));
+        std::fs::write(&cwasm, compiled)
+            .unwrap_or_else(|e| panic!("writing {}: {e}", cwasm.display()));
         let policy = PathBuf::from(toolhost_guests::REPO_ROOT)
             .join("policies")
             .join(format!("{name}.toml"));
         println!("cargo:rerun-if-changed={}", policy.display());
         out.push_str(&format!(
-            "    Builtin {{ name: {name:?}, wasm: include_bytes!({wasm:?}), policy: include_str!({:?}) }},\n",
+            "    Builtin {{ name: {name:?}, wasm: include_bytes!({wasm:?}), precompiled: include_bytes!({:?}), policy: include_str!({:?}) }},\n",
+            cwasm.display().to_string(),
             policy.display().to_string()
         ));
     }
     out.push_str("];\n");
-    let dest =
-        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtins.rs");
-    std::fs::write(dest, out).expect("writing builtins.rs");
+    std::fs::write(out_dir.join("builtins.rs"), out).expect("writing builtins.rs");
 }

@@ -3,7 +3,9 @@
 //! `read`, `write`, `edit`, `list`, `grep` and `fetch` are WebAssembly
 //! components built from `guest-tools/` by the build (never committed as
 //! binaries) and embedded here byte for byte, each with its default policy
-//! from `policies/`. A toolbox names them as `builtin:NAME`.
+//! from `policies/` and its compiled form (precompiled by the build with
+//! the runtime's engine settings, so they serve without compiling). A
+//! toolbox names them as `builtin:NAME`.
 //!
 //! ```
 //! let read = toolhost_builtins::get("read").expect("built in");
@@ -22,6 +24,10 @@ pub struct Builtin {
     pub name: &'static str,
     /// The component's bytes.
     pub wasm: &'static [u8],
+    /// The component compiled when toolhost was built (for this machine's
+    /// CPU, with the runtime's engine settings); the runtime compiles
+    /// `wasm` instead when it does not fit.
+    pub precompiled: &'static [u8],
     /// The default policy (TOML, the `policies/NAME.toml` file).
     pub policy: &'static str,
 }

@@ -31,6 +31,8 @@ pub enum CacheOutcome {
     Miss,
     /// An artifact existed but was corrupt or from another engine; recompiled.
     Stale,
+    /// Compiled when toolhost was built (a built-in): no cache needed.
+    Precompiled,
 }
 
 pub(crate) struct ArtifactCache {
@@ -133,11 +135,13 @@ fn payload(file: &[u8]) -> Option<&[u8]> {
 }
 
 #[allow(unsafe_code)]
-fn deserialize(engine: &Engine, artifact: &[u8]) -> Option<Component> {
-    // SAFETY: the bytes are either what `precompile_component` just produced
-    // or a file from the private cache directory whose embedded SHA-256
-    // matches; wasmtime additionally checks that the artifact was produced by
-    // a compatible engine and rejects it otherwise.
+pub(crate) fn deserialize(engine: &Engine, artifact: &[u8]) -> Option<Component> {
+    // SAFETY: the bytes are what `precompile_component` just produced, a
+    // file from the private cache directory whose embedded SHA-256 matches,
+    // or a built-in's artifact embedded in this binary when it was built
+    // (as trusted as the binary's own code); wasmtime additionally checks
+    // that the artifact was produced by a compatible engine and rejects it
+    // otherwise.
     unsafe { Component::deserialize(engine, artifact) }.ok()
 }
 

@@ -70,6 +70,46 @@ impl Runtime {
         self.load_inner(origin, bytes).instrument(span).await
     }
 
+    /// Loads a component whose compiled form came with it (a built-in,
+    /// precompiled when toolhost was built): no compilation and no cache,
+    /// when `precompiled` was made by an engine with this engine's
+    /// settings on this CPU; otherwise (another wasmtime, a CPU without
+    /// the features it was compiled for, a corrupt copy) `bytes` are loaded
+    /// as [`Runtime::load_bytes`] loads them.
+    pub async fn load_precompiled(
+        &self,
+        origin: &Path,
+        bytes: &'static [u8],
+        precompiled: &'static [u8],
+    ) -> Result<Arc<LoadedComponent>, LoadError> {
+        use tracing::Instrument;
+        let span = tracing::info_span!("load", path = %origin.display());
+        let started = Instant::now();
+        let engine = self.inner.engine.clone();
+        let embedded = tokio::task::spawn_blocking(move || {
+            crate::cache::deserialize(&engine, precompiled).map(|c| (c, sha256_hex(bytes)))
+        })
+        .await
+        .ok()
+        .flatten();
+        match embedded {
+            Some((component, id)) => {
+                self.finish_load(origin, id, component, CacheOutcome::Precompiled, started)
+                    .instrument(span)
+                    .await
+            }
+            None => {
+                tracing::info!(
+                    origin = %origin.display(),
+                    "the precompiled built-in does not fit this engine; compiling it"
+                );
+                self.load_inner(origin, bytes.to_vec())
+                    .instrument(span)
+                    .await
+            }
+        }
+    }
+
     async fn load_inner(
         &self,
         path: &Path,
@@ -96,6 +136,19 @@ impl Runtime {
             path: path.to_owned(),
             reason,
         })?;
+        self.finish_load(path, id, component, cache, started).await
+    }
+
+    /// The rest of a load once the component is compiled: its imports
+    /// checked, pre-linked, its tools asked for.
+    async fn finish_load(
+        &self,
+        path: &Path,
+        id: String,
+        component: wasmtime::component::Component,
+        cache: CacheOutcome,
+        started: Instant,
+    ) -> Result<Arc<LoadedComponent>, LoadError> {
         let compile_time = started.elapsed();
         let engine = &self.inner.engine;
         let imports: Vec<String> = component

@@ -686,7 +686,10 @@ fn never_runs(component: &LoadedComponent, policy: &ToolPolicy) -> Option<String
 async fn load_source(rt: &Runtime, source: Loadable) -> Result<Arc<LoadedComponent>, LoadError> {
     match source {
         Loadable::File(path, bytes) => rt.load_bytes(&path, bytes).await,
-        Loadable::Builtin(b) => rt.load_bytes(Path::new(&b.origin()), b.wasm.to_vec()).await,
+        Loadable::Builtin(b) => {
+            rt.load_precompiled(Path::new(&b.origin()), b.wasm, b.precompiled)
+                .await
+        }
     }
 }
 

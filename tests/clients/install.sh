@@ -3,6 +3,9 @@
 # toolhost with, pinned and isolated from the system:
 #
 #   DEST/venv          a Python virtual environment with requirements.txt
+#                      (the MCP Python SDK, 2.x)
+#   DEST/frameworks    another with requirements-frameworks.txt (pydantic-ai,
+#                      openai-agents, langchain-mcp-adapters: the SDK's 1.x)
 #   DEST/node          package.json + package-lock.json, installed with `npm ci`
 #
 # DEST is $TOOLHOST_CLIENTS_DIR, default <repo root>/target/clients.
@@ -38,13 +41,15 @@ fi
 stamp_file="$dest/.stamp"
 stamp="$(
     {
-        sha256sum "$here/requirements.txt" "$here/package.json" "$here/package-lock.json" "$here/install.sh" | cut -d' ' -f1
+        sha256sum "$here/requirements.txt" "$here/requirements-frameworks.txt" \
+            "$here/package.json" "$here/package-lock.json" "$here/install.sh" | cut -d' ' -f1
         "$python" -c 'import sys; print(sys.version)'
         node --version
     } | sha256sum | cut -d' ' -f1
 )"
 if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" \
-    && -x "$dest/venv/bin/python" && -d "$dest/node/node_modules/@modelcontextprotocol/sdk" ]]; then
+    && -x "$dest/venv/bin/python" && -x "$dest/frameworks/bin/python" \
+    && -d "$dest/node/node_modules/@modelcontextprotocol/sdk" ]]; then
     exit 0
 fi
 rm -f "$stamp_file"
@@ -59,26 +64,34 @@ run() {
     fi
 }
 
-# Python: a fresh venv with the pinned SDK.
+# Python: fresh venvs with the pinned packages.
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
     || die "python3 is $("$python" --version 2>&1); the MCP Python SDK needs 3.10 or later"
+# venv DIR REQUIREMENTS: a fresh virtual environment with REQUIREMENTS.
+venv() {
+    local dir="$1" requirements="$2"
+    rm -rf "$dir"
+    if "$python" -m venv "$dir" >>"$log" 2>&1; then
+        run "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+            --no-input -r "$requirements"
+    elif "$python" -m pip --version >/dev/null 2>&1; then
+        # No ensurepip (Debian without python3-venv): a venv without pip, filled
+        # by the system's pip (22.3+ knows --python).
+        rm -rf "$dir"
+        run "$python" -m venv --without-pip "$dir"
+        run "$python" -m pip --python "$dir/bin/python" install --quiet \
+            --disable-pip-version-check --no-input -r "$requirements"
+    else
+        cat "$log" >&2
+        die "python3 cannot create a virtual environment with pip (Debian: apt-get install python3-venv)"
+    fi
+}
 say "installing $(grep -v '^\s*#' "$here/requirements.txt" | tr '\n' ' ')into $dest/venv ($("$python" --version 2>&1))"
-rm -rf "$dest/venv"
-if "$python" -m venv "$dest/venv" >>"$log" 2>&1; then
-    run "$dest/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        --no-input -r "$here/requirements.txt"
-elif "$python" -m pip --version >/dev/null 2>&1; then
-    # No ensurepip (Debian without python3-venv): a venv without pip, filled
-    # by the system's pip (22.3+ knows --python).
-    rm -rf "$dest/venv"
-    run "$python" -m venv --without-pip "$dest/venv"
-    run "$python" -m pip --python "$dest/venv/bin/python" install --quiet \
-        --disable-pip-version-check --no-input -r "$here/requirements.txt"
-else
-    cat "$log" >&2
-    die "python3 cannot create a virtual environment with pip (Debian: apt-get install python3-venv)"
-fi
-run "$dest/venv/bin/python" -c 'import mcp, mcp.client.stdio, mcp.client.streamable_http'
+venv "$dest/venv" "$here/requirements.txt"
+run "$dest/venv/bin/python" -c 'import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.client.client'
+say "installing pydantic-ai, openai-agents and langchain-mcp-adapters ($(grep -c '==' "$here/requirements-frameworks.txt") pinned packages) into $dest/frameworks"
+venv "$dest/frameworks" "$here/requirements-frameworks.txt"
+run "$dest/frameworks/bin/python" -c 'import pydantic_ai.mcp, agents.mcp, langchain_mcp_adapters.client'
 
 # Node: the locked tree, exactly.
 say "installing @modelcontextprotocol/sdk (package-lock.json) into $dest/node (node $(node --version), npm $(npm --version))"

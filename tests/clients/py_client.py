@@ -8,6 +8,12 @@ Usage:
     py_client.py --transport stdio --cmd '["toolhost", "serve", ...]' --cwd DIR SCENARIO [KEY=VALUE ...]
     py_client.py --transport http --url http://127.0.0.1:PORT/mcp SCENARIO [KEY=VALUE ...]
 
+    --api session (default): the SDK's low-level `ClientSession`, with the
+        legacy `initialize` handshake.
+    --api client --mode auto|2026-07-28|legacy: the high-level `Client` that
+        the SDK's README shows, in its default configuration (`auto` probes
+        `server/discover` and then speaks 2026-07-28).
+
 Exits 0 after printing the facts; 1 with `py_client: FAILED ...` on stderr
 when an expectation does not hold; 2 on a usage error.
 """
@@ -25,7 +31,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx2 as httpx
 import mcp_types as types
+from mcp.client.client import Client
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -118,6 +126,8 @@ class CountingSession(ClientSession):
 
 class Opts:
     transport: str
+    api: str
+    mode: str
     cmd: str | None
     cwd: str | None
     url: str | None
@@ -128,19 +138,55 @@ class Opts:
 FACTS: dict[str, Any] = {}
 
 
+def server_params(opts: Opts) -> StdioServerParameters:
+    cmd = json.loads(opts.cmd or "null")
+    expect(isinstance(cmd, list) and len(cmd) > 0, "--cmd must be a JSON list")
+    env = {k: os.environ[k] for k in ("TOOLHOST_LOG", "RUST_BACKTRACE", "RUST_LOG", "HOME") if k in os.environ}
+    return StdioServerParameters(command=cmd[0], args=cmd[1:], cwd=opts.cwd, env=env)
+
+
+def modern(s: Any) -> bool:
+    """Whether the connection speaks 2026-07-28 (no server requests: approvals come back as
+    `input_required` results)."""
+    return isinstance(s, Client) and s.protocol_version >= "2026-07-28"
+
+
+def stateless(opts: Opts, s: Any) -> bool:
+    """2026-07-28 over HTTP: every request is its own session, so a read does not give a later
+    edit its fresh baseline (that takes baseline handles: toolhost issue 26). Scenarios that edit
+    what they read do so only where the session lasts."""
+    return modern(s) and opts.transport == "http"
+
+
 @asynccontextmanager
 async def connect(
     opts: Opts,
     elicitation: Callable[..., Awaitable[Any]] | None = None,
     message_handler: Callable[[Any], Awaitable[None]] | None = None,
     session_class: type[ClientSession] = ClientSession,
-) -> AsyncIterator[ClientSession]:
+    logging_callback: Callable[..., Awaitable[None]] | None = None,
+    log_level: str | None = None,
+) -> AsyncIterator[Any]:
+    """A connected client: a `ClientSession` (--api session) or a high-level `Client` (--api client)."""
+    started = time.monotonic()
+    if opts.api == "client":
+        server: Any = server_params(opts) if opts.transport == "stdio" else (opts.url or "")
+        client = Client(
+            server,
+            mode=opts.mode,
+            elicitation_callback=elicitation,
+            message_handler=message_handler,
+            logging_callback=logging_callback,
+            log_level=log_level,
+        )
+        async with client:
+            FACTS.setdefault("protocol_version", client.protocol_version)
+            FACTS.setdefault("server", client.server_info.name if client.server_info else None)
+            FACTS.setdefault("connect_s", round(time.monotonic() - started, 3))
+            yield client
+        return
     if opts.transport == "stdio":
-        cmd = json.loads(opts.cmd or "null")
-        expect(isinstance(cmd, list) and len(cmd) > 0, "--cmd must be a JSON list")
-        env = {k: os.environ[k] for k in ("TOOLHOST_LOG", "RUST_BACKTRACE", "RUST_LOG") if k in os.environ}
-        params = StdioServerParameters(command=cmd[0], args=cmd[1:], cwd=opts.cwd, env=env)
-        transport = stdio_client(params, errlog=sys.stderr)
+        transport = stdio_client(server_params(opts), errlog=sys.stderr)
     else:
         transport = streamable_http_client(opts.url or "")
     async with transport as (read, write):
@@ -150,10 +196,34 @@ async def connect(
             init = await session.initialize()
             FACTS.setdefault("protocol_version", init.protocol_version)
             FACTS.setdefault("server", init.server_info.name)
+            FACTS.setdefault("connect_s", round(time.monotonic() - started, 3))
             yield session
 
 
-async def names(session: ClientSession) -> list[str]:
+@asynccontextmanager
+async def tool_changes(s: Any, on_change: Callable[[], None]) -> AsyncIterator[None]:
+    """Calls `on_change` on every tools/list_changed while open: on 2026-07-28 through a
+    `subscriptions/listen` stream (the only way a stateless server can say it), before
+    through the connection's notifications (the caller's message handler)."""
+    if not modern(s):
+        yield
+        return
+    async with anyio.create_task_group() as tg:
+        async with s.listen(tools_list_changed=True) as sub:
+            expect(bool(sub.honored.tools_list_changed), f"the server did not honour tools_list_changed: {sub.honored}")
+
+            async def pump() -> None:
+                async for _event in sub:
+                    on_change()
+
+            tg.start_soon(pump)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+
+async def names(session: Any) -> list[str]:
     return [t.name for t in (await session.list_tools()).tools]
 
 
@@ -163,8 +233,13 @@ async def names(session: ClientSession) -> list[str]:
 async def scenario_list(opts: Opts) -> None:
     expected = [n for n in opts.args.get("expect", "").split(",") if n]
     async with connect(opts) as s:
+        # A Client pinned to a revision adopts it without asking the server (no
+        # `server/discover`): it knows no capabilities.
+        pinned = opts.api == "client" and opts.mode not in ("auto", "legacy")
         caps = s.server_capabilities
-        expect(caps is not None and caps.tools is not None, "the server did not declare the tools capability")
+        expect(
+            pinned or (caps is not None and caps.tools is not None), "the server did not declare the tools capability"
+        )
         listed = (await s.list_tools()).tools
         got = [t.name for t in listed]
         expect(got == sorted(got), f"tools are not sorted by name: {got}")
@@ -179,7 +254,7 @@ async def scenario_list(opts: Opts) -> None:
             expect(bool(t.description), f"{t.name}: no description")
         FACTS["tools"] = got
         FACTS["required"] = {t.name: t.input_schema.get("required", []) for t in listed}
-        FACTS["list_changed"] = bool(caps.tools.list_changed)
+        FACTS["list_changed"] = None if pinned else bool(caps.tools.list_changed)
         FACTS["read_only"] = {
             t.name: bool(t.annotations and t.annotations.read_only_hint) for t in listed
         }
@@ -237,21 +312,33 @@ async def scenario_ask_accept(opts: Opts) -> None:
             await s.call_tool("write", {"path": "/workspace/created.txt", "content": WRITTEN}), "write (accepted)"
         )
         expect(written.get("created") is True, f"write did not report created: {written}")
-        value(await s.call_tool("read", {"path": NOTES}), "read before edit")
-        edited = value(
-            await s.call_tool("edit", {"path": NOTES, "old_text": "alpha line", "new_text": "ALPHA LINE"}),
-            "edit (accepted)",
-        )
-        expect(edited.get("replacements") == 1, f"edit replaced {edited.get('replacements')} times")
+        if stateless(opts, s):
+            # The same approval path, for a second file (see `stateless`).
+            edited = value(
+                await s.call_tool("write", {"path": "/workspace/second.txt", "content": WRITTEN}),
+                "a second write (accepted)",
+            )
+            paths = ["/workspace/created.txt", "/workspace/second.txt"]
+        else:
+            value(await s.call_tool("read", {"path": NOTES}), "read before edit")
+            edited = value(
+                await s.call_tool("edit", {"path": NOTES, "old_text": "alpha line", "new_text": "ALPHA LINE"}),
+                "edit (accepted)",
+            )
+            expect(edited.get("replacements") == 1, f"edit replaced {edited.get('replacements')} times")
+            paths = ["/workspace/created.txt", NOTES]
     expect(len(answers.asked) == 2, f"expected 2 elicitations, got {answers.asked}")
-    for asked, path in zip(answers.asked, ["/workspace/created.txt", NOTES], strict=True):
+    for asked, path in zip(answers.asked, paths, strict=True):
         expect(asked["mode"] == "form", f"not a form elicitation: {asked}")
         expect(path in asked["message"], f"the approval message does not name {path}: {asked['message']!r}")
         approve = asked.get("requested_schema", {}).get("properties", {}).get("approve", {})
         expect(approve.get("type") == "boolean", f"no boolean `approve` field: {asked}")
     FACTS["asked"] = [a["message"] for a in answers.asked]
     FACTS["write"] = written
-    FACTS["edit"] = {k: edited[k] for k in ("path", "replacements", "added", "removed")}
+    if "replacements" in edited:
+        FACTS["edit"] = {k: edited[k] for k in ("path", "replacements", "added", "removed")}
+    else:
+        FACTS["second_write"] = edited
 
 
 async def scenario_ask_decline(opts: Opts) -> None:
@@ -261,19 +348,28 @@ async def scenario_ask_decline(opts: Opts) -> None:
         accept({"approve": False}),
     )
     async with connect(opts, elicitation=answers) as s:
-        value(await s.call_tool("read", {"path": NOTES}), "read before edit")
-        edit = {"path": NOTES, "old_text": "alpha line", "new_text": "DECLINED"}
-        FACTS["decline"] = error(await s.call_tool("edit", edit), "approval_denied", "edit (declined)")
+        if stateless(opts, s):
+            # The same answers, to writes of a file that must not appear (see `stateless`).
+            edit_tool, edit = "write", {"path": NOTES.replace("notes.txt", "declined.txt"), "content": "no\n"}
+            asked_first = "/workspace/declined.txt"
+        else:
+            value(await s.call_tool("read", {"path": NOTES}), "read before edit")
+            edit_tool, edit = "edit", {"path": NOTES, "old_text": "alpha line", "new_text": "DECLINED"}
+            asked_first = NOTES
+        FACTS["decline"] = error(await s.call_tool(edit_tool, edit), "approval_denied", "edit (declined)")
         FACTS["cancel"] = error(
             await s.call_tool("write", {"path": "/workspace/declined.txt", "content": "no\n"}),
             "approval_denied",
             "write (cancelled)",
         )
         FACTS["unchecked"] = error(
-            await s.call_tool("edit", edit), "approval_denied", "edit (accepted with approve=false)"
+            await s.call_tool(edit_tool, edit), "approval_denied", "edit (accepted with approve=false)"
         )
     expect(len(answers.asked) == 3, f"expected 3 elicitations, got {answers.asked}")
-    expect(NOTES in answers.asked[0]["message"], f"the message does not name {NOTES}: {answers.asked[0]}")
+    expect(
+        asked_first in answers.asked[0]["message"],
+        f"the message does not name {asked_first}: {answers.asked[0]}",
+    )
     expect(
         "/workspace/declined.txt" in answers.asked[1]["message"],
         f"the message does not name /workspace/declined.txt: {answers.asked[1]}",
@@ -314,18 +410,27 @@ async def scenario_ask_timeout(opts: Opts) -> None:
 
 
 async def scenario_no_elicitation(opts: Opts) -> None:
+    # A high-level Client without an elicitation callback declares no
+    # elicitation capability; were it asked anyway, its call would raise.
     async with connect(opts, session_class=CountingSession) as s:
         FACTS["write"] = error(
             await s.call_tool("write", {"path": "/workspace/unasked.txt", "content": "no\n"}),
             "approval_denied",
             "write without elicitation",
         )
-        value(await s.call_tool("read", {"path": NOTES}), "read before edit")
-        FACTS["edit"] = error(
-            await s.call_tool("edit", {"path": NOTES, "old_text": "alpha line", "new_text": "UNASKED"}),
-            "approval_denied",
-            "edit without elicitation",
-        )
+        if not stateless(opts, s):
+            value(await s.call_tool("read", {"path": NOTES}), "read before edit")
+            FACTS["edit"] = error(
+                await s.call_tool("edit", {"path": NOTES, "old_text": "alpha line", "new_text": "UNASKED"}),
+                "approval_denied",
+                "edit without elicitation",
+            )
+        else:
+            FACTS["edit"] = error(
+                await s.call_tool("write", {"path": "/workspace/unasked2.txt", "content": "no\n"}),
+                "approval_denied",
+                "a second write without elicitation",
+            )
     expect(
         CountingSession.input_requests == 0,
         f"the server sent {CountingSession.input_requests} elicitation request(s) to a client without the capability",
@@ -335,6 +440,7 @@ async def scenario_no_elicitation(opts: Opts) -> None:
 
 async def scenario_sessions(opts: Opts) -> None:
     expect(opts.transport == "http", "the sessions scenario needs --transport http (two connections)")
+    expect(opts.api == "session", "the sessions scenario needs sessions (--api session)")
     a_answers, b_answers = Elicitations(accept(), accept()), Elicitations(accept(), accept())
     async with connect(opts, elicitation=a_answers) as a, connect(opts, elicitation=b_answers) as b:
         value(await a.call_tool("read", {"path": NOTES}), "A reads")
@@ -403,20 +509,33 @@ async def scenario_reload(opts: Opts) -> None:
             changes.append(time.monotonic())
             changed.set()
 
-    async with connect(opts, message_handler=on_message) as s:
+    def changed_now() -> None:
+        changes.append(time.monotonic())
+        changed.set()
+
+    async with connect(opts, message_handler=on_message) as s, tool_changes(s, changed_now):
         before = await names(s)
         expect(before == ["read"], f"expected only read before the change, got {before}")
         started = time.monotonic()
         with open(toolbox, "w", encoding="utf-8") as f:
             f.write(TOOLBOX_READ_LIST)
+        # A notification may be on its way from the first load (a stream opened while the
+        # server's components were still loading hears them arrive): each one is followed by
+        # a list, until the list shows the change.
+        after, seen = before, 0
         try:
             with anyio.fail_after(10):
-                await changed.wait()
+                while after != ["list", "read"]:
+                    if len(changes) == seen:
+                        changed = anyio.Event()
+                        await changed.wait()
+                    seen = len(changes)
+                    after = await names(s)
         except TimeoutError:
-            raise Failure("no notifications/tools/list_changed within 10 s of adding builtin:list") from None
+            raise Failure(
+                f"no notifications/tools/list_changed bringing list within 10 s of adding builtin:list: {after}"
+            ) from None
         FACTS["notified_after_s"] = round(time.monotonic() - started, 3)
-        after = await names(s)
-        expect(after == ["list", "read"], f"expected list and read after the change, got {after}")
         value(await s.call_tool("list", {"path": "/workspace"}), "call the added list tool")
         notified = len(changes)
         with open(toolbox, "w", encoding="utf-8") as f:
@@ -442,6 +561,227 @@ async def scenario_fetch(opts: Opts) -> None:
         FACTS["denied"] = error(await s.call_tool("fetch", {"url": denied}), "network_denied", f"fetch {denied}")
 
 
+# --- 2026-07-28 on the wire, approvals inline, a cold first start ------------------
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    "io.modelcontextprotocol/clientInfo": {"name": "py_client wire", "version": "1"},
+}
+
+
+class Wire:
+    """Raw JSON-RPC to the server, 2026-07-28 per-request metadata on every request: nothing of
+    the SDK between the test and the bytes but its generated wire models, which validate."""
+
+    def __init__(self, opts: Opts) -> None:
+        self.opts = opts
+        self.next_id = 0
+        self.proc: Any = None
+        self.http: Any = None
+        if opts.transport == "stdio":
+            import subprocess
+
+            params = server_params(opts)
+            self.proc = subprocess.Popen(
+                [params.command, *params.args],
+                cwd=params.cwd,
+                env={**os.environ, **(params.env or {})},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=sys.stderr,
+                text=True,
+            )
+        else:
+            self.http = httpx.Client(timeout=60)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        if self.http is not None:
+            self.http.close()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": {**params, "_meta": MODERN_META}}
+        if self.proc is not None:
+            self.proc.stdin.write(json.dumps(msg) + "\n")
+            self.proc.stdin.flush()
+            while True:
+                line = self.proc.stdout.readline()
+                expect(bool(line), f"the server closed stdout before answering {method}")
+                reply = json.loads(line)
+                if reply.get("id") == self.next_id:
+                    return reply
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Mcp-Protocol-Version": "2026-07-28",
+            "Mcp-Method": method,
+        }
+        if method == "tools/call":
+            headers["Mcp-Name"] = params["name"]
+        elif method == "resources/read":
+            headers["Mcp-Name"] = params["uri"]
+        response = self.http.post(self.opts.url, json=msg, headers=headers)
+        expect(response.status_code == 200, f"{method}: HTTP {response.status_code}: {response.text[:500]}")
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            for line in response.text.splitlines():
+                if line.startswith("data:") and line[5:].strip():
+                    reply = json.loads(line[5:])
+                    if reply.get("id") == self.next_id:
+                        return reply
+            raise Failure(f"{method}: no reply in the event stream: {response.text[:500]}")
+        return response.json()
+
+
+def wire_check(opts: Opts) -> None:
+    from mcp_types import _v2026_07_28 as wire
+
+    with open("big.txt", "w", encoding="utf-8") as f:
+        f.write("".join(f"line {i:05} of a long file\n" for i in range(1, 3001)))
+    w = Wire(opts)
+    validated: list[str] = []
+
+    def check(method: str, params: dict[str, Any], model: Any) -> dict[str, Any]:
+        reply = w.request(method, params)
+        expect("result" in reply, f"{method}: expected a result, got {json.dumps(reply)[:500]}")
+        result = reply["result"]
+        try:
+            model.model_validate(result)
+        except Exception as e:  # noqa: BLE001 - a validation error is the finding
+            raise Failure(f"{method}: the result is not a valid 2026-07-28 {model.__name__}: {e}") from None
+        validated.append(f"{method}:{model.__name__}")
+        return result
+
+    try:
+        check("server/discover", {}, wire.DiscoverResult)
+        listed = check("tools/list", {}, wire.ListToolsResult)
+        expect(any(t["name"] == "read" for t in listed["tools"]), f"no read tool: {listed}")
+        check("resources/list", {}, wire.ListResourcesResult)
+        check("tools/call", {"name": "read", "arguments": {"path": NOTES}}, wire.CallToolResult)
+        missing = check("tools/call", {"name": "read", "arguments": {"path": "/workspace/nope"}}, wire.CallToolResult)
+        expect(missing.get("isError") is True, f"a missing file is not an error result: {missing}")
+        unknown = check("tools/call", {"name": "no_such_tool", "arguments": {}}, wire.CallToolResult)
+        expect(unknown.get("isError") is True, f"an unknown tool is not an error result: {unknown}")
+        big = check("tools/call", {"name": "read", "arguments": {"path": "big.txt", "limit": 3000}}, wire.CallToolResult)
+        links = [b["uri"] for b in big["content"] if b.get("type") == "resource_link"]
+        expect(len(links) == 1, f"a cut result links its full text once: {json.dumps(big)[:500]}")
+        page = check("resources/read", {"uri": links[0]}, wire.ReadResourceResult)
+        expect("line 00001" in page["contents"][0]["text"], "the artifact's first page")
+        args = {"path": "/workspace/wire.txt", "content": "written on the wire\n"}
+        asked = check("tools/call", {"name": "write", "arguments": args}, wire.InputRequiredResult)
+        expect(asked["resultType"] == "input_required", f"an ask is an input_required result: {asked}")
+        (key, req), = asked["inputRequests"].items()
+        expect(req["method"] == "elicitation/create", f"the input request is an elicitation: {req}")
+        answers = {key: {"action": "accept", "content": {"approve": True}}}
+        done = check(
+            "tools/call",
+            {"name": "write", "arguments": args, "inputResponses": answers, "requestState": asked["requestState"]},
+            wire.CallToolResult,
+        )
+        expect(done.get("isError") is not True, f"the approved write failed: {done}")
+    finally:
+        w.close()
+    expect(os.path.exists("wire.txt"), "the approved write did not write")
+    FACTS["validated"] = validated
+
+
+async def scenario_wire(opts: Opts) -> None:
+    await anyio.to_thread.run_sync(wire_check, opts)
+
+
+async def scenario_mrtr(opts: Opts) -> None:
+    """The approval's requestState, driven by hand: tampered, moved to another call, replayed and
+    expired states do not approve; the real one does, once."""
+    wait = float(opts.args.get("expire_after", "0"))
+    async with connect(opts, elicitation=Elicitations()) as c:
+        expect(modern(c), f"the mrtr scenario needs a 2026-07-28 connection, got {c.protocol_version}")
+        s = c.session
+        args = {"path": "/workspace/mrtr.txt", "content": "approved once\n"}
+
+        async def ask(arguments: dict[str, Any]) -> types.InputRequiredResult:
+            first = await s.call_tool("write", arguments, allow_input_required=True)
+            expect(isinstance(first, types.InputRequiredResult), f"expected input_required, got {first!r}")
+            expect(bool(first.request_state) and bool(first.input_requests), f"no state or request: {first!r}")
+            return first
+
+        first = await ask(args)
+        (key,) = list(first.input_requests or {})
+        yes = {key: types.ElicitResult(action="accept", content={"approve": True})}
+        state = first.request_state or ""
+
+        async def retry(arguments: dict[str, Any], st: str, what: str) -> Any:
+            r = await s.call_tool("write", arguments, input_responses=yes, request_state=st, allow_input_required=True)
+            expect(isinstance(r, types.CallToolResult), f"{what}: expected a final result, got {r!r}")
+            return r
+
+        tampered = state[:-2] + ("AB" if not state.endswith("AB") else "BA")
+        FACTS["tampered"] = error(await retry(args, tampered, "tampered"), "approval_denied", "a tampered state")
+        other = {"path": "/workspace/mrtr.txt", "content": "something else\n"}
+        FACTS["other_call"] = error(await retry(other, state, "another call"), "approval_denied", "another call's state")
+        expect(not os.path.exists("mrtr.txt"), "a refused state wrote the file")
+        value(await retry(args, state, "the real state"), "the approved write")
+        expect(os.path.exists("mrtr.txt"), "the approved write did not write")
+        os.remove("mrtr.txt")
+        FACTS["replayed"] = error(await retry(args, state, "replayed"), "approval_denied", "a replayed state")
+        expect(not os.path.exists("mrtr.txt"), "a replayed state wrote the file again")
+        if wait > 0:
+            # Other arguments: the same call right after its refusal would be refused as a
+            # repeated failure before its state is looked at.
+            late_args = {"path": "/workspace/mrtr-late.txt", "content": "too late\n"}
+            late = await ask(late_args)
+            await anyio.sleep(wait)
+            FACTS["expired"] = error(
+                await retry(late_args, late.request_state or "", "expired"), "approval_denied", "an expired state"
+            )
+            expect(not os.path.exists("mrtr-late.txt"), "an expired state wrote the file")
+
+
+async def scenario_cold(opts: Opts) -> None:
+    """A first start: connect and list at once, then the slow component's tools arrive with
+    tools/list_changed and answer."""
+    slow = opts.args.get("slow", "")
+    call_args = json.loads(opts.args.get("args", "{}"))
+    changes = [0]
+    logs: list[str] = []
+
+    def changed() -> None:
+        changes[0] += 1
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed()
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(str(params.data))
+
+    started = time.monotonic()
+    async with (
+        connect(opts, message_handler=on_message, logging_callback=on_log, log_level="info") as s,
+        tool_changes(s, changed),
+    ):
+        if not modern(s):
+            await s.set_logging_level("info")
+        first = await s.list_tools()
+        FACTS["first_list_s"] = round(time.monotonic() - started, 3)
+        FACTS["first_tools"] = [t.name for t in first.tools]
+        FACTS["first_meta"] = (first.meta or {}).get("toolhost")
+        tools = FACTS["first_tools"]
+        with anyio.fail_after(120):
+            while slow not in tools:
+                seen = changes[0]
+                while changes[0] == seen:
+                    await anyio.sleep(0.05)
+                tools = await names(s)
+        FACTS["changes"] = changes[0]
+        FACTS["complete_s"] = round(time.monotonic() - started, 3)
+        FACTS["tools"] = tools
+        FACTS["slow_value"] = value(await s.call_tool(slow, call_args), f"call {slow}")
+    FACTS["logs"] = logs
+
+
 SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "list": scenario_list,
     "allowed": scenario_allowed,
@@ -455,12 +795,17 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "cancel": scenario_cancel,
     "reload": scenario_reload,
     "fetch": scenario_fetch,
+    "wire": scenario_wire,
+    "mrtr": scenario_mrtr,
+    "cold": scenario_cold,
 }
 
 
 def parse(argv: list[str]) -> Opts:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--transport", choices=["stdio", "http"], required=True)
+    p.add_argument("--api", choices=["session", "client"], default="session")
+    p.add_argument("--mode", default="auto", help="--api client: auto, 2026-07-28 or legacy")
     p.add_argument("--cmd", help="stdio: the server command, a JSON list")
     p.add_argument("--cwd", help="stdio: the server's working directory")
     p.add_argument("--url", help="http: the MCP endpoint")

@@ -400,12 +400,17 @@ async fn run() -> anyhow::Result<()> {
                 let server = server.clone();
                 Arc::new(move || server.tools_changed())
             };
+            let reload = (!no_reload && tools.component.is_none()).then(|| {
+                let source = ToolboxSource {
+                    explicit: tools.config.clone(),
+                    dir: dir.clone(),
+                };
+                // Before serving: a change while the first load runs reloads.
+                let since = source.baseline(&toolhost_toolbox::watched_files(&tb));
+                (source, since)
+            });
             let startup = host.start(tb, changed)?;
             let stop = on_signal();
-            let reload = (!no_reload && tools.component.is_none()).then(|| ToolboxSource {
-                explicit: tools.config.clone(),
-                dir: dir.clone(),
-            });
             {
                 let server = server.clone();
                 let stop = stop.clone();
@@ -427,8 +432,8 @@ async fn run() -> anyhow::Result<()> {
                         );
                     }
                     // Hot reload watches what the first load named.
-                    if let Some(source) = reload {
-                        reload::watch(server, source, reload::DEFAULT_INTERVAL, stop).await;
+                    if let Some((source, since)) = reload {
+                        reload::watch(server, source, since, reload::DEFAULT_INTERVAL, stop).await;
                     }
                 });
             }

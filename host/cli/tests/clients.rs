@@ -1,16 +1,21 @@
-//! `toolhost serve` driven by MCP clients nobody here wrote: the official
-//! Python SDK (`mcp`) and the official TypeScript SDK
-//! (`@modelcontextprotocol/sdk`), pinned in `tests/clients/` and installed
+//! `toolhost serve` driven by MCP clients nobody here wrote, the way their
+//! users drive them: the official Python SDK (`mcp` 2.x: its high-level
+//! `Client` in each mode, `auto` by default, and its low-level
+//! `ClientSession`), the official TypeScript SDK
+//! (`@modelcontextprotocol/sdk`), and the agent frameworks pydantic-ai,
+//! openai-agents and langchain-mcp-adapters (on the SDK's 1.x), each in its
+//! default configuration. They are pinned in `tests/clients/` and installed
 //! by `tests/clients/install.sh` (once per run, skipped when already
 //! installed) into `$TOOLHOST_CLIENTS_DIR` (default `target/clients`).
 //!
 //! Each test lays out its own workspace, starts its own server (the client
 //! spawns it over stdio, or the test spawns `toolhost serve --http
-//! 127.0.0.1:0`), runs one scenario of `tests/clients/py_client.py` or
-//! `tests/clients/ts_client.mjs`, which asserts what the client sees and
-//! prints one JSON line of facts, and then checks those facts, the disk and
-//! the session log. All servers share one compiled-component cache under
-//! the target directory.
+//! 127.0.0.1:0`), runs one scenario of `tests/clients/py_client.py`,
+//! `tests/clients/ts_client.mjs` or `tests/clients/frameworks.py`, which
+//! asserts what the client sees and prints one JSON line of facts, and then
+//! checks those facts, the disk and the session log. Every server starts
+//! cold, as on a machine that never ran toolhost: a fresh `HOME`, so an
+//! empty compiled-component cache.
 //!
 //! Needs python3 (3.10+ with venv) and node 20+ with npm; the first run
 //! reaches PyPI and the npm registry.
@@ -37,11 +42,22 @@ const NOTES: &str = "alpha line\nneedle: the quick brown fox\nomega line\n";
 /// Which SDK drives the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lang {
-    /// `mcp` (Python).
+    /// `mcp` (Python), its low-level `ClientSession` (the legacy
+    /// `initialize` handshake).
     Py,
+    /// `mcp` (Python), its high-level `Client` in a mode: `auto` (its
+    /// default: `server/discover`, then 2026-07-28), `2026-07-28` or `legacy`.
+    PyClient(&'static str),
     /// `@modelcontextprotocol/sdk` (TypeScript).
     Ts,
 }
+
+/// The Python `Client`'s default mode.
+const AUTO: &str = "auto";
+/// The Python `Client` pinned to the stateless revision.
+const MODERN: &str = "2026-07-28";
+/// The Python `Client` with the `initialize` handshake.
+const LEGACY: &str = "legacy";
 
 /// How the client reaches the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,14 +84,7 @@ fn clients_dir() -> PathBuf {
     }
 }
 
-/// One compiled-component cache for every server of every run.
-fn cache_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-clients-cache")
-}
-
-/// Installs the clients (once per test binary) and compiles the components
-/// every test uses into the shared cache, so the tests that follow start
-/// from a warm cache instead of compiling the same components at once.
+/// Installs the clients (once per test binary).
 fn setup() {
     static SETUP: OnceLock<()> = OnceLock::new();
     SETUP.get_or_init(|| {
@@ -93,33 +102,39 @@ fn setup() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let installed = started.elapsed();
-        let started = Instant::now();
-        let warm = tempfile::tempdir().expect("temp dir");
-        for args in [
-            vec!["tools".to_owned()],
-            vec!["tools".into(), "--component".into(), "builtin:fetch".into()],
-            vec![
-                "tools".into(),
-                "--component".into(),
-                toolhost_guests::GUEST_HOSTILE.into(),
-            ],
-        ] {
-            // Only to fill the cache: a failure here shows up in the tests.
-            let _ = Command::new(TOOLHOST)
-                .arg("--cache-dir")
-                .arg(cache_dir())
-                .args(&args)
-                .current_dir(warm.path())
-                .stdin(Stdio::null())
-                .output();
-        }
         eprintln!(
-            "clients: install.sh took {:.1} s, warming the component cache {:.1} s",
-            installed.as_secs_f64(),
+            "clients: install.sh took {:.1} s",
             started.elapsed().as_secs_f64()
         );
     });
+}
+
+/// The Python `table` component (`guest-tools/python/build.sh`, built once
+/// per test binary; nothing is rebuilt when its sources are unchanged).
+fn python_component() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let root = repo_root();
+            let started = Instant::now();
+            let out = Command::new("bash")
+                .arg(root.join("guest-tools/python/build.sh"))
+                .stdin(Stdio::null())
+                .output()
+                .expect("running guest-tools/python/build.sh");
+            assert!(
+                out.status.success(),
+                "guest-tools/python/build.sh failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            eprintln!(
+                "clients: the Python component built in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            root.join("target/python-guests/tool_table.wasm")
+        })
+        .clone()
 }
 
 /// A served directory with the fixture files, and a session log beside it.
@@ -157,6 +172,33 @@ impl Workspace {
         }
     }
 
+    /// The `HOME` of the client and the server: fresh, so the server's
+    /// compiled-component cache (`~/.cache/toolhost`) starts empty.
+    fn home(&self) -> PathBuf {
+        let home = self.tmp.path().join("home");
+        std::fs::create_dir_all(&home).expect("mkdir home");
+        home
+    }
+
+    /// Serves the built-ins and the Python `table` component (18 MB: tens
+    /// of seconds to compile in a test build), with its own policy.
+    fn toolbox_with_python(&self) {
+        let policy = repo_root().join("guest-tools/python/tools/table/policy.toml");
+        self.toolbox(&format!(
+            "version = 1\n\
+             [[component]]\nsource = \"builtin:read\"\n\
+             [[component]]\nsource = \"builtin:list\"\n\
+             [[component]]\nsource = '{}'\npolicy = '{}'\n",
+            python_component().display(),
+            policy.display()
+        ));
+        std::fs::write(
+            self.dir.join("cities.csv"),
+            "city,country,population\nLyon,France,522250\nOslo,Norway,717710\n",
+        )
+        .expect("write cities.csv");
+    }
+
     /// The JSON Lines session log the server appends to.
     fn log(&self) -> PathBuf {
         self.tmp.path().join("session.jsonl")
@@ -178,8 +220,6 @@ impl Workspace {
         vec![
             TOOLHOST.to_owned(),
             "serve".into(),
-            "--cache-dir".into(),
-            cache_dir().display().to_string(),
             "--log".into(),
             self.log().display().to_string(),
             "--approval-timeout".into(),
@@ -235,6 +275,8 @@ impl HttpServer {
         let mut child = Command::new(&cmd[0])
             .args(&cmd[1..])
             .args(["--http", "127.0.0.1:0"])
+            .env("HOME", ws.home())
+            .env_remove("XDG_CACHE_HOME")
             .current_dir(&ws.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -386,6 +428,12 @@ fn run(ws: &Workspace, lang: Lang, transport: Transport, scenario: &str, args: &
             c.arg(root.join("tests/clients/py_client.py"));
             c
         }
+        Lang::PyClient(mode) => {
+            let mut c = Command::new(clients_dir().join("venv/bin/python"));
+            c.arg(root.join("tests/clients/py_client.py"))
+                .args(["--api", "client", "--mode", mode]);
+            c
+        }
         Lang::Ts => {
             let mut c = Command::new("node");
             c.arg(root.join("tests/clients/ts_client.mjs"));
@@ -394,6 +442,8 @@ fn run(ws: &Workspace, lang: Lang, transport: Transport, scenario: &str, args: &
     };
     cmd.env("TOOLHOST_CLIENTS_DIR", clients_dir())
         .env("RUST_BACKTRACE", "1")
+        .env("HOME", ws.home())
+        .env_remove("XDG_CACHE_HOME")
         .current_dir(&ws.dir);
     let server = match transport {
         Transport::Stdio => {
@@ -450,8 +500,15 @@ fn tools_list(lang: Lang, transport: Transport) {
     )
     .facts;
     assert_eq!(f["tools"], json!(["edit", "grep", "list", "read", "write"]));
+    // A Client pinned to 2026-07-28 adopts it without discovery: it knows
+    // no capabilities to check.
+    let declared = if lang == Lang::PyClient(MODERN) {
+        Value::Null
+    } else {
+        json!(true)
+    };
     assert_eq!(
-        f["list_changed"], true,
+        f["list_changed"], declared,
         "the server declares tools.listChanged"
     );
     assert_eq!(
@@ -527,22 +584,38 @@ fn denied_paths(lang: Lang, transport: Transport) {
 
 fn written_by(lang: Lang) -> &'static str {
     match lang {
-        Lang::Py => "written by the python client\n",
+        Lang::Py | Lang::PyClient(_) => "written by the python client\n",
         Lang::Ts => "written by the typescript client\n",
     }
 }
 
-/// 5a. `ask` accepted through the client's elicitation handler.
+/// Whether `lang` speaks 2026-07-28 over `transport` statelessly: every
+/// HTTP request its own session, so a read gives no later edit its
+/// baseline (issue 26); the scenarios then approve writes instead of edits.
+fn stateless(lang: Lang, transport: Transport) -> bool {
+    matches!(lang, Lang::PyClient(AUTO | MODERN)) && transport == Transport::Http
+}
+
+/// 5a. `ask` accepted through the client's elicitation handler (from
+///     2026-07-28: an `input_required` result the client answers and sends
+///     again).
 fn ask_accept(lang: Lang, transport: Transport) {
     let ws = Workspace::new();
     let f = run(&ws, lang, transport, "ask_accept", &[]).facts;
     assert_eq!(ws.file("created.txt").as_deref(), Some(written_by(lang)));
-    assert_eq!(
-        ws.file("notes.txt").as_deref(),
-        Some("ALPHA LINE\nneedle: the quick brown fox\nomega line\n")
-    );
     assert_eq!(f["write"]["created"], true);
-    assert_eq!(f["edit"]["replacements"], 1);
+    let second = if stateless(lang, transport) {
+        assert_eq!(ws.file("second.txt").as_deref(), Some(written_by(lang)));
+        assert_eq!(ws.file("notes.txt").as_deref(), Some(NOTES));
+        "/workspace/second.txt"
+    } else {
+        assert_eq!(
+            ws.file("notes.txt").as_deref(),
+            Some("ALPHA LINE\nneedle: the quick brown fox\nomega line\n")
+        );
+        assert_eq!(f["edit"]["replacements"], 1);
+        "/workspace/notes.txt"
+    };
     let asked = f["asked"].as_array().expect("asked");
     assert_eq!(asked.len(), 2);
     assert!(
@@ -550,11 +623,15 @@ fn ask_accept(lang: Lang, transport: Transport) {
             .as_str()
             .is_some_and(|m| m.contains("/workspace/created.txt"))
     );
-    assert!(
-        asked[1]
-            .as_str()
-            .is_some_and(|m| m.contains("/workspace/notes.txt"))
-    );
+    assert!(asked[1].as_str().is_some_and(|m| m.contains(second)));
+    if let Lang::PyClient(mode) = lang {
+        let expected = if mode == LEGACY {
+            "2025-11-25"
+        } else {
+            "2026-07-28"
+        };
+        assert_eq!(f["protocol_version"], expected, "{f}");
+    }
 }
 
 /// 5b. `ask` declined, cancelled, or accepted with `approve` unchecked.
@@ -765,6 +842,267 @@ fn record_replay(lang: Lang, transport: Transport) {
     assert_eq!(recorded["grep"], replayed["grep"]);
 }
 
+/// 12. Every result of the 2026-07-28 revision, sent raw, is valid against
+///     the revision's schema (the Python SDK's generated wire models): the
+///     discovery, lists, calls, errors, an artifact page, and an approval's
+///     `input_required` result and its answered retry.
+fn wire(transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, Lang::Py, transport, "wire", &[]).facts;
+    let validated: Vec<&str> = f["validated"]
+        .as_array()
+        .expect("validated")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for expected in [
+        "server/discover:DiscoverResult",
+        "tools/list:ListToolsResult",
+        "resources/list:ListResourcesResult",
+        "tools/call:CallToolResult",
+        "resources/read:ReadResourceResult",
+        "tools/call:InputRequiredResult",
+    ] {
+        assert!(validated.contains(&expected), "{expected} in {validated:?}");
+    }
+    assert_eq!(
+        ws.file("wire.txt").as_deref(),
+        Some("written on the wire\n")
+    );
+}
+
+/// 13. An approval's `requestState` opens once, for its own call and
+///     caller, within its lifetime: tampered, moved, replayed and expired
+///     states are refused (`approval_denied`), and the session log shows
+///     each attempt and the one approved run.
+fn mrtr(transport: Transport) {
+    let mut ws = Workspace::new();
+    ws.approval_timeout_s = 2;
+    let f = run(
+        &ws,
+        Lang::PyClient(MODERN),
+        transport,
+        "mrtr",
+        &["expire_after=3.5"],
+    )
+    .facts;
+    for (k, why) in [
+        ("tampered", "not one this server sealed"),
+        ("other_call", "not one this server sealed"),
+        ("replayed", "already used"),
+        ("expired", "expired"),
+    ] {
+        assert_eq!(f[k]["code"], "approval_denied", "{k}: {f}");
+        assert!(
+            f[k]["message"].as_str().is_some_and(|m| m.contains(why)),
+            "{k}: {f}"
+        );
+    }
+    assert_eq!(ws.file("mrtr.txt"), None, "a refused state wrote");
+    let events = ws.events();
+    let results: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool/result" && e["tool"] == "write")
+        .map(|e| e["code"].as_str().unwrap_or("ok"))
+        .collect();
+    assert_eq!(
+        results,
+        [
+            "approval_pending",
+            "approval_denied",
+            "approval_denied",
+            "ok",
+            "approval_denied",
+            "approval_pending",
+            "approval_denied"
+        ],
+        "{events:?}"
+    );
+}
+
+/// 14. A first start with a slow component: the client connects and lists
+///     at once (the built-ins are precompiled), is told what is still
+///     compiling, and gets the slow component's tools with
+///     `tools/list_changed` when they are ready.
+fn cold_start(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    ws.toolbox_with_python();
+    let f = run(
+        &ws,
+        lang,
+        transport,
+        "cold",
+        &["slow=table_schema", r#"args={"path": "cities.csv"}"#],
+    )
+    .facts;
+    let connect = f["connect_s"].as_f64().unwrap_or(f64::MAX);
+    assert!(connect < 5.0, "connected after {connect} s: {f}");
+    let first = f["first_list_s"].as_f64().unwrap_or(f64::MAX);
+    assert!(first < 5.0, "first tools/list after {first} s: {f}");
+    let first_tools = f["first_tools"].as_array().expect("first tools");
+    assert!(
+        first_tools.iter().any(|t| t == "read"),
+        "the precompiled built-ins are listed at once: {f}"
+    );
+    if !first_tools.iter().any(|t| t == "table_schema") {
+        // Listed before the Python component was ready: the result says so.
+        let loading = f["first_meta"]["loading"].as_array().expect("loading");
+        assert!(
+            loading
+                .iter()
+                .any(|c| c.as_str().is_some_and(|c| c.ends_with("tool_table.wasm"))),
+            "{f}"
+        );
+        assert!(f["changes"].as_u64().unwrap_or(0) >= 1, "{f}");
+    }
+    assert_eq!(f["slow_value"]["rows"], 2, "{f}");
+    assert!(
+        f["logs"]
+            .as_array()
+            .expect("logs")
+            .iter()
+            .any(|l| l.as_str().is_some_and(|l| l.contains("tool_table.wasm"))),
+        "the client that asked for log messages heard about the compile: {f}"
+    );
+}
+
+/// An agent framework (`tests/clients/frameworks.py`), in its default
+/// configuration, spawns `toolhost serve` for `ws` over stdio.
+fn framework(ws: &Workspace, name: &str, args: &[&str]) -> Value {
+    setup();
+    let root = repo_root();
+    let mut cmd = Command::new(clients_dir().join("frameworks/bin/python"));
+    cmd.arg(root.join("tests/clients/frameworks.py"))
+        .arg(name)
+        .arg("--cmd")
+        .arg(json!(ws.serve_command()).to_string())
+        .arg("--cwd")
+        .arg(&ws.dir)
+        .args(args)
+        .env("HOME", ws.home())
+        .env_remove("XDG_CACHE_HOME")
+        .env("RUST_BACKTRACE", "1")
+        .current_dir(&ws.dir);
+    let out = run_with_deadline(cmd, CLIENT_DEADLINE);
+    assert!(
+        out.status.success(),
+        "{name} failed ({}) after {:.1} s\n--- stderr (the server's too) ---\n{}\n--- stdout ---\n{}",
+        out.status,
+        out.elapsed.as_secs_f64(),
+        out.stderr.trim_end(),
+        out.stdout.trim_end()
+    );
+    let line = out.stdout.lines().last().unwrap_or_default();
+    let facts: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("the last line is not JSON ({e}): {}", out.stdout));
+    eprintln!("{name}: {:.2} s: {facts}", out.elapsed.as_secs_f64());
+    facts
+}
+
+/// pydantic-ai: `TestModel(call_tools="all")` calls every tool with
+/// arguments generated from its schema, through `load_mcp_toolsets`; the
+/// run ends. With pydantic-ai's default error handling a tool error asks
+/// the model to retry, and a model that cannot fix its arguments (this one
+/// cannot) ends the run with `UnexpectedModelBehavior` once the retries are
+/// spent: that is an end, and every error it saw is toolhost's, readable.
+#[test]
+fn pydantic_ai_calls_every_tool() {
+    let ws = Workspace::new();
+    let f = framework(&ws, "pydantic", &[]);
+    let connect = f["connect_s"].as_f64().unwrap_or(f64::MAX);
+    assert!(connect < 5.0, "{f}");
+    assert_eq!(
+        f["called"],
+        json!([
+            "toolhost_edit",
+            "toolhost_grep",
+            "toolhost_list",
+            "toolhost_read",
+            "toolhost_write"
+        ]),
+        "{f}"
+    );
+    let ended = f["ended"].as_str().unwrap_or_default();
+    assert!(
+        ended == "result" || ended == "retries spent",
+        "the run ended with {ended}: {f}"
+    );
+    for (tool, outcome) in f["outcomes"].as_object().expect("outcomes") {
+        let text = outcome.as_str().unwrap_or_default();
+        assert!(
+            text.starts_with("return") || text.contains("Error ["),
+            "{tool}: {text}"
+        );
+    }
+}
+
+/// openai-agents: `MCPServerStdio` with its default 5 s timeouts connects
+/// to a first start, and every tool's schema converts to strict mode.
+#[test]
+fn openai_agents_converts_every_schema_to_strict() {
+    let ws = Workspace::new();
+    let f = framework(&ws, "openai", &[]);
+    assert_eq!(
+        f["strict"],
+        json!({"edit": true, "grep": true, "list": true, "read": true, "write": true}),
+        "{f}"
+    );
+    assert_eq!(f["read_error"], false, "{f}");
+    assert!(
+        f["read_text"]
+            .as_str()
+            .is_some_and(|t| t.contains("needle"))
+    );
+}
+
+/// openai-agents against a first start with a Python component: its 5 s
+/// timeouts hold (the protocol never waits for the compile), and the
+/// component's tools arrive and convert too.
+#[test]
+fn openai_agents_connects_while_a_python_component_compiles() {
+    let ws = Workspace::new();
+    ws.toolbox_with_python();
+    let f = framework(
+        &ws,
+        "openai",
+        &["expect=list,read,table_filter,table_schema,table_stats"],
+    );
+    let list = f["list_s"].as_f64().unwrap_or(f64::MAX);
+    assert!(list < 5.0, "the first list after {list} s: {f}");
+    for tool in [
+        "list",
+        "read",
+        "table_filter",
+        "table_schema",
+        "table_stats",
+    ] {
+        assert_eq!(f["strict"][tool], true, "{tool}: {f}");
+    }
+}
+
+/// langchain-mcp-adapters: the tools load, a read answers, a path outside
+/// the workspace reads as an error naming `path_denied`.
+#[test]
+fn langchain_loads_reads_and_reports_a_denied_path() {
+    let ws = Workspace::new();
+    let f = framework(&ws, "langchain", &[]);
+    assert_eq!(
+        f["tools"],
+        json!(["edit", "grep", "list", "read", "write"]),
+        "{f}"
+    );
+    assert!(
+        f["read"].as_str().is_some_and(|t| t.contains("needle")),
+        "{f}"
+    );
+    assert!(
+        f["denied"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("path_denied")),
+        "{f}"
+    );
+}
+
 macro_rules! tests {
     ($($test:ident => $scenario:ident($lang:ident, $transport:ident);)*) => {
         $(
@@ -826,4 +1164,69 @@ tests! {
     ts_http_separate_sessions => separate_sessions(Ts, Http);
     ts_http_cancel_spin => cancel_spin(Ts, Http);
     ts_http_record_replay => record_replay(Ts, Http);
+}
+
+/// The Python SDK's high-level `Client`, as its README shows it.
+macro_rules! client_tests {
+    ($($test:ident => $scenario:ident($mode:ident, $transport:ident);)*) => {
+        $(
+            #[test]
+            fn $test() {
+                $scenario(Lang::PyClient($mode), Transport::$transport);
+            }
+        )*
+    };
+}
+
+client_tests! {
+    pyclient_auto_stdio_tools_list => tools_list(AUTO, Stdio);
+    pyclient_auto_stdio_allowed_calls => allowed_calls(AUTO, Stdio);
+    pyclient_auto_stdio_tool_errors => tool_errors(AUTO, Stdio);
+    pyclient_auto_stdio_denied_paths => denied_paths(AUTO, Stdio);
+    pyclient_auto_stdio_ask_accept => ask_accept(AUTO, Stdio);
+    pyclient_auto_stdio_ask_decline => ask_decline(AUTO, Stdio);
+    pyclient_auto_stdio_no_elicitation => no_elicitation(AUTO, Stdio);
+    pyclient_auto_stdio_cancel_spin => cancel_spin(AUTO, Stdio);
+    pyclient_auto_stdio_hot_reload => hot_reload(AUTO, Stdio);
+    pyclient_auto_stdio_cold_start => cold_start(AUTO, Stdio);
+
+    pyclient_auto_http_tools_list => tools_list(AUTO, Http);
+    pyclient_auto_http_allowed_calls => allowed_calls(AUTO, Http);
+    pyclient_auto_http_tool_errors => tool_errors(AUTO, Http);
+    pyclient_auto_http_ask_accept => ask_accept(AUTO, Http);
+    pyclient_auto_http_ask_decline => ask_decline(AUTO, Http);
+    pyclient_auto_http_no_elicitation => no_elicitation(AUTO, Http);
+    pyclient_auto_http_hot_reload => hot_reload(AUTO, Http);
+    pyclient_auto_http_cold_start => cold_start(AUTO, Http);
+
+    pyclient_modern_stdio_tools_list => tools_list(MODERN, Stdio);
+    pyclient_modern_stdio_ask_accept => ask_accept(MODERN, Stdio);
+    pyclient_modern_http_tools_list => tools_list(MODERN, Http);
+    pyclient_modern_http_ask_accept => ask_accept(MODERN, Http);
+
+    pyclient_legacy_stdio_tools_list => tools_list(LEGACY, Stdio);
+    pyclient_legacy_stdio_ask_accept => ask_accept(LEGACY, Stdio);
+    pyclient_legacy_http_tools_list => tools_list(LEGACY, Http);
+    pyclient_legacy_http_ask_accept => ask_accept(LEGACY, Http);
+    pyclient_legacy_stdio_cold_start => cold_start(LEGACY, Stdio);
+}
+
+#[test]
+fn wire_stdio_every_2026_07_28_result_validates() {
+    wire(Transport::Stdio);
+}
+
+#[test]
+fn wire_http_every_2026_07_28_result_validates() {
+    wire(Transport::Http);
+}
+
+#[test]
+fn pyclient_modern_stdio_request_states_open_once() {
+    mrtr(Transport::Stdio);
+}
+
+#[test]
+fn pyclient_modern_http_request_states_open_once() {
+    mrtr(Transport::Http);
 }

@@ -163,7 +163,9 @@ fn a_busy_server_killed_mid_write_loses_nothing_it_answered() {
             let v = answers
                 .recv_timeout(left)
                 .unwrap_or_else(|_| panic!("round {round}: {} answers", answered.len()));
-            if v["id"] == "init" {
+            // The handshake's answer, and notifications (the tools list
+            // changes as components finish loading after a first start).
+            if v["id"] == "init" || v.get("id").is_none() {
                 continue;
             }
             assert!(v["result"].is_object(), "{v}");

@@ -43,6 +43,24 @@ impl ToolboxSource {
 /// absence.
 type Stamp = Vec<(PathBuf, Option<(SystemTime, u64)>)>;
 
+/// The watched files as they were when serving started: a change made
+/// while the first load still runs (components compile in the background)
+/// is a change to reload for, not the state to compare with.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    files: Vec<PathBuf>,
+    stamp: Stamp,
+}
+
+impl ToolboxSource {
+    /// The state of the toolbox file and `files` (those the toolbox names) now.
+    pub fn baseline(&self, files: &[PathBuf]) -> Baseline {
+        let files = self.watched(files);
+        let stamp = stamp(&files);
+        Baseline { files, stamp }
+    }
+}
+
 fn stamp(files: &[PathBuf]) -> Stamp {
     files
         .iter()
@@ -63,15 +81,19 @@ pub async fn reload_now(server: &Server, source: &ToolboxSource) -> Result<(), H
     Ok(())
 }
 
-/// Watches the toolbox's files every `interval` until `stop` is cancelled.
+/// Watches the toolbox's files every `interval` until `stop` is cancelled,
+/// from their state in `since`.
 pub async fn watch(
     server: Server,
     source: ToolboxSource,
+    since: Baseline,
     interval: Duration,
     stop: CancellationToken,
 ) {
-    let mut files = source.watched(&server.host().report().watch);
-    let mut last = stamp(&files);
+    let Baseline {
+        mut files,
+        stamp: mut last,
+    } = since;
     loop {
         tokio::select! {
             () = stop.cancelled() => return,

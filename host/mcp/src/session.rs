@@ -71,6 +71,8 @@ struct Shared {
     host: Arc<Host>,
     options: ServerOptions,
     changed: broadcast::Sender<()>,
+    /// How many times the tool list changed.
+    version: AtomicU64,
     in_flight: AtomicUsize,
     idle: Notify,
     /// Sessions started so far.
@@ -97,6 +99,7 @@ impl Server {
                 host,
                 options,
                 changed,
+                version: AtomicU64::new(0),
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
                 sessions: AtomicU64::new(0),
@@ -140,12 +143,14 @@ impl Server {
             pipeline: Arc::new(b.build()),
             approver,
             log_level: Arc::new(Mutex::new(None)),
+            listed: Arc::new(AtomicU64::new(NEVER_LISTED)),
         }
     }
 
     /// Tells every connected session that the tool list changed
     /// (`notifications/tools/list_changed`).
     pub fn tools_changed(&self) {
+        self.shared.version.fetch_add(1, Ordering::SeqCst);
         // No receiver means no session is listening: nothing to tell.
         let _ = self.shared.changed.send(());
     }
@@ -199,7 +204,16 @@ pub struct Session {
     /// The level this session asked notices at (`logging/setLevel`,
     /// before 2026-07-28).
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    /// The version of the tool list this session last listed, or
+    /// [`NEVER_LISTED`]: `list_changed` goes only to a session whose list
+    /// is out of date (a client that has not listed yet gets the current
+    /// list when it does, and a notification it did not need can break a
+    /// client that is closing).
+    listed: Arc<AtomicU64>,
 }
+
+/// [`Session::listed`] before the first `tools/list`.
+const NEVER_LISTED: u64 = u64::MAX;
 
 impl Session {
     /// This session's pipeline.
@@ -374,6 +388,8 @@ impl ServerHandler for Session {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut changes = self.shared.changed.subscribe();
         let peer = context.peer;
+        let shared = self.shared.clone();
+        let listed = self.listed.clone();
         tokio::spawn(async move {
             // Lagging behind only means several changes came at once: one
             // notification covers them.
@@ -381,6 +397,13 @@ impl ServerHandler for Session {
                 changes.recv().await,
                 Err(broadcast::error::RecvError::Closed)
             ) {
+                let seen = listed.load(Ordering::SeqCst);
+                let now = shared.version.load(Ordering::SeqCst);
+                if seen == NEVER_LISTED || seen >= now {
+                    continue;
+                }
+                // Told once per list it saw.
+                listed.store(now, Ordering::SeqCst);
                 if peer.notify_tool_list_changed().await.is_err() {
                     break;
                 }
@@ -467,6 +490,9 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.wait_for_tools(&context).await;
+        // The version before the list is read: a change in between is told.
+        self.listed
+            .store(self.shared.version.load(Ordering::SeqCst), Ordering::SeqCst);
         let registry = self.pipeline.registry();
         let all = advertise::schemas(registry, None, Format::Mcp);
         let mut page =

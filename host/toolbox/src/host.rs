@@ -289,7 +289,7 @@ impl Host {
         }
         let prepared = prepare(toolbox, components)?;
         let assembled = assemble(toolbox, &prepared, Strictness::Strict)?;
-        self.install(assembled, &prepared, Vec::new(), Vec::new())
+        self.install(assembled, &prepared, Vec::new(), Vec::new(), &|| {})
     }
 
     /// Starts serving `toolbox` without waiting for its components to
@@ -371,8 +371,7 @@ impl Host {
                 .filter(|(_, p)| **p)
                 .map(|(e, _)| e.source.to_string())
                 .collect();
-            report = self.serve_ready(toolbox, &components, &mut failed, loading);
-            on_change();
+            report = self.serve_ready(toolbox, &components, &mut failed, loading, on_change);
         }
         // Nothing is loading any more, even if serving failed somewhere:
         // nobody may wait for it.
@@ -393,6 +392,7 @@ impl Host {
         components: &[Option<Arc<LoadedComponent>>],
         failed: &mut Vec<(usize, String)>,
         loading: Vec<String>,
+        on_change: &Arc<dyn Fn() + Send + Sync>,
     ) -> LoadReport {
         loop {
             let ready: Vec<Option<Arc<LoadedComponent>>> = components
@@ -413,7 +413,7 @@ impl Host {
                     .iter()
                     .map(|(i, why)| (toolbox.components[*i].source.to_string(), why.clone()))
                     .collect();
-                self.install(a, &prepared, failed, loading.clone())
+                self.install(a, &prepared, failed, loading.clone(), &**on_change)
             });
             match result {
                 Ok(report) => return report,
@@ -450,12 +450,16 @@ impl Host {
 
     /// Registers `assembled` in place of what was served, and records it
     /// with the components that `failed` and those still `loading`.
+    /// `on_change` is called once the new tools are registered and before
+    /// the registry says what is loading: whoever waits for the load to
+    /// settle lists after the change is announced, not before.
     fn install(
         &self,
         assembled: Assembled,
         prepared: &[Prepared],
         failed: Vec<(String, String)>,
         loading: Vec<String>,
+        on_change: &dyn Fn(),
     ) -> Result<LoadReport, HostError> {
         let Assembled { specs, mut report } = assembled;
         let mut current = self.lock();
@@ -467,6 +471,8 @@ impl Host {
         current.components = prepared.iter().map(|p| p.component.clone()).collect();
         report.failed = failed.clone();
         current.report = report.clone();
+        drop(current);
+        on_change();
         self.registry.set_availability(Availability {
             unserved: report
                 .skipped
@@ -497,6 +503,21 @@ impl Startup {
             Err(_) => LoadReport::default(),
         }
     }
+}
+
+/// The component and policy files `toolbox` names: what a change of
+/// should reload it (besides the toolbox file itself).
+pub fn watched_files(toolbox: &Toolbox) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in &toolbox.components {
+        if let Source::File(path) = &entry.source {
+            files.push(path.clone());
+        }
+        if let PolicySource::File(path) = &entry.policy {
+            files.push(path.clone());
+        }
+    }
+    files
 }
 
 /// What a component's bytes come from.
@@ -600,14 +621,7 @@ fn assemble(
     let mut report = LoadReport::default();
     // Every file the toolbox names, loaded or not: a fix to a component
     // that failed is a change to reload for.
-    for entry in &toolbox.components {
-        if let Source::File(path) = &entry.source {
-            report.watch.push(path.clone());
-        }
-        if let PolicySource::File(path) = &entry.policy {
-            report.watch.push(path.clone());
-        }
-    }
+    report.watch = watched_files(toolbox);
     'components: for p in prepared {
         let origin = p.entry.source.to_string();
         let at = format!("{origin} ({}:{})", toolbox.origin, p.entry.line);

@@ -15,6 +15,6 @@ pub use file::{
     Toolbox, ToolboxError,
 };
 pub use host::{
-    Host, HostConfig, HostError, LoadReport, ServedTool, SkippedTool, default_cache_dir,
-    embedded_default, find_toolbox,
+    Host, HostConfig, HostError, LoadReport, ServedTool, SkippedTool, Startup, default_cache_dir,
+    embedded_default, find_toolbox, watched_files,
 };

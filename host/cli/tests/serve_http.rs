@@ -287,28 +287,59 @@ fn sigterm_lets_a_running_call_finish() {
 /// not have). A listed scenario that starts passing fails this test too.
 #[test]
 fn the_mcp_conformance_suite_passes_but_for_its_fixture_scenarios() {
+    let stdout = conformance(&[]);
+    assert!(
+        stdout.contains("✓ tools-list") && stdout.contains("✓ server-initialize"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("✓ dns-rebinding-protection"), "{stdout}");
+    assert!(stdout.contains("✓ logging-set-level"), "{stdout}");
+}
+
+/// The suite's 0.2 line, exactly the scenarios the 2026-07-28 revision
+/// requires (`--requirements 2026-07-28`), against the baseline in
+/// `tests/conformance/2026-07-28/expected-failures.yml`.
+#[test]
+fn the_2026_07_28_requirements_pass_but_for_their_fixture_scenarios() {
+    let stdout = conformance(&["--requirements", "2026-07-28"]);
+    for scenario in [
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-error",
+        "resources-list",
+        "sep-2164-resource-not-found",
+        "dns-rebinding-protection",
+        "input-required-result-unsupported-methods",
+    ] {
+        assert!(
+            stdout.contains(&format!("✓ {scenario}")),
+            "{scenario}: {stdout}"
+        );
+    }
+}
+
+/// Runs `tests/conformance/run.sh ARGS` against a fresh server; its output
+/// once the baseline check passed.
+fn conformance(args: &[&str]) -> String {
     let dir = workspace();
     let s = serve(dir.path(), &[]);
     let script = Path::new(toolhost_guests::REPO_ROOT).join("tests/conformance/run.sh");
     let out = Command::new("bash")
         .arg(script)
+        .args(args)
         .arg(format!("http://127.0.0.1:{}/mcp", s.port))
         .arg(dir.path().join("results"))
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("Baseline check passed"), "{stdout}");
-    assert!(
-        stdout.contains("✓ tools-list") && stdout.contains("✓ server-initialize"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("✓ dns-rebinding-protection"), "{stdout}");
+    stdout
 }
 
 /// The JSON-RPC message in an SSE (or plain JSON) response body.

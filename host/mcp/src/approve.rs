@@ -66,6 +66,8 @@ pub(crate) enum Answer {
     Accepted([u8; 32]),
     /// Declined, cancelled, or accepted with `approve` unchecked.
     Declined(String),
+    /// The state verified but the answer is missing: asked again.
+    Missing,
     /// The state or the answer did not verify.
     Invalid(String),
 }
@@ -240,11 +242,13 @@ impl Approver for Approvals {
                                 .into(),
                         ),
                         Some(Answer::Declined(why) | Answer::Invalid(why)) => Approval::Denied(why),
-                        None if !*can_ask => Approval::Denied(
+                        None | Some(Answer::Missing) if !*can_ask => Approval::Denied(
                             "the client cannot ask its user (it did not declare the elicitation capability)"
                                 .into(),
                         ),
-                        None => {
+                        // Not asked yet, or the answer did not come:
+                        // asked (again, with a new state).
+                        None | Some(Answer::Missing) => {
                             *asked = Some(request.clone());
                             Approval::Pending(request.summary.clone())
                         }
@@ -397,7 +401,7 @@ impl StateSeal {
             return invalid("its requestState was already used");
         }
         let Some(response) = responses.and_then(|r| r.get(APPROVAL_INPUT)) else {
-            return Answer::Declined("the client sent no answer to the approval".into());
+            return Answer::Missing;
         };
         let Ok(result) = serde_json::from_value::<rmcp::model::ElicitResult>(response.clone())
         else {
@@ -553,13 +557,15 @@ mod tests {
         assert!(
             matches!(short.answer(&old, b"bound", Some(&yes)), Answer::Invalid(why) if why.contains("expired"))
         );
-        // Declined, unchecked, no answer.
+        // No answer: asked again.
+        let state = state_of(&s.ask(&request(), b"bound").expect("asks"));
+        assert_eq!(s.answer(&state, b"bound", None), Answer::Missing);
+        // Declined, unchecked.
         let mut no = InputResponses::new();
         no.insert(APPROVAL_INPUT.into(), json!({"action": "decline"}));
         for (responses, why) in [
             (Some(no), "declined"),
             (Some(accepted(json!({"approve": false}))), "unchecked"),
-            (None, "no answer"),
         ] {
             let state = state_of(&s.ask(&request(), b"bound").expect("asks"));
             assert!(

@@ -534,6 +534,21 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Each input response is the client's result for one input request:
+        // an object, or the request is malformed (SEP-2322).
+        if let Some((key, _)) = request
+            .input_responses
+            .iter()
+            .flatten()
+            .find(|(_, v)| !v.is_object())
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "inputResponses[{key:?}] must be an object: the client's result for that input request"
+                ),
+                None,
+            ));
+        }
         let _running = InFlight::enter(&self.shared);
         Ok(self.call(request, context).await)
     }
@@ -553,24 +568,22 @@ impl ServerHandler for Session {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
+        // The URI that was not found goes in the error's data (SEP-2164).
+        let not_found = |message: String| {
+            ErrorData::resource_not_found(message, Some(json!({"uri": uri.clone()})))
+        };
         let Some((id, offset, limit)) = convert::artifact_request(&uri) else {
-            return Err(ErrorData::resource_not_found(
-                format!(
-                    "no resource `{uri}`: toolhost serves only toolhost://artifacts/ID[?offset=N&limit=M]"
-                ),
-                None,
-            ));
+            return Err(not_found(format!(
+                "no resource `{uri}`: toolhost serves only toolhost://artifacts/ID[?offset=N&limit=M]"
+            )));
         };
         match self.pipeline.artifacts().page(&id, offset, limit) {
             Some((text, total)) => {
                 Ok(convert::artifact_page(&uri, &id, offset, text, total)?.into())
             }
-            None => Err(ErrorData::resource_not_found(
-                format!(
-                    "artifact `{id}` is not (or no longer) kept: the store keeps the newest results within its size bound"
-                ),
-                None,
-            )),
+            None => Err(not_found(format!(
+                "artifact `{id}` is not (or no longer) kept: the store keeps the newest results within its size bound"
+            ))),
         }
     }
 }

@@ -64,7 +64,7 @@ async fn main() -> anyhow::Result<()> {
     let script = read_script(&demo_dir().join("calls.jsonl"))?;
     let host = Host::new(HostConfig {
         cache_dir: Some(std::env::temp_dir().join("toolhost-demo-cache")),
-        on_compile: Some(Arc::new(TerminalProgress)),
+        on_compile: Some(Arc::new(TerminalProgress::default())),
         ..HostConfig::default()
     })?;
     let started = std::time::Instant::now();

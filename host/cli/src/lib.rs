@@ -45,60 +45,104 @@ impl Approver for TerminalApprover {
     }
 }
 
-/// Shows a component's compilation on the terminal (stderr): what is being
-/// compiled, the seconds going by, and how long it took. Off a terminal it
-/// only logs.
+/// Shows components compiling on the terminal (stderr): one line that
+/// names every component compiling at once with the seconds going by, and
+/// a line for each when it is done. Off a terminal it only logs.
 #[derive(Debug, Default)]
-pub struct TerminalProgress;
+pub struct TerminalProgress {
+    compiling: std::sync::Arc<std::sync::Mutex<Compiling>>,
+}
+
+/// What is compiling now, and whether a ticker shows it.
+#[derive(Debug, Default)]
+struct Compiling {
+    /// Each compile: a number, its name and size, when it started.
+    now: Vec<(u64, String, std::time::Instant)>,
+    next: u64,
+    ticking: bool,
+}
+
+impl Compiling {
+    /// The status line: `compiling a.wasm (18.0 MiB), b.wasm (0.2 MiB) … 3 s`.
+    fn line(&self) -> String {
+        let names: Vec<&str> = self.now.iter().map(|(_, n, _)| n.as_str()).collect();
+        let oldest = self
+            .now
+            .iter()
+            .map(|(_, _, t)| t.elapsed().as_secs())
+            .max()
+            .unwrap_or(0);
+        format!(
+            "compiling {}, once (then cached) … {oldest} s",
+            names.join(", ")
+        )
+    }
+}
 
 impl toolhost_runtime::CompileProgress for TerminalProgress {
     fn compiling(&self, origin: &std::path::Path, bytes: usize) -> Box<dyn Send> {
         use std::io::{IsTerminal, Write};
         use std::sync::Arc;
-        use std::sync::atomic::{AtomicBool, Ordering};
         let name = origin.file_name().map_or_else(
             || origin.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let what = format!(
-            "compiling {name} ({:.1} MiB)",
-            bytes as f64 / (1 << 20) as f64
-        );
-        tracing::info!("{what}");
+        let label = format!("{name} ({:.1} MiB)", bytes as f64 / (1 << 20) as f64);
+        tracing::info!("compiling {label}");
         if !std::io::stderr().is_terminal() {
             return Box::new(());
         }
-        let started = std::time::Instant::now();
-        let done = Arc::new(AtomicBool::new(false));
-        let ticker = {
-            let done = done.clone();
-            std::thread::spawn(move || {
-                while !done.load(Ordering::SeqCst) {
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(
-                        err,
-                        "\r{what}, once (then cached) … {} s",
-                        started.elapsed().as_secs()
-                    );
-                    let _ = err.flush();
-                    drop(err);
-                    std::thread::sleep(std::time::Duration::from_millis(250));
-                }
-                eprintln!(
-                    "\r{what}, once (then cached) … done in {:.1} s",
-                    started.elapsed().as_secs_f64()
-                );
-            })
+        let id = {
+            let mut c = self
+                .compiling
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            c.next += 1;
+            let id = c.next;
+            c.now.push((id, label, std::time::Instant::now()));
+            if !c.ticking {
+                c.ticking = true;
+                let shared = self.compiling.clone();
+                std::thread::spawn(move || {
+                    loop {
+                        let mut c = shared
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        if c.now.is_empty() {
+                            c.ticking = false;
+                            return;
+                        }
+                        let mut err = std::io::stderr().lock();
+                        // Clear the line first: the list may have shrunk.
+                        let _ = write!(err, "\r\x1b[2K{}", c.line());
+                        let _ = err.flush();
+                        drop(err);
+                        drop(c);
+                        std::thread::sleep(std::time::Duration::from_millis(250));
+                    }
+                });
+            }
+            id
         };
-        struct Done(Arc<AtomicBool>, Option<std::thread::JoinHandle<()>>);
+        struct Done(Arc<std::sync::Mutex<Compiling>>, u64);
         impl Drop for Done {
             fn drop(&mut self) {
-                self.0.store(true, Ordering::SeqCst);
-                if let Some(t) = self.1.take() {
-                    let _ = t.join();
+                let mut c = self
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if let Some(i) = c.now.iter().position(|(id, _, _)| *id == self.1) {
+                    let (_, label, started) = c.now.remove(i);
+                    eprint!(
+                        "\r\x1b[2Kcompiled {label} in {:.1} s\n",
+                        started.elapsed().as_secs_f64()
+                    );
+                    if !c.now.is_empty() {
+                        eprint!("{}", c.line());
+                    }
                 }
             }
         }
-        Box::new(Done(done, Some(ticker)))
+        Box::new(Done(self.compiling.clone(), id))
     }
 }

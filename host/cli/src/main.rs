@@ -277,7 +277,7 @@ async fn host(
     let host = Host::new(HostConfig {
         cache_dir: cache,
         max_instances,
-        on_compile: Some(Arc::new(TerminalProgress)),
+        on_compile: Some(Arc::new(TerminalProgress::default())),
         ..HostConfig::default()
     })?;
     let tb = toolbox(set, &dir)?;
@@ -616,7 +616,7 @@ async fn run() -> anyhow::Result<()> {
         Cmd::Inspect { component, policy } => {
             let host = Host::new(HostConfig {
                 cache_dir: cache,
-                on_compile: Some(Arc::new(TerminalProgress)),
+                on_compile: Some(Arc::new(TerminalProgress::default())),
                 ..HostConfig::default()
             })?;
             let loaded = host.runtime().load(&component).await?;

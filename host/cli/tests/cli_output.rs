@@ -1,5 +1,5 @@
-//! The CLI's output to a pipe whose reader went away (`toolhost … | head`):
-//! a quiet exit, not a panic about a broken pipe.
+//! The CLI as a user meets it: output to a pipe whose reader went away
+//! (`toolhost … | head`) ends quietly, and a tool that is not served says why.
 
 use std::path::Path;
 use std::process::Command;
@@ -23,4 +23,46 @@ fn a_closed_stdout_ends_the_command_quietly() {
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
+
+/// A tool that exists but is not served says why where the user asks:
+/// `toolhost call` names the reason (here: the policy grants no network to
+/// a component that imports `wasi:sockets`), as `toolhost tools` does.
+#[test]
+fn a_tool_that_is_not_served_says_why_in_call() {
+    let ws = tempfile::tempdir().expect("temp dir");
+    let policy = ws.path().join("nonet.toml");
+    std::fs::write(&policy, "version = 1\ndecision = \"allow\"\n").expect("write policy");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-cli-output-cache");
+    let toolhost = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(args)
+            .args([
+                "--component",
+                toolhost_guests::GUEST_HOSTILE_NET,
+                "--policy",
+            ])
+            .arg(&policy)
+            .current_dir(ws.path())
+            .output()
+            .expect("running toolhost")
+    };
+    let out = toolhost(&["call", "tcp_connect", "--args", "{}"]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Error [unknown_tool]: `tcp_connect` is not served: its component needs what the policy does not grant")
+            && text.contains("wasi:sockets"),
+        "{text}"
+    );
+    let out = toolhost(&["tools"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("tcp_connect")
+            && l.contains("not served:")
+            && l.contains("wasi:sockets")),
+        "{text}"
+    );
 }

@@ -79,32 +79,36 @@ impl ArtifactCache {
         })
     }
 
-    /// Returns the compiled component for `bytes` (whose SHA-256 is `id`).
-    /// `compiling` is called before a compilation, and its guard dropped
-    /// after it.
-    pub(crate) fn load_or_compile(
+    /// The cached artifact of the component whose SHA-256 is `id`, when a
+    /// valid one is there; otherwise what compiling it will be recorded as
+    /// (`Miss`, `Stale`, or `Disabled` without a cache).
+    pub(crate) fn lookup(&self, engine: &Engine, id: &str) -> Result<Component, CacheOutcome> {
+        let Some((dir, _)) = &self.dir else {
+            return Err(CacheOutcome::Disabled);
+        };
+        let name = self.name(id);
+        let Ok(file) = dir.read(&name) else {
+            return Err(CacheOutcome::Miss);
+        };
+        match payload(&file).and_then(|p| deserialize(engine, p)) {
+            Some(c) => Ok(c),
+            None => {
+                tracing::warn!(artifact = %name, "stale or corrupt artifact; recompiling");
+                Err(CacheOutcome::Stale)
+            }
+        }
+    }
+
+    /// Compiles `bytes` (whose SHA-256 is `id`) and stores the artifact
+    /// (when there is a cache). `compiling` is called before the
+    /// compilation, and its guard dropped after it.
+    pub(crate) fn compile(
         &self,
         engine: &Engine,
         id: &str,
         bytes: &[u8],
         compiling: impl FnOnce() -> Option<Box<dyn Send>>,
-    ) -> Result<(Component, CacheOutcome), String> {
-        let Some((dir, _)) = &self.dir else {
-            let _progress = compiling();
-            let c = Component::new(engine, bytes).map_err(|e| format!("{e:#}"))?;
-            return Ok((c, CacheOutcome::Disabled));
-        };
-        let name = format!("{id}-{}.cwasm", self.engine_key);
-        let mut outcome = CacheOutcome::Miss;
-        if let Ok(file) = dir.read(&name) {
-            match payload(&file).and_then(|p| deserialize(engine, p)) {
-                Some(c) => return Ok((c, CacheOutcome::Hit)),
-                None => {
-                    tracing::warn!(artifact = %name, "stale or corrupt artifact; recompiling");
-                    outcome = CacheOutcome::Stale;
-                }
-            }
-        }
+    ) -> Result<Component, String> {
         let progress = compiling();
         let compiled = engine
             .precompile_component(bytes)
@@ -112,10 +116,17 @@ impl ArtifactCache {
         drop(progress);
         let c = deserialize(engine, &compiled)
             .ok_or_else(|| "freshly compiled artifact did not load".to_owned())?;
-        if let Err(e) = store(dir, &name, &compiled) {
-            tracing::warn!(artifact = %name, "could not store artifact: {e}");
+        if let Some((dir, _)) = &self.dir {
+            let name = self.name(id);
+            if let Err(e) = store(dir, &name, &compiled) {
+                tracing::warn!(artifact = %name, "could not store artifact: {e}");
+            }
         }
-        Ok((c, outcome))
+        Ok(c)
+    }
+
+    fn name(&self, id: &str) -> String {
+        format!("{id}-{}.cwasm", self.engine_key)
     }
 }
 

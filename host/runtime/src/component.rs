@@ -117,25 +117,45 @@ impl Runtime {
     ) -> Result<Arc<LoadedComponent>, LoadError> {
         let id = sha256_hex(&bytes);
         let started = Instant::now();
-        let inner = self.inner.clone();
-        let id2 = id.clone();
-        let origin = path.to_owned();
-        let (component, cache) = tokio::task::spawn_blocking(move || {
-            let progress = inner.config.on_compile.clone();
-            let size = bytes.len();
-            inner
-                .cache
-                .load_or_compile(&inner.engine, &id2, &bytes, || {
-                    progress.map(|p| p.compiling(&origin, size))
-                })
-        })
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r)
-        .map_err(|reason| LoadError::Compile {
+        let fail = |reason: String| LoadError::Compile {
             path: path.to_owned(),
             reason,
-        })?;
+        };
+        let inner = self.inner.clone();
+        let key = id.clone();
+        let cached = tokio::task::spawn_blocking(move || inner.cache.lookup(&inner.engine, &key))
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        let (component, cache) = match cached {
+            Ok(c) => (c, CacheOutcome::Hit),
+            Err(outcome) => {
+                // One compilation at a time, in the order asked (a host asks
+                // for its smallest components first): each already uses every
+                // core, and a small component compiled beside a large one
+                // would be ready only when both are.
+                let _turn = self
+                    .inner
+                    .compiles
+                    .acquire()
+                    .await
+                    .map_err(|e| fail(e.to_string()))?;
+                let inner = self.inner.clone();
+                let key = id.clone();
+                let origin = path.to_owned();
+                let c = tokio::task::spawn_blocking(move || {
+                    let progress = inner.config.on_compile.clone();
+                    let size = bytes.len();
+                    inner.cache.compile(&inner.engine, &key, &bytes, || {
+                        progress.map(|p| p.compiling(&origin, size))
+                    })
+                })
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r)
+                .map_err(fail)?;
+                (c, outcome)
+            }
+        };
         self.finish_load(path, id, component, cache, started).await
     }
 

@@ -75,6 +75,8 @@ pub(crate) struct RuntimeInner {
     /// One permit per pool slot: a call waits here for a free instance
     /// instead of failing when the pool is busy.
     pub(crate) slots: tokio::sync::Semaphore,
+    /// One compilation at a time (FIFO).
+    pub(crate) compiles: tokio::sync::Semaphore,
 }
 
 /// Loads and runs tool components. Cheap to clone; one per process is enough.
@@ -115,6 +117,7 @@ impl Runtime {
                 cache,
                 config,
                 slots,
+                compiles: tokio::sync::Semaphore::new(1),
             }),
         })
     }

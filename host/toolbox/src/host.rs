@@ -250,9 +250,10 @@ impl Host {
     /// whatever was served before, atomically: on any error nothing changes.
     pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
         let sources = read_sources(toolbox)?;
-        // Compile in parallel; each load is independent.
+        // Loaded in parallel; each load is independent (and compilations
+        // take turns, smallest first).
         let mut loads = tokio::task::JoinSet::new();
-        for (i, source) in sources.into_iter().enumerate() {
+        for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             loads.spawn(async move { (i, load_source(&rt, source).await) });
         }
@@ -337,7 +338,7 @@ impl Host {
     ) -> LoadReport {
         let n = toolbox.components.len();
         let mut loads = tokio::task::JoinSet::new();
-        for (i, source) in sources.into_iter().enumerate() {
+        for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             loads.spawn(async move { (i, load_source(&rt, source).await) });
         }
@@ -526,6 +527,25 @@ enum Loadable {
     File(PathBuf, Vec<u8>),
     /// An embedded built-in.
     Builtin(&'static toolhost_builtins::Builtin),
+}
+
+impl Loadable {
+    /// How many bytes it has to compile, if it must be compiled.
+    fn size(&self) -> usize {
+        match self {
+            Loadable::File(_, bytes) => bytes.len(),
+            Loadable::Builtin(b) => b.wasm.len(),
+        }
+    }
+}
+
+/// The sources with their places in the toolbox, smallest first: the
+/// runtime compiles one component at a time in the order asked, so the
+/// small ones are served while a large one still compiles.
+fn smallest_first(sources: Vec<Loadable>) -> Vec<(usize, Loadable)> {
+    let mut indexed: Vec<(usize, Loadable)> = sources.into_iter().enumerate().collect();
+    indexed.sort_by_key(|(_, s)| s.size());
+    indexed
 }
 
 /// Every component's bytes (a missing file or an unknown built-in is an

@@ -48,6 +48,7 @@ test: setup
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench stdio -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
+	$(CARGO) bench --profile dev -p toolhost --bench startup -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -58,6 +59,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench stdio
 	$(CARGO) bench -p toolhost --bench calls
 	$(CARGO) bench -p toolhost --bench scale
+	$(CARGO) bench -p toolhost --bench startup
 
 cassettes: setup
 	rm -rf target/demo-workspace

@@ -638,10 +638,12 @@ fn assemble(
 ) -> Result<Assembled, HostError> {
     let mut specs = Vec::new();
     let mut owners: BTreeMap<String, String> = BTreeMap::new();
-    let mut report = LoadReport::default();
     // Every file the toolbox names, loaded or not: a fix to a component
     // that failed is a change to reload for.
-    report.watch = watched_files(toolbox);
+    let mut report = LoadReport {
+        watch: watched_files(toolbox),
+        ..LoadReport::default()
+    };
     'components: for p in prepared {
         let origin = p.entry.source.to_string();
         let at = format!("{origin} ({}:{})", toolbox.origin, p.entry.line);

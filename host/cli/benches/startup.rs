@@ -1,0 +1,233 @@
+//! How long a client waits for `toolhost serve` on a first start: the time
+//! from spawning the server to its answer to `initialize` and to a complete
+//! `tools/list` (one that names every tool: while components compile, a
+//! list says what is still loading and the client lists again on
+//! `notifications/tools/list_changed`), with an empty compiled-component
+//! cache against a warm one, for the zero-config built-ins and for a toolbox
+//! with the Python `table` component (18 MB). Also what the precompiled
+//! built-ins add to the binary. Spawning `/bin/true` and answering
+//! `initialize` from a warm cache are the baselines measured in the same run.
+//!
+//! `cargo bench -p toolhost --bench startup` (optimized; 5 rounds);
+//! `-- --quick` runs one round. The Python rows need
+//! `guest-tools/python/build.sh` to have run (`make bench` runs it).
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
+
+/// A server spawned over stdio, its stdout read on a thread.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+    started: Instant,
+}
+
+impl Server {
+    fn spawn(dir: &Path, cache: &Path) -> anyhow::Result<Server> {
+        let started = Instant::now();
+        let mut child = Command::new(TOOLHOST)
+            .arg("--cache-dir")
+            .arg(cache)
+            .args(["serve", "--no-reload"])
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Server {
+            child,
+            stdin,
+            lines,
+            started,
+        })
+    }
+
+    fn send(&mut self, msg: &Value) -> anyhow::Result<()> {
+        writeln!(self.stdin, "{msg}")?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    /// The next message with `id`, or a notification named `method`.
+    fn next(&self, id: Option<u64>, method: Option<&str>) -> anyhow::Result<Value> {
+        loop {
+            let v = self.lines.recv_timeout(Duration::from_secs(300))?;
+            if id.is_some_and(|id| v["id"] == id) || method.is_some_and(|m| v["method"] == m) {
+                return Ok(v);
+            }
+        }
+    }
+
+    /// (time to the `initialize` answer, time to a complete `tools/list`).
+    fn first_start(mut self, tools: usize) -> anyhow::Result<(Duration, Duration)> {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "startup-bench", "version": "1"}}}),
+        )?;
+        self.next(Some(0), None)?;
+        let initialized = self.started.elapsed();
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        let mut id = 1;
+        loop {
+            self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))?;
+            let list = self.next(Some(id), None)?;
+            let listed = list["result"]["tools"].as_array().map_or(0, Vec::len);
+            let loading = !list["result"]["_meta"]["toolhost"]["loading"]
+                .as_array()
+                .is_none_or(Vec::is_empty);
+            if listed >= tools && !loading {
+                return Ok((initialized, self.started.elapsed()));
+            }
+            if loading {
+                self.next(None, Some("notifications/tools/list_changed"))?;
+            }
+            id += 1;
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One configuration: a served directory and how many tools it serves.
+struct Config {
+    label: &'static str,
+    dir: tempfile::TempDir,
+    tools: usize,
+}
+
+fn builtins() -> anyhow::Result<Config> {
+    Ok(Config {
+        label: "zero-config built-ins",
+        dir: tempfile::tempdir()?,
+        tools: 5,
+    })
+}
+
+fn with_python(root: &Path) -> anyhow::Result<Option<Config>> {
+    let wasm = root.join("target/python-guests/tool_table.wasm");
+    if !wasm.exists() {
+        return Ok(None);
+    }
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        format!(
+            "version = 1\n[[component]]\nsource = \"builtin:read\"\n\
+             [[component]]\nsource = '{}'\npolicy = '{}'\n",
+            wasm.display(),
+            root.join("guest-tools/python/tools/table/policy.toml")
+                .display()
+        ),
+    )?;
+    Ok(Some(Config {
+        label: "read + Python `table`",
+        dir,
+        tools: 4,
+    }))
+}
+
+/// (median, min, max) of `xs` in ms.
+fn stats(xs: &mut [Duration]) -> (f64, f64, f64) {
+    xs.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    (ms(xs[xs.len() / 2]), ms(xs[0]), ms(xs[xs.len() - 1]))
+}
+
+fn main() -> anyhow::Result<()> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let rounds = if quick { 1 } else { 5 };
+    let root = PathBuf::from(toolhost_guests::REPO_ROOT);
+
+    let embedded: usize = toolhost_builtins::ALL
+        .iter()
+        .map(|b| b.precompiled.len())
+        .sum();
+    let components: usize = toolhost_builtins::ALL.iter().map(|b| b.wasm.len()).sum();
+    let binary = std::fs::metadata(TOOLHOST)?.len();
+    println!(
+        "binary {:.1} MiB, of which the precompiled built-ins {:.1} MiB ({:.1} MiB of components)",
+        binary as f64 / (1 << 20) as f64,
+        embedded as f64 / (1 << 20) as f64,
+        components as f64 / (1 << 20) as f64
+    );
+
+    let mut spawn = Vec::new();
+    for _ in 0..rounds.max(3) {
+        let t = Instant::now();
+        Command::new("/bin/true").status()?;
+        spawn.push(t.elapsed());
+    }
+    let (spawn_ms, _, _) = stats(&mut spawn);
+    println!("spawn /bin/true: {spawn_ms:.1} ms (median)\n");
+
+    let mut configs = vec![builtins()?];
+    match with_python(&root)? {
+        Some(c) => configs.push(c),
+        None => println!("(the Python component is not built: run guest-tools/python/build.sh)\n"),
+    }
+    println!(
+        "| toolbox | cache | `initialize` p50 (min–max) | complete `tools/list` p50 (min–max) |"
+    );
+    println!("|---|---|---|---|");
+    for config in &configs {
+        for cold in [true, false] {
+            let warm_cache = tempfile::tempdir()?;
+            if !cold {
+                // Fill the cache once.
+                Server::spawn(config.dir.path(), warm_cache.path())?.first_start(config.tools)?;
+            }
+            let (mut init, mut full) = (Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                let empty = tempfile::tempdir()?;
+                let cache = if cold {
+                    empty.path()
+                } else {
+                    warm_cache.path()
+                };
+                let (i, f) = Server::spawn(config.dir.path(), cache)?.first_start(config.tools)?;
+                init.push(i);
+                full.push(f);
+            }
+            let (i50, imin, imax) = stats(&mut init);
+            let (f50, fmin, fmax) = stats(&mut full);
+            println!(
+                "| {} | {} | {i50:.1} ms ({imin:.1}–{imax:.1}) | {f50:.1} ms ({fmin:.1}–{fmax:.1}) |",
+                config.label,
+                if cold { "empty" } else { "warm" },
+            );
+        }
+    }
+    Ok(())
+}

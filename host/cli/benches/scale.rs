@@ -290,7 +290,7 @@ async fn main() -> anyhow::Result<()> {
         cache_dir: Some(cache),
         max_instances: 8,
         artifact_capacity: 64,
-        on_compile: None,
+        ..HostConfig::default()
     })?;
     host.load(&embedded_default(&root)).await?;
     let pipeline = host.session().build();

@@ -1,6 +1,8 @@
 //! `toolhost`: serve sandboxed tool components to agents over MCP, and call
 //! them through the full pipeline from a shell.
 
+mod supply;
+
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
@@ -20,6 +22,7 @@ use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
 use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
 use toolhost_runtime::ImportVerdict;
+use toolhost_toolbox::Moving;
 use toolhost_toolbox::file::{ComponentEntry, PolicySource, Source, Toolbox};
 
 /// `println!` that returns an error instead of panicking when stdout is
@@ -201,10 +204,86 @@ enum Cmd {
         #[arg(long)]
         policy: Option<PathBuf>,
     },
+    /// Resolve the toolbox's remote components and pin them in its lock
+    /// file (`toolhost.lock` beside `toolhost.toml`).
+    ///
+    /// Tags are resolved to manifest digests, the components pulled into
+    /// the store (every blob's digest and size checked) and their
+    /// signatures verified against the toolbox's [[trust]] rules. Only
+    /// sources not yet locked (or whose pin no longer matches) are
+    /// resolved; `serve`, `call` and `tools` never resolve a tag.
+    Lock {
+        #[command(flatten)]
+        tools: ToolSet,
+    },
+    /// Move pins on purpose: resolve remote components again (those whose
+    /// source contains NAME, or all) and print what changed: digest,
+    /// signer, imports and declared tools, old and new.
+    Update {
+        /// Parts of the sources to update (default: every remote source).
+        names: Vec<String>,
+        #[command(flatten)]
+        tools: ToolSet,
+    },
+    /// Add a third-party component: fetch it, show what it imports and
+    /// declares, write the least policy that runs it (placeholders: it
+    /// grants nothing until you fill them in), append it to the toolbox and
+    /// lock it. The publisher's own idea of a policy is never applied.
+    Add {
+        /// `oci://REGISTRY/REPOSITORY:TAG` (or `@sha256:…`), or an https URL.
+        source: String,
+        /// The component's sha256 (https sources).
+        #[arg(long)]
+        digest: Option<String>,
+        /// Prefix its tool names (to avoid clashes).
+        #[arg(long)]
+        prefix: Option<String>,
+        /// The toolbox file (default: ./toolhost.toml, created if missing).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Policies: `toolhost policy suggest SOURCE`.
+    Policy {
+        #[command(subcommand)]
+        cmd: PolicyCmd,
+    },
+    /// Push a component to an OCI registry as a Wasm artifact (the CNCF TAG
+    /// Runtime layout), annotated with its tools and contract version.
+    Publish {
+        /// The component file.
+        component: PathBuf,
+        /// Where: oci://REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// The version to annotate it with.
+        #[arg(long)]
+        version: Option<String>,
+        /// A description.
+        #[arg(long)]
+        description: Option<String>,
+        /// Where its source is (a URL).
+        #[arg(long)]
+        source_url: Option<String>,
+        /// The toolbox whose [registries] settings apply (insecure, auth).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Pretty-print a session log.
     Log {
         /// The log file.
         file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyCmd {
+    /// Show what a component imports and declares, and the least policy
+    /// that runs it (nothing is written).
+    Suggest {
+        /// `oci://…`, an https URL (with --digest), `builtin:NAME` or a file.
+        source: String,
+        /// The component's sha256 (https sources).
+        #[arg(long)]
+        digest: Option<String>,
     },
 }
 
@@ -228,18 +307,18 @@ fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
         let policy = match (&set.policy, &source) {
             (Some(p), _) => PolicySource::File(cwd.join(p)),
             (None, Source::Builtin(_)) => PolicySource::BuiltinDefault,
-            (None, Source::File(_)) => PolicySource::Inline(toolhost_policy::Policy::deny_all()),
+            (None, _) => PolicySource::Inline(toolhost_policy::Policy::deny_all()),
         };
-        return Ok(Toolbox {
-            origin: "<command line>".into(),
-            base_dir: dir.to_owned(),
-            components: vec![ComponentEntry {
+        return Ok(Toolbox::of(
+            "<command line>",
+            dir,
+            vec![ComponentEntry {
                 source,
                 policy,
                 prefix: None,
                 line: 0,
             }],
-        });
+        ));
     }
     Ok(find_toolbox(set.config.as_deref(), dir)?)
 }
@@ -312,6 +391,21 @@ fn on_signal() -> CancellationToken {
         t.cancel();
     });
     token
+}
+
+/// `a, b (+c −d)`: the new list, and what was added and removed.
+fn diff_list(old: &[String], new: &[String], had_old: bool) -> String {
+    let added: Vec<&String> = new.iter().filter(|n| !old.contains(n)).collect();
+    let removed: Vec<&String> = old.iter().filter(|o| !new.contains(o)).collect();
+    let mut text = new.join(", ");
+    if had_old && (!added.is_empty() || !removed.is_empty()) {
+        let mut parts: Vec<String> = added.iter().map(|a| format!("+{a}")).collect();
+        parts.extend(removed.iter().map(|r| format!("−{r}")));
+        text.push_str(&format!(" ({})", parts.join(" ")));
+    } else if had_old {
+        text.push_str(" (unchanged)");
+    }
+    text
 }
 
 /// Whether `e` is a write to a closed pipe (the reader went away).
@@ -661,6 +755,154 @@ async fn run() -> anyhow::Result<()> {
             if denied {
                 bail!("some imports are not granted by this policy");
             }
+        }
+        Cmd::Lock { tools } => {
+            let tb = toolbox(&tools, &served_dir(&tools)?)?;
+            if !tb.has_remote() {
+                out!("{}: no remote components to lock", tb.origin);
+                return Ok(());
+            }
+            let store = toolhost_toolbox::remote::open_store(None)?;
+            let changes = toolhost_toolbox::remote::lock(&tb, &store, &Moving::Unlocked).await?;
+            for c in &changes {
+                out!(
+                    "locked {} → {} ({})",
+                    c.source,
+                    c.after.manifest.as_ref().unwrap_or(&c.after.component),
+                    c.after.signer
+                );
+            }
+            out!(
+                "{}: {} remote component(s) pinned, {} newly",
+                tb.lock_path().display(),
+                tb.components
+                    .iter()
+                    .filter(|c| c.source.is_remote())
+                    .count(),
+                changes.len()
+            );
+        }
+        Cmd::Update { names, tools } => {
+            let tb = toolbox(&tools, &served_dir(&tools)?)?;
+            let store = toolhost_toolbox::remote::open_store(None)?;
+            let changes =
+                toolhost_toolbox::remote::lock(&tb, &store, &Moving::Update(names)).await?;
+            if changes.is_empty() {
+                out!("no pin moved: every remote component still resolves to what is locked");
+            }
+            let rt = toolhost_runtime::Runtime::new(toolhost_runtime::RuntimeConfig {
+                cache_dir: cache.clone(),
+                on_compile: Some(Arc::new(TerminalProgress::default())),
+                ..Default::default()
+            })?;
+            for c in &changes {
+                out!("{}", c.source);
+                let before = c.before.as_ref();
+                let field = |old: Option<String>, new: String| match old {
+                    Some(o) if o == new => format!("{new} (unchanged)"),
+                    Some(o) => format!("{o} → {new}"),
+                    None => format!("(none) → {new}"),
+                };
+                out!(
+                    "  manifest:  {}",
+                    field(
+                        before.and_then(|b| b.manifest.as_ref().map(|m| m.to_string())),
+                        c.after
+                            .manifest
+                            .as_ref()
+                            .map_or("-".into(), |m| m.to_string())
+                    )
+                );
+                out!(
+                    "  component: {}",
+                    field(
+                        before.map(|b| b.component.to_string()),
+                        c.after.component.to_string()
+                    )
+                );
+                out!(
+                    "  signer:    {}",
+                    field(before.map(|b| b.signer.clone()), c.after.signer.clone())
+                );
+                let describe = |digest: &toolhost_toolbox::file::Digest| {
+                    let rt = rt.clone();
+                    let bytes = store.get(digest);
+                    async move {
+                        let Ok(Some(bytes)) = bytes else {
+                            return None;
+                        };
+                        let loaded = rt.load_bytes(Path::new("component"), bytes).await.ok()?;
+                        let tools: Vec<String> =
+                            loaded.tools().iter().map(|t| t.name.clone()).collect();
+                        Some((loaded.imports().to_vec(), tools))
+                    }
+                };
+                let old = match before {
+                    Some(b) => describe(&b.component).await,
+                    None => None,
+                };
+                let new = describe(&c.after.component).await;
+                if let Some((imports, tools)) = &new {
+                    let (old_imports, old_tools) = old.clone().unwrap_or_default();
+                    out!(
+                        "  imports:   {}",
+                        diff_list(&old_imports, imports, old.is_some())
+                    );
+                    out!(
+                        "  tools:     {}",
+                        diff_list(&old_tools, tools, old.is_some())
+                    );
+                }
+            }
+        }
+        Cmd::Add {
+            source,
+            digest,
+            prefix,
+            config,
+        } => {
+            let path = config.unwrap_or_else(|| PathBuf::from(toolhost_toolbox::DEFAULT_FILE_NAME));
+            let said =
+                supply::add(&source, digest.as_deref(), prefix.as_deref(), &path, cache).await?;
+            out!("{said}");
+        }
+        Cmd::Policy {
+            cmd: PolicyCmd::Suggest { source, digest },
+        } => {
+            let dir = std::env::current_dir()?;
+            let tb = find_toolbox(None, &dir).ok();
+            let said =
+                supply::suggest_policy(&source, digest.as_deref(), tb.as_ref(), cache).await?;
+            out!("{said}");
+        }
+        Cmd::Publish {
+            component,
+            reference,
+            version,
+            description,
+            source_url,
+            config,
+        } => {
+            let tb = match &config {
+                Some(p) => Some(find_toolbox(Some(p), &std::env::current_dir()?)?),
+                None => None,
+            };
+            let mut annotations = std::collections::BTreeMap::new();
+            for (key, value) in [
+                ("org.opencontainers.image.version", version),
+                ("org.opencontainers.image.description", description),
+                ("org.opencontainers.image.source", source_url),
+            ] {
+                if let Some(v) = value {
+                    annotations.insert(key.to_owned(), v);
+                }
+            }
+            let digest =
+                supply::publish(&component, &reference, annotations, tb.as_ref(), cache).await?;
+            out!(
+                "published {} as {reference} ({digest})",
+                component.display()
+            );
         }
         Cmd::Log { file } => {
             let contents =

@@ -18,6 +18,27 @@
 //! [[component.policy.fs]]
 //! host = "data"
 //! guest = "/data"
+//!
+//! [[component]]                     # a remote component, pinned by toolhost.lock
+//! source = "oci://ghcr.io/acme/csv:1.2"   # or …@sha256:DIGEST
+//! policy = "policies/csv.toml"
+//!
+//! [[component]]
+//! source = "https://example.com/tools/csv.wasm"
+//! digest = "sha256:…"               # required for https sources
+//! policy = "policies/csv.toml"
+//!
+//! [registries."localhost:5000"]     # optional, per registry
+//! insecure = true                   # plain HTTP (implied for loopback registries)
+//! auth_env = "TOOLHOST_REGISTRY_AUTH"   # `user:password`, or `Bearer TOKEN`
+//!
+//! [[trust]]                         # whose signatures are accepted, per prefix
+//! prefix = "ghcr.io/acme/"          # REGISTRY/REPOSITORY prefix
+//! key = "keys/acme.pub"             # a PEM public key; or keyless:
+//! # identity = "https://github.com/acme/tools/.github/workflows/release.yml@refs/heads/main"
+//! # issuer = "https://token.actions.githubusercontent.com"
+//! # trusted_root = "trusted_root.json"
+//! signature = "required"            # the default; or "optional"
 //! ```
 //!
 //! Relative paths (component files, policy files, and the `host` of inline
@@ -78,11 +99,19 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeMap;
+
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 use toolhost_policy::{InlinePolicy, Policy, PolicyError, line_column};
+
+pub mod lock;
+pub mod remote;
+
+pub use lock::{LOCK_VERSION, LockEntry, LockFile};
+pub use remote::{Digest, OCI_SCHEME, OciRef};
 
 /// The only value of `version` accepted in toolbox files.
 pub const TOOLBOX_VERSION: i64 = 1;
@@ -95,6 +124,9 @@ pub const MAX_PREFIX_LEN: usize = 32;
 
 /// What starts a `source` naming a built-in tool.
 const BUILTIN_SCHEME: &str = "builtin:";
+
+/// What starts a `source` fetched over HTTPS (pinned by its `digest`).
+const HTTPS_SCHEME: &str = "https://";
 
 /// Why a toolbox file was rejected, and where.
 ///
@@ -113,6 +145,104 @@ pub struct Toolbox {
     pub base_dir: PathBuf,
     /// The components, in file order; never empty in a parsed file.
     pub components: Vec<ComponentEntry>,
+    /// The toolbox file, when there is one (its lock file is beside it).
+    pub path: Option<PathBuf>,
+    /// Per-registry settings, by `host[:port]`.
+    pub registries: BTreeMap<String, RegistrySettings>,
+    /// Whose signatures are accepted for which remote components.
+    pub trust: Vec<TrustRule>,
+}
+
+impl Toolbox {
+    /// A toolbox of `components` alone (no file, no registries, no trust
+    /// rules): the embedded default, a component named on the command line.
+    pub fn of(origin: &str, base_dir: &Path, components: Vec<ComponentEntry>) -> Toolbox {
+        Toolbox {
+            origin: origin.to_owned(),
+            base_dir: base_dir.to_owned(),
+            components,
+            path: None,
+            registries: BTreeMap::new(),
+            trust: Vec::new(),
+        }
+    }
+
+    /// The lock file beside the toolbox file (`toolhost.toml` →
+    /// `toolhost.lock`), or in its directory when there is no file.
+    pub fn lock_path(&self) -> PathBuf {
+        match &self.path {
+            Some(p) => p.with_extension("lock"),
+            None => self.base_dir.join("toolhost.lock"),
+        }
+    }
+
+    /// Whether any component comes from a registry or a URL.
+    pub fn has_remote(&self) -> bool {
+        self.components.iter().any(|c| c.source.is_remote())
+    }
+
+    /// The settings for `registry` (`host[:port]`): its own table, or none.
+    pub fn registry(&self, registry: &str) -> RegistrySettings {
+        self.registries.get(registry).cloned().unwrap_or_default()
+    }
+
+    /// The trust rule covering `name` (`REGISTRY/REPOSITORY`): the one with
+    /// the longest matching prefix.
+    pub fn trust_for(&self, name: &str) -> Option<&TrustRule> {
+        self.trust
+            .iter()
+            .filter(|r| name.starts_with(&r.prefix))
+            .max_by_key(|r| r.prefix.len())
+    }
+}
+
+/// How toolhost reaches one registry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegistrySettings {
+    /// Plain HTTP (loopback registries need no marking).
+    pub insecure: bool,
+    /// The environment variable holding its credentials (`user:password`,
+    /// or `Bearer TOKEN`), before `~/.docker/config.json`.
+    pub auth_env: Option<String>,
+}
+
+/// Whose signatures are accepted for the remote components under `prefix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustRule {
+    /// `REGISTRY/REPOSITORY` prefix the rule covers.
+    pub prefix: String,
+    /// Who may sign.
+    pub signer: Signer,
+    /// Whether a signature must be there.
+    pub signature: Requirement,
+    /// 1-based line of the rule in the toolbox file.
+    pub line: usize,
+}
+
+/// A signer a trust rule accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signer {
+    /// Signatures made with this key (a PEM public key file).
+    Key(PathBuf),
+    /// Keyless (Sigstore) signatures whose certificate names exactly this
+    /// identity and issuer, chained to this trusted root.
+    Keyless {
+        /// The certificate's subject (an email or a URI).
+        identity: String,
+        /// The OIDC issuer that vouched for it.
+        issuer: String,
+        /// A Sigstore `trusted_root.json` (Fulcio, Rekor, CT logs).
+        trusted_root: PathBuf,
+    },
+}
+
+/// Whether a matching trust rule requires a signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// No signature from an accepted signer: refused.
+    Required,
+    /// A signature is checked when there is one; none is accepted.
+    Optional,
 }
 
 /// One `[[component]]` entry.
@@ -136,14 +266,32 @@ pub enum Source {
     /// A `.wasm` component file (relative paths already joined onto the
     /// toolbox file's directory).
     File(PathBuf),
+    /// An artifact in an OCI registry (pinned by the lock file).
+    Oci(OciRef),
+    /// A component file at an HTTPS URL, pinned by its digest.
+    Https {
+        /// The URL.
+        url: String,
+        /// The component's SHA-256.
+        digest: Digest,
+    },
+}
+
+impl Source {
+    /// Whether it comes from a registry or a URL (and needs the lock).
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Source::Oci(_) | Source::Https { .. })
+    }
 }
 
 impl fmt::Display for Source {
-    /// `builtin:NAME`, or the file's path.
+    /// `builtin:NAME`, the file's path, the `oci://` reference or the URL.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Builtin(name) => write!(f, "{BUILTIN_SCHEME}{name}"),
             Source::File(path) => write!(f, "{}", path.display()),
+            Source::Oci(r) => write!(f, "{r}"),
+            Source::Https { url, .. } => f.write_str(url),
         }
     }
 }
@@ -193,10 +341,25 @@ impl Toolbox {
                 .map(|component| file.component(component))
                 .collect::<Result<_, _>>()?,
         };
+        let registries = raw
+            .registries
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, settings)| file.registry(name, settings))
+            .collect::<Result<_, _>>()?;
+        let trust = raw
+            .trust
+            .unwrap_or_default()
+            .into_iter()
+            .map(|rule| file.trust_rule(rule))
+            .collect::<Result<_, _>>()?;
         Ok(Toolbox {
             origin: origin.to_owned(),
             base_dir: base_dir.to_owned(),
             components,
+            path: None,
+            registries,
+            trust,
         })
     }
 
@@ -219,7 +382,10 @@ impl Toolbox {
             })?;
             cwd.join(dir).components().collect()
         };
-        Toolbox::parse(&text, &origin, &base_dir, builtins)
+        let mut toolbox = Toolbox::parse(&text, &origin, &base_dir, builtins)?;
+        let name = path.file_name().unwrap_or(path.as_os_str());
+        toolbox.path = Some(base_dir.join(name));
+        Ok(toolbox)
     }
 }
 
@@ -241,6 +407,28 @@ struct RawToolbox {
     #[serde(rename = "version")]
     _version: Option<IgnoredAny>,
     component: Option<Spanned<RawComponents>>,
+    registries: Option<BTreeMap<Spanned<String>, Spanned<RawRegistry>>>,
+    trust: Option<Vec<Spanned<RawTrust>>>,
+}
+
+/// `[registries."HOST:PORT"]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRegistry {
+    insecure: Option<bool>,
+    auth_env: Option<Spanned<String>>,
+}
+
+/// `[[trust]]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTrust {
+    prefix: Spanned<String>,
+    key: Option<Spanned<String>>,
+    identity: Option<Spanned<String>>,
+    issuer: Option<Spanned<String>>,
+    trusted_root: Option<Spanned<String>>,
+    signature: Option<Spanned<String>>,
 }
 
 /// `component`: an array of tables, whose error says so when it is not one
@@ -276,6 +464,7 @@ impl<'de> Visitor<'de> for RawComponentsVisitor {
 #[serde(deny_unknown_fields)]
 struct RawComponent {
     source: Spanned<String>,
+    digest: Option<Spanned<String>>,
     policy: Option<Spanned<RawPolicySource>>,
     prefix: Option<Spanned<String>>,
 }
@@ -363,7 +552,7 @@ impl File<'_> {
         let span = raw.span();
         let (line, _) = line_column(self.text, span.start);
         let raw = raw.into_inner();
-        let source = self.source(&raw.source)?;
+        let source = self.source(&raw.source, raw.digest.as_ref())?;
         let policy = match raw.policy {
             Some(policy) => {
                 let policy_span = policy.span();
@@ -405,8 +594,53 @@ impl File<'_> {
         })
     }
 
-    fn source(&self, source: &Spanned<String>) -> Result<Source, ToolboxError> {
+    fn source(
+        &self,
+        source: &Spanned<String>,
+        digest: Option<&Spanned<String>>,
+    ) -> Result<Source, ToolboxError> {
         let text = source.get_ref();
+        let https = text.starts_with(HTTPS_SCHEME);
+        if let Some(d) = digest
+            && !https
+        {
+            return Err(self.at(
+                d.span(),
+                "`digest` pins an https source; pin an oci source with `@sha256:…` (or the lock file)",
+            ));
+        }
+        if https {
+            let Some(d) = digest else {
+                return Err(self.at(
+                    source.span(),
+                    format!(
+                        "https source `{text}` needs its `digest = \"sha256:…\"`: toolhost never runs bytes it cannot pin"
+                    ),
+                ));
+            };
+            let digest = Digest::parse(d.get_ref()).map_err(|m| self.at(d.span(), m))?;
+            let valid = text.len() > HTTPS_SCHEME.len()
+                && !text.contains(char::is_whitespace)
+                && !text.contains('#');
+            if !valid {
+                return Err(self.at(source.span(), format!("`{text}` is not a URL")));
+            }
+            return Ok(Source::Https {
+                url: text.clone(),
+                digest,
+            });
+        }
+        if text.starts_with(OCI_SCHEME) {
+            return OciRef::parse(text)
+                .map(Source::Oci)
+                .map_err(|m| self.at(source.span(), m));
+        }
+        if let Some((scheme, _)) = text.split_once("://") {
+            return Err(self.at(
+                source.span(),
+                format!("unknown source scheme `{scheme}://`: write `oci://`, `https://`, `builtin:NAME` or a file path"),
+            ));
+        }
         let Some(name) = text.strip_prefix(BUILTIN_SCHEME) else {
             return self.path(text, source.span(), "source").map(Source::File);
         };
@@ -425,13 +659,128 @@ impl File<'_> {
         Err(self.at(source.span(), message))
     }
 
+    /// One `[registries."HOST:PORT"]` table.
+    fn registry(
+        &self,
+        name: Spanned<String>,
+        raw: Spanned<RawRegistry>,
+    ) -> Result<(String, RegistrySettings), ToolboxError> {
+        let probe = format!("{OCI_SCHEME}{}/x:1", name.get_ref());
+        OciRef::parse(&probe).map_err(|_| {
+            self.at(
+                name.span(),
+                format!(
+                    "`{}` is not a registry: expected HOST or HOST:PORT",
+                    name.get_ref()
+                ),
+            )
+        })?;
+        let raw = raw.into_inner();
+        let auth_env = match raw.auth_env {
+            Some(v) => {
+                let ok = !v.get_ref().is_empty()
+                    && v.get_ref()
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if !ok {
+                    return Err(self.at(
+                        v.span(),
+                        "`auth_env` names an environment variable: letters, digits and `_`",
+                    ));
+                }
+                Some(v.into_inner())
+            }
+            None => None,
+        };
+        Ok((
+            name.into_inner(),
+            RegistrySettings {
+                insecure: raw.insecure.unwrap_or(false),
+                auth_env,
+            },
+        ))
+    }
+
+    /// One `[[trust]]` rule: a key, or a keyless identity with its issuer
+    /// and trusted root (never "any signer").
+    fn trust_rule(&self, raw: Spanned<RawTrust>) -> Result<TrustRule, ToolboxError> {
+        let span = raw.span();
+        let (line, _) = line_column(self.text, span.start);
+        let raw = raw.into_inner();
+        let prefix = raw.prefix.get_ref().clone();
+        if prefix.is_empty() || prefix.contains("://") || prefix.contains(char::is_whitespace) {
+            return Err(self.at(
+                raw.prefix.span(),
+                "`prefix` is a REGISTRY/REPOSITORY prefix, e.g. `ghcr.io/acme/`",
+            ));
+        }
+        let keyless = raw.identity.is_some() || raw.issuer.is_some() || raw.trusted_root.is_some();
+        let signer = match (raw.key, keyless) {
+            (Some(key), false) => Signer::Key(self.path(key.get_ref(), key.span(), "key")?),
+            (Some(key), true) => {
+                return Err(self.at(
+                    key.span(),
+                    "a trust rule is either a `key` or a keyless `identity`/`issuer`/`trusted_root`, not both",
+                ));
+            }
+            (None, true) => {
+                let need = |v: Option<Spanned<String>>, what: &str| {
+                    v.filter(|v| !v.get_ref().is_empty()).ok_or_else(|| {
+                        self.at(
+                            span.clone(),
+                            format!(
+                                "a keyless trust rule needs `{what}`: toolhost never accepts any signer (name the identity, its issuer and the trusted root)"
+                            ),
+                        )
+                    })
+                };
+                let identity = need(raw.identity, "identity")?.into_inner();
+                let issuer = need(raw.issuer, "issuer")?.into_inner();
+                let root = need(raw.trusted_root, "trusted_root")?;
+                Signer::Keyless {
+                    identity,
+                    issuer,
+                    trusted_root: self.path(root.get_ref(), root.span(), "trusted_root")?,
+                }
+            }
+            (None, false) => {
+                return Err(self.at(
+                    span,
+                    "a trust rule names who may sign: a `key = \"FILE.pem\"`, or a keyless `identity`, `issuer` and `trusted_root`",
+                ));
+            }
+        };
+        let signature = match raw.signature {
+            None => Requirement::Required,
+            Some(s) => match s.get_ref().as_str() {
+                "required" => Requirement::Required,
+                "optional" => Requirement::Optional,
+                other => {
+                    return Err(self.at(
+                        s.span(),
+                        format!("unknown signature requirement `{other}`, expected `required` or `optional`"),
+                    ));
+                }
+            },
+        };
+        Ok(TrustRule {
+            prefix,
+            signer,
+            signature,
+            line,
+        })
+    }
+
     /// Resolves the path in the value of `key` (at `span`) against the base
     /// directory.
     fn path(&self, path: &str, span: Range<usize>, key: &str) -> Result<PathBuf, ToolboxError> {
         if path.is_empty() {
             let hint = match key {
                 "source" => "write `builtin:NAME` or the path of a `.wasm` component file",
-                _ => "write the path of a policy file, or use an inline `[component.policy]` table",
+                "policy" => {
+                    "write the path of a policy file, or use an inline `[component.policy]` table"
+                }
+                _ => "write the path of a file",
             };
             return Err(self.at(span, format!("empty `{key}`; {hint}")));
         }

@@ -194,3 +194,38 @@ fn full_inline_policy_uses_every_key() {
     assert_eq!(save.sandbox.fs[0].host, Path::new(TESTS).join("valid/out"));
     assert_eq!(save.sandbox.fs[0].mode, FsMode::ReadWrite);
 }
+
+#[test]
+fn remote_sources_registries_and_trust() {
+    use toolhost_toolbox_file::{Requirement, Signer};
+    let toolbox = load("remote.toml");
+    let dir = Path::new(TESTS).join("valid");
+    let sources: Vec<String> = toolbox
+        .components
+        .iter()
+        .map(|c| c.source.to_string())
+        .collect();
+    assert_eq!(sources[0], "oci://ghcr.io/acme/csv:1.2");
+    assert!(sources[1].starts_with("oci://localhost:5000/tools/hello@sha256:0123"));
+    assert_eq!(sources[2], "https://example.com/tools/md.wasm");
+    assert!(toolbox.components.iter().all(|c| c.source.is_remote()));
+    let Source::Https { digest, .. } = &toolbox.components[2].source else {
+        panic!("https");
+    };
+    assert!(digest.hex().starts_with("fedcba98"));
+    assert_eq!(toolbox.lock_path(), dir.join("remote.lock"));
+    let local = toolbox.registry("localhost:5000");
+    assert!(local.insecure);
+    assert_eq!(local.auth_env.as_deref(), Some("TOOLHOST_REGISTRY_AUTH"));
+    assert!(!toolbox.registry("ghcr.io").insecure);
+    // The longest prefix wins.
+    let csv = toolbox.trust_for("ghcr.io/acme/csv").expect("a rule");
+    assert_eq!(csv.signature, Requirement::Optional);
+    assert!(
+        matches!(&csv.signer, Signer::Keyless { trusted_root, .. } if *trusted_root == dir.join("trusted_root.json"))
+    );
+    let other = toolbox.trust_for("ghcr.io/acme/other").expect("a rule");
+    assert_eq!(other.signer, Signer::Key(dir.join("keys/acme.pub")));
+    assert_eq!(other.signature, Requirement::Required);
+    assert!(toolbox.trust_for("docker.io/x").is_none());
+}

@@ -34,11 +34,15 @@ pub struct HostConfig {
     pub artifact_capacity: usize,
     /// Told when a component must be compiled (see [`CompileProgress`]).
     pub on_compile: Option<Arc<dyn CompileProgress>>,
+    /// Where remote components are kept (content-addressed; default
+    /// `~/.cache/toolhost/store`).
+    pub store_dir: Option<PathBuf>,
 }
 
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
+            store_dir: crate::remote::default_store_dir(),
             cache_dir: default_cache_dir(),
             max_instances: RuntimeConfig::default().max_instances,
             artifact_capacity: toolhost_pipeline::bound::DEFAULT_ARTIFACT_CAPACITY,
@@ -118,6 +122,35 @@ pub enum HostError {
     /// The registry refused the tools (a schema that does not compile).
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The lock file is invalid.
+    #[error(transparent)]
+    Lock(Box<ToolboxError>),
+    /// A remote component is not locked (or its lock disagrees with it).
+    #[error(
+        "{origin}:{line}: `{source_name}` is not locked ({why}): run `toolhost lock`, which resolves it, verifies it and pins it"
+    )]
+    Unlocked {
+        /// The toolbox file.
+        origin: String,
+        /// The component entry's line.
+        line: usize,
+        /// The source.
+        source_name: String,
+        /// What is missing or disagrees.
+        why: String,
+    },
+    /// Resolving, pulling or verifying a remote component failed.
+    #[error("{origin}:{line}: {source_name}: {reason}")]
+    Remote {
+        /// The toolbox file.
+        origin: String,
+        /// The component entry's line.
+        line: usize,
+        /// The source.
+        source_name: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl From<ToolboxError> for HostError {
@@ -162,6 +195,8 @@ pub struct LoadReport {
     /// Components that did not load (a first start serves the others), by
     /// origin, with why.
     pub failed: Vec<(String, String)>,
+    /// Where each remote component's bytes came from, by origin.
+    pub provenance: crate::remote::ProvenanceMap,
 }
 
 /// A runtime, a registry and the toolbox currently served.
@@ -170,6 +205,7 @@ pub struct Host {
     registry: Registry,
     artifacts: Arc<Artifacts>,
     current: Mutex<Current>,
+    store_dir: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -198,7 +234,7 @@ impl Host {
     /// A host with an empty registry.
     pub fn new(config: HostConfig) -> Result<Host, HostError> {
         let runtime = Runtime::new(RuntimeConfig {
-            cache_dir: config.cache_dir,
+            cache_dir: config.cache_dir.clone(),
             max_instances: config.max_instances,
             on_compile: config.on_compile,
             ..RuntimeConfig::default()
@@ -208,6 +244,7 @@ impl Host {
             registry: Registry::new(),
             artifacts: Arc::new(Artifacts::with_capacity(config.artifact_capacity)),
             current: Mutex::new(Current::default()),
+            store_dir: config.store_dir,
         })
     }
 
@@ -249,15 +286,17 @@ impl Host {
     /// Loads every component of `toolbox` and serves its tools in place of
     /// whatever was served before, atomically: on any error nothing changes.
     pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
-        let sources = read_sources(toolbox)?;
+        let sources = self.read_sources(toolbox)?;
         // Loaded in parallel; each load is independent (and compilations
         // take turns, smallest first).
         let mut loads = tokio::task::JoinSet::new();
+        let shared = Arc::new(toolbox.clone());
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
-            loads.spawn(async move { (i, load_source(&rt, source).await) });
+            let toolbox = shared.clone();
+            loads.spawn(async move { (i, load_source(&rt, source, &toolbox).await) });
         }
-        let mut loaded: Vec<Option<Result<Arc<LoadedComponent>, LoadError>>> =
+        let mut loaded: Vec<Option<Result<Loaded, LoadError>>> =
             (0..toolbox.components.len()).map(|_| None).collect();
         while let Some(joined) = loads.join_next().await {
             match joined {
@@ -275,9 +314,15 @@ impl Host {
             }
         }
         let mut components = Vec::with_capacity(loaded.len());
+        let mut provenance = crate::remote::ProvenanceMap::new();
         for (entry, r) in toolbox.components.iter().zip(loaded) {
             match r {
-                Some(Ok(c)) => components.push(Some(c)),
+                Some(Ok((c, p))) => {
+                    if let Some(p) = p {
+                        provenance.insert(entry.source.to_string(), p);
+                    }
+                    components.push(Some(c));
+                }
                 Some(Err(error)) => {
                     return Err(HostError::Load {
                         origin: toolbox.origin.clone(),
@@ -289,7 +334,8 @@ impl Host {
             }
         }
         let prepared = prepare(toolbox, components)?;
-        let assembled = assemble(toolbox, &prepared, Strictness::Strict)?;
+        let mut assembled = assemble(toolbox, &prepared, Strictness::Strict)?;
+        assembled.report.provenance = provenance;
         self.install(assembled, &prepared, Vec::new(), Vec::new(), &|| {})
     }
 
@@ -308,7 +354,7 @@ impl Host {
         toolbox: Toolbox,
         on_change: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Startup, HostError> {
-        let sources = read_sources(&toolbox)?;
+        let sources = self.read_sources(&toolbox)?;
         for entry in &toolbox.components {
             resolve_policy(&toolbox, entry)?;
         }
@@ -338,11 +384,14 @@ impl Host {
     ) -> LoadReport {
         let n = toolbox.components.len();
         let mut loads = tokio::task::JoinSet::new();
+        let shared = Arc::new(toolbox.clone());
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
-            loads.spawn(async move { (i, load_source(&rt, source).await) });
+            let toolbox = shared.clone();
+            loads.spawn(async move { (i, load_source(&rt, source, &toolbox).await) });
         }
         let mut components: Vec<Option<Arc<LoadedComponent>>> = (0..n).map(|_| None).collect();
+        let mut provenance = crate::remote::ProvenanceMap::new();
         let mut pending: Vec<bool> = vec![true; n];
         let mut failed: Vec<(usize, String)> = Vec::new();
         let mut report = LoadReport::default();
@@ -351,7 +400,12 @@ impl Host {
                 Ok((i, r)) => {
                     pending[i] = false;
                     match r {
-                        Ok(c) => components[i] = Some(c),
+                        Ok((c, p)) => {
+                            if let Some(p) = p {
+                                provenance.insert(toolbox.components[i].source.to_string(), p);
+                            }
+                            components[i] = Some(c);
+                        }
                         Err(e) => failed.push((i, e.to_string())),
                     }
                 }
@@ -373,6 +427,8 @@ impl Host {
                 .map(|(e, _)| e.source.to_string())
                 .collect();
             report = self.serve_ready(toolbox, &components, &mut failed, loading, on_change);
+            report.provenance = provenance.clone();
+            self.lock().report.provenance = provenance.clone();
         }
         // Nothing is loading any more, even if serving failed somewhere:
         // nobody may wait for it.
@@ -527,7 +583,12 @@ enum Loadable {
     File(PathBuf, Vec<u8>),
     /// An embedded built-in.
     Builtin(&'static toolhost_builtins::Builtin),
+    /// A remote component, pinned by the lock (fetched when loaded).
+    Remote(crate::remote::Pin, toolhost_registry::Store),
 }
+
+/// A loaded component, and where its bytes came from when it is remote.
+type Loaded = (Arc<LoadedComponent>, Option<crate::remote::Provenance>);
 
 impl Loadable {
     /// How many bytes it has to compile, if it must be compiled.
@@ -535,6 +596,8 @@ impl Loadable {
         match self {
             Loadable::File(_, bytes) => bytes.len(),
             Loadable::Builtin(b) => b.wasm.len(),
+            // Unknown until fetched: after the local ones.
+            Loadable::Remote(..) => usize::MAX,
         }
     }
 }
@@ -548,41 +611,60 @@ fn smallest_first(sources: Vec<Loadable>) -> Vec<(usize, Loadable)> {
     indexed
 }
 
-/// Every component's bytes (a missing file or an unknown built-in is an
-/// error now, naming its toolbox line).
-fn read_sources(toolbox: &Toolbox) -> Result<Vec<Loadable>, HostError> {
-    toolbox
-        .components
-        .iter()
-        .map(|entry| {
-            let error = |error: LoadError| HostError::Load {
-                origin: toolbox.origin.clone(),
-                line: entry.line,
-                error,
-            };
-            match &entry.source {
-                Source::File(path) => std::fs::read(path)
-                    .map(|bytes| Loadable::File(path.clone(), bytes))
-                    .map_err(|source| {
-                        error(LoadError::Read {
-                            path: path.clone(),
-                            source,
-                        })
-                    }),
-                Source::Builtin(name) => toolhost_builtins::get(name)
-                    .map(Loadable::Builtin)
-                    .ok_or_else(|| {
-                        error(LoadError::Read {
-                            path: PathBuf::from(format!("builtin:{name}")),
-                            source: std::io::Error::new(
-                                std::io::ErrorKind::NotFound,
-                                "no such built-in tool",
-                            ),
-                        })
-                    }),
-            }
-        })
-        .collect()
+impl Host {
+    /// Every component's bytes, or its pin (a missing file, an unknown
+    /// built-in or an unlocked remote source is an error now, naming its
+    /// toolbox line).
+    fn read_sources(&self, toolbox: &Toolbox) -> Result<Vec<Loadable>, HostError> {
+        let lock = crate::remote::lock_of(toolbox)?;
+        let store = if toolbox.has_remote() {
+            Some(crate::remote::open_store(self.store_dir.as_deref())?)
+        } else {
+            None
+        };
+        toolbox
+            .components
+            .iter()
+            .map(|entry| {
+                let error = |error: LoadError| HostError::Load {
+                    origin: toolbox.origin.clone(),
+                    line: entry.line,
+                    error,
+                };
+                match &entry.source {
+                    Source::File(path) => std::fs::read(path)
+                        .map(|bytes| Loadable::File(path.clone(), bytes))
+                        .map_err(|source| {
+                            error(LoadError::Read {
+                                path: path.clone(),
+                                source,
+                            })
+                        }),
+                    Source::Builtin(name) => toolhost_builtins::get(name)
+                        .map(Loadable::Builtin)
+                        .ok_or_else(|| {
+                            error(LoadError::Read {
+                                path: PathBuf::from(format!("builtin:{name}")),
+                                source: std::io::Error::new(
+                                    std::io::ErrorKind::NotFound,
+                                    "no such built-in tool",
+                                ),
+                            })
+                        }),
+                    Source::Oci(_) | Source::Https { .. } => {
+                        let pin = crate::remote::pin(toolbox, entry, lock.as_ref())?;
+                        let store = store.clone().ok_or_else(|| HostError::Remote {
+                            origin: toolbox.origin.clone(),
+                            line: entry.line,
+                            source_name: entry.source.to_string(),
+                            reason: "no component store".into(),
+                        })?;
+                        Ok(Loadable::Remote(pin, store))
+                    }
+                }
+            })
+            .collect()
+    }
 }
 
 /// The loaded components (`None`: not loaded, left out) with their policies.
@@ -719,12 +801,28 @@ fn never_runs(component: &LoadedComponent, policy: &ToolPolicy) -> Option<String
         .map(|why| format!("its component needs what the policy does not grant: {why}"))
 }
 
-async fn load_source(rt: &Runtime, source: Loadable) -> Result<Arc<LoadedComponent>, LoadError> {
+async fn load_source(
+    rt: &Runtime,
+    source: Loadable,
+    toolbox: &Toolbox,
+) -> Result<Loaded, LoadError> {
     match source {
-        Loadable::File(path, bytes) => rt.load_bytes(&path, bytes).await,
-        Loadable::Builtin(b) => {
+        Loadable::File(path, bytes) => Ok((rt.load_bytes(&path, bytes).await?, None)),
+        Loadable::Builtin(b) => Ok((
             rt.load_precompiled(Path::new(&b.origin()), b.wasm, b.precompiled)
-                .await
+                .await?,
+            None,
+        )),
+        Loadable::Remote(pin, store) => {
+            let origin = PathBuf::from(pin.source.to_string());
+            let (bytes, provenance) =
+                crate::remote::fetch(&pin, toolbox, &store)
+                    .await
+                    .map_err(|reason| LoadError::Read {
+                        path: origin.clone(),
+                        source: std::io::Error::other(reason),
+                    })?;
+            Ok((rt.load_bytes(&origin, bytes).await?, Some(provenance)))
         }
     }
 }
@@ -755,7 +853,9 @@ fn resolve_policy(toolbox: &Toolbox, entry: &ComponentEntry) -> Result<Policy, H
             )
             .map_err(wrap)
         }
-        (PolicySource::BuiltinDefault, Source::File(_)) => Ok(Policy::deny_all()),
+        (PolicySource::BuiltinDefault, Source::File(_) | Source::Oci(_) | Source::Https { .. }) => {
+            Ok(Policy::deny_all())
+        }
     }
 }
 
@@ -824,10 +924,10 @@ impl ToolBody for Renamed {
 /// with its default policy, `.` (the `/workspace` of the policies) being
 /// `dir`.
 pub fn embedded_default(dir: &Path) -> Toolbox {
-    Toolbox {
-        origin: "<embedded default>".into(),
-        base_dir: dir.to_owned(),
-        components: toolhost_builtins::names()
+    Toolbox::of(
+        "<embedded default>",
+        dir,
+        toolhost_builtins::names()
             .into_iter()
             .map(|name| ComponentEntry {
                 source: Source::Builtin(name.to_owned()),
@@ -836,7 +936,7 @@ pub fn embedded_default(dir: &Path) -> Toolbox {
                 line: 0,
             })
             .collect(),
-    }
+    )
 }
 
 /// Where the toolbox comes from: `explicit` (`--config FILE`), else

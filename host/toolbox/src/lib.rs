@@ -9,6 +9,9 @@
 /// can be fuzzed without building the sandbox).
 pub use toolhost_toolbox_file as file;
 pub mod host;
+pub mod remote;
+pub mod suggest;
+mod trust;
 
 pub use file::{
     ComponentEntry, DEFAULT_FILE_NAME, MAX_PREFIX_LEN, PolicySource, Source, TOOLBOX_VERSION,
@@ -18,3 +21,5 @@ pub use host::{
     Host, HostConfig, HostError, LoadReport, ServedTool, SkippedTool, Startup, default_cache_dir,
     embedded_default, find_toolbox, watched_files,
 };
+pub use remote::{Change, Moving, Provenance};
+pub use trust::Verified;

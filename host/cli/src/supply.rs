@@ -1,0 +1,287 @@
+//! The way in for third-party tools, from the shell: `toolhost add`
+//! (fetch, show, suggest the least policy, append, lock), `toolhost policy
+//! suggest` (show and suggest, write nothing) and `toolhost publish` (push
+//! a component as an OCI artifact).
+
+use anyhow::{Context, bail};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toolhost::TerminalProgress;
+use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
+use toolhost_toolbox::Moving;
+use toolhost_toolbox::file::{Digest, OciRef, Source, Toolbox};
+use toolhost_toolbox::remote;
+use toolhost_toolbox::suggest;
+
+/// A runtime for describing components (compiled into `cache`).
+fn runtime(cache: Option<PathBuf>) -> anyhow::Result<Runtime> {
+    Ok(Runtime::new(RuntimeConfig {
+        cache_dir: cache,
+        on_compile: Some(Arc::new(TerminalProgress::default())),
+        ..Default::default()
+    })?)
+}
+
+/// The component `source` names, fetched (pulled by tag for OCI: this is
+/// where a person looks at it before locking), loaded.
+async fn fetch_and_load(
+    source: &Source,
+    toolbox: Option<&Toolbox>,
+    cache: Option<PathBuf>,
+) -> anyhow::Result<Arc<LoadedComponent>> {
+    let registries = toolbox.map(|t| t.registries.clone()).unwrap_or_default();
+    let client = toolhost_registry::Client::new(registries, toolhost_registry::Limits::default())?;
+    let store = remote::open_store(None)?;
+    let (origin, bytes) = match source {
+        Source::Oci(r) => {
+            let pulled = client.pull(r, &store).await?;
+            let bytes = store
+                .get(&pulled.component)?
+                .context("the pulled component is not in the store")?;
+            (r.to_string(), bytes)
+        }
+        Source::Https { url, digest } => {
+            toolhost_registry::oci::fetch_https(client.http(), url, digest, &store).await?;
+            let bytes = store
+                .get(digest)?
+                .context("the download is not in the store")?;
+            (url.clone(), bytes)
+        }
+        Source::File(path) => (
+            path.display().to_string(),
+            std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+        ),
+        Source::Builtin(name) => {
+            let b = toolhost_builtins::get(name).context("no such built-in tool")?;
+            (b.origin(), b.wasm.to_vec())
+        }
+    };
+    Ok(runtime(cache)?
+        .load_bytes(Path::new(&origin), bytes)
+        .await?)
+}
+
+/// Parses a source written on the command line (`oci://…`, `https://…`
+/// with its digest, `builtin:NAME`, or a path).
+pub fn source(text: &str, digest: Option<&str>) -> anyhow::Result<Source> {
+    if text.starts_with("oci://") {
+        return Ok(Source::Oci(
+            OciRef::parse(text).map_err(anyhow::Error::msg)?,
+        ));
+    }
+    if text.starts_with("https://") {
+        let digest = digest.context("an https source needs --digest sha256:…")?;
+        return Ok(Source::Https {
+            url: text.to_owned(),
+            digest: Digest::parse(digest).map_err(anyhow::Error::msg)?,
+        });
+    }
+    if let Some(name) = text.strip_prefix("builtin:") {
+        return Ok(Source::Builtin(name.to_owned()));
+    }
+    Ok(Source::File(std::env::current_dir()?.join(text)))
+}
+
+/// `toolhost policy suggest`: what the component asks for, and the
+/// least policy that runs it. Writes nothing.
+pub async fn suggest_policy(
+    text: &str,
+    digest: Option<&str>,
+    toolbox: Option<&Toolbox>,
+    cache: Option<PathBuf>,
+) -> anyhow::Result<String> {
+    let source = source(text, digest)?;
+    let loaded = fetch_and_load(&source, toolbox, cache).await?;
+    Ok(format!(
+        "{}\n# suggested policy\n{}",
+        suggest::describe(&loaded),
+        suggest::minimal_policy(&loaded, text)
+    ))
+}
+
+/// A file name for a component's policy: the last part of its
+/// repository, file name or URL, in lowercase letters, digits and `-`.
+fn policy_name(source: &Source) -> String {
+    let raw = match source {
+        Source::Oci(r) => r.repository.rsplit('/').next().unwrap_or("tool").to_owned(),
+        Source::Https { url, .. } => url
+            .rsplit('/')
+            .next()
+            .unwrap_or("tool")
+            .trim_end_matches(".wasm")
+            .to_owned(),
+        Source::File(p) => p
+            .file_stem()
+            .map_or_else(|| "tool".into(), |s| s.to_string_lossy().into_owned()),
+        Source::Builtin(n) => n.clone(),
+    };
+    let name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if name.is_empty() { "tool".into() } else { name }
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+/// `toolhost add`: fetch the component, show what it asks for, write the
+/// least policy next to the toolbox, append the entry, and lock it. The
+/// toolbox and its lock change only if all of it succeeds.
+pub async fn add(
+    text: &str,
+    digest: Option<&str>,
+    prefix: Option<&str>,
+    toolbox_path: &Path,
+    cache: Option<PathBuf>,
+) -> anyhow::Result<String> {
+    let builtins = toolhost_builtins::names();
+    let existing = match std::fs::read_to_string(toolbox_path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", toolbox_path.display())),
+    };
+    let current = match &existing {
+        Some(_) => Some(Toolbox::load(toolbox_path, &builtins)?),
+        None => None,
+    };
+    let source = source(text, digest)?;
+    if !source.is_remote() {
+        bail!(
+            "`toolhost add` takes a remote source (oci://… or https://… with --digest); add a local file to the toolbox by hand"
+        );
+    }
+    if current
+        .as_ref()
+        .is_some_and(|t| t.components.iter().any(|c| c.source == source))
+    {
+        bail!("{} is already in {}", source, toolbox_path.display());
+    }
+    let loaded = fetch_and_load(&source, current.as_ref(), cache).await?;
+    let dir = toolbox_path.parent().unwrap_or(Path::new(".")).to_owned();
+    let name = policy_name(&source);
+    let mut policy_rel = format!("policies/{name}.toml");
+    let mut n = 2;
+    while dir.join(&policy_rel).exists() {
+        policy_rel = format!("policies/{name}-{n}.toml");
+        n += 1;
+    }
+    let policy = suggest::minimal_policy(&loaded, &source.to_string());
+    let mut entry = format!("\n[[component]]\nsource = {}\n", quote(&source.to_string()));
+    if let Source::Https { digest, .. } = &source {
+        entry.push_str(&format!("digest = {}\n", quote(digest.as_str())));
+    }
+    entry.push_str(&format!("policy = {}\n", quote(&policy_rel)));
+    if let Some(p) = prefix {
+        entry.push_str(&format!("prefix = {}\n", quote(p)));
+    }
+    let new_text = match &existing {
+        Some(t) => format!("{}{}{entry}", t, if t.ends_with('\n') { "" } else { "\n" }),
+        None => format!("version = 1\n{entry}"),
+    };
+    // The new toolbox must parse, and lock, before anything is written.
+    let base_dir = if dir.is_absolute() {
+        dir.clone()
+    } else {
+        std::env::current_dir()?.join(&dir)
+    };
+    let mut toolbox = Toolbox::parse(
+        &new_text,
+        &toolbox_path.display().to_string(),
+        &base_dir,
+        &builtins,
+    )?;
+    toolbox.path = Some(base_dir.join(toolbox_path.file_name().unwrap_or_default()));
+    let store = remote::open_store(None)?;
+    let changes = remote::lock(&toolbox, &store, &Moving::Unlocked).await?;
+    std::fs::create_dir_all(dir.join("policies"))?;
+    std::fs::write(dir.join(&policy_rel), &policy)
+        .with_context(|| format!("writing {policy_rel}"))?;
+    std::fs::write(toolbox_path, &new_text)
+        .with_context(|| format!("writing {}", toolbox_path.display()))?;
+    let pinned = changes
+        .iter()
+        .find(|c| c.source == source.to_string())
+        .map(|c| {
+            format!(
+                "{} ({})",
+                c.after.manifest.as_ref().unwrap_or(&c.after.component),
+                c.after.signer
+            )
+        })
+        .unwrap_or_default();
+    Ok(format!(
+        "{}\nadded {source} to {} with the policy {policy_rel} (review it: it grants nothing until you fill it in)\npinned {pinned} in {}\n",
+        suggest::describe(&loaded),
+        toolbox_path.display(),
+        toolbox.lock_path().display()
+    ))
+}
+
+/// `toolhost publish`: the component at `path` pushed as `reference` in
+/// the CNCF Wasm artifact layout, annotated; the manifest's digest.
+pub async fn publish(
+    path: &Path,
+    reference: &str,
+    annotations_in: BTreeMap<String, String>,
+    toolbox: Option<&Toolbox>,
+    cache: Option<PathBuf>,
+) -> anyhow::Result<Digest> {
+    let r = OciRef::parse(reference).map_err(anyhow::Error::msg)?;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let loaded = runtime(cache)?
+        .load_bytes(path, bytes.clone())
+        .await
+        .with_context(|| format!("{} is not a component toolhost runs", path.display()))?;
+    let tools: Vec<&str> = loaded.tools().iter().map(|t| t.name.as_str()).collect();
+    let mut annotations = annotations_in;
+    annotations.insert("dev.toolhost.tools".into(), tools.join(","));
+    annotations.insert(
+        "dev.toolhost.contract".into(),
+        format!("toolhost:tool@{}", loaded.contract_version()),
+    );
+    let layer = toolhost_registry::digest_of(&bytes);
+    let config = serde_json::json!({
+        "architecture": "wasm",
+        "os": "wasip2",
+        "layerDigests": [layer.to_string()],
+        "component": {
+            "exports": [format!("toolhost:tool/tools@{}", loaded.contract_version())],
+            "imports": loaded.imports(),
+        },
+    });
+    let registries = toolbox.map(|t| t.registries.clone()).unwrap_or_default();
+    let client = toolhost_registry::Client::new(registries, toolhost_registry::Limits::default())?;
+    Ok(client
+        .push(&r, &bytes, &serde_json::to_vec(&config)?, annotations)
+        .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_names_are_plain() {
+        let oci = source("oci://ghcr.io/acme/CSV_tool:1", None).map(|s| policy_name(&s));
+        assert!(oci.is_err(), "uppercase is not a repository");
+        let oci = source("oci://ghcr.io/acme/csv_tool:1", None).expect("parses");
+        assert_eq!(policy_name(&oci), "csv-tool");
+        let https = source(
+            "https://x.io/t/md.wasm",
+            Some("sha256:0000000000000000000000000000000000000000000000000000000000000000"),
+        )
+        .expect("parses");
+        assert_eq!(policy_name(&https), "md");
+        assert!(source("https://x.io/t/md.wasm", None).is_err());
+    }
+}

@@ -135,6 +135,49 @@ impl Store {
         })
     }
 
+    /// The signatures (Sigstore bundles in the store) kept for `manifest`.
+    pub fn signatures(&self, manifest: &Digest) -> Result<Vec<Digest>, RegistryError> {
+        let path = self.dir.join("signatures").join(manifest.hex());
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(RegistryError::Store {
+                    path,
+                    reason: e.to_string(),
+                });
+            }
+        };
+        text.lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                Digest::parse(l).map_err(|reason| RegistryError::Store {
+                    path: path.clone(),
+                    reason,
+                })
+            })
+            .collect()
+    }
+
+    /// Records `bundles` (in the store) as the signatures of `manifest`.
+    pub fn set_signatures(
+        &self,
+        manifest: &Digest,
+        bundles: &[Digest],
+    ) -> Result<(), RegistryError> {
+        let dir = self.dir.join("signatures");
+        let path = dir.join(manifest.hex());
+        let fail = |e: std::io::Error| RegistryError::Store {
+            path: path.clone(),
+            reason: e.to_string(),
+        };
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        let tmp = self.temp_path();
+        let text: String = bundles.iter().map(|d| format!("{d}\n")).collect();
+        std::fs::write(&tmp, text).map_err(fail)?;
+        std::fs::rename(&tmp, &path).map_err(fail)
+    }
+
     fn temp_path(&self) -> PathBuf {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);

@@ -34,7 +34,8 @@
 //!
 //! [[trust]]                         # whose signatures are accepted, per prefix
 //! prefix = "ghcr.io/acme/"          # REGISTRY/REPOSITORY prefix
-//! key = "keys/acme.pub"             # a PEM public key; or keyless:
+//! key = "keys/acme.pub"             # a PEM public key (with `trusted_root`, its log entry
+//!                                   # is checked too); or keyless:
 //! # identity = "https://github.com/acme/tools/.github/workflows/release.yml@refs/heads/main"
 //! # issuer = "https://token.actions.githubusercontent.com"
 //! # trusted_root = "trusted_root.json"
@@ -222,8 +223,14 @@ pub struct TrustRule {
 /// A signer a trust rule accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Signer {
-    /// Signatures made with this key (a PEM public key file).
-    Key(PathBuf),
+    /// Signatures made with this key.
+    Key {
+        /// A PEM public key file.
+        key: PathBuf,
+        /// A Sigstore trusted root whose Rekor log the signature's entry
+        /// must be in; without one the key's signature alone is checked.
+        trusted_root: Option<PathBuf>,
+    },
     /// Keyless (Sigstore) signatures whose certificate names exactly this
     /// identity and issuer, chained to this trusted root.
     Keyless {
@@ -714,13 +721,19 @@ impl File<'_> {
                 "`prefix` is a REGISTRY/REPOSITORY prefix, e.g. `ghcr.io/acme/`",
             ));
         }
-        let keyless = raw.identity.is_some() || raw.issuer.is_some() || raw.trusted_root.is_some();
+        let keyless = raw.identity.is_some() || raw.issuer.is_some();
         let signer = match (raw.key, keyless) {
-            (Some(key), false) => Signer::Key(self.path(key.get_ref(), key.span(), "key")?),
+            (Some(key), false) => Signer::Key {
+                key: self.path(key.get_ref(), key.span(), "key")?,
+                trusted_root: match raw.trusted_root {
+                    Some(r) => Some(self.path(r.get_ref(), r.span(), "trusted_root")?),
+                    None => None,
+                },
+            },
             (Some(key), true) => {
                 return Err(self.at(
                     key.span(),
-                    "a trust rule is either a `key` or a keyless `identity`/`issuer`/`trusted_root`, not both",
+                    "a trust rule is either a `key` or a keyless `identity` and `issuer`, not both",
                 ));
             }
             (None, true) => {
@@ -742,6 +755,12 @@ impl File<'_> {
                     issuer,
                     trusted_root: self.path(root.get_ref(), root.span(), "trusted_root")?,
                 }
+            }
+            (None, false) if raw.trusted_root.is_some() => {
+                return Err(self.at(
+                    span,
+                    "a keyless trust rule needs `identity`: toolhost never accepts any signer (name the identity, its issuer and the trusted root)",
+                ));
             }
             (None, false) => {
                 return Err(self.at(

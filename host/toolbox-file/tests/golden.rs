@@ -225,7 +225,13 @@ fn remote_sources_registries_and_trust() {
         matches!(&csv.signer, Signer::Keyless { trusted_root, .. } if *trusted_root == dir.join("trusted_root.json"))
     );
     let other = toolbox.trust_for("ghcr.io/acme/other").expect("a rule");
-    assert_eq!(other.signer, Signer::Key(dir.join("keys/acme.pub")));
+    assert_eq!(
+        other.signer,
+        Signer::Key {
+            key: dir.join("keys/acme.pub"),
+            trusted_root: None
+        }
+    );
     assert_eq!(other.signature, Requirement::Required);
     assert!(toolbox.trust_for("docker.io/x").is_none());
 }

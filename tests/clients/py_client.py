@@ -782,6 +782,18 @@ async def scenario_cold(opts: Opts) -> None:
     FACTS["logs"] = logs
 
 
+async def scenario_call(opts: Opts) -> None:
+    """Lists the tools and calls one: tool=NAME args=JSON."""
+    tool = opts.args.get("tool", "")
+    arguments = json.loads(opts.args.get("args", "{}"))
+    async with connect(opts) as s:
+        FACTS["tools"] = await names(s)
+        result = await s.call_tool(tool, arguments)
+        FACTS["is_error"] = bool(result.is_error)
+        FACTS["value"] = result.structured_content
+        FACTS["text"] = text_of(result)[:500]
+
+
 SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "list": scenario_list,
     "allowed": scenario_allowed,
@@ -798,6 +810,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "wire": scenario_wire,
     "mrtr": scenario_mrtr,
     "cold": scenario_cold,
+    "call": scenario_call,
 }
 
 

@@ -698,6 +698,17 @@ async fn run() -> anyhow::Result<()> {
                     for s in &report.skipped {
                         out!("{:<14} {:<6} not served: {}", s.name, "-", s.reason);
                     }
+                    for p in report.provenance.values() {
+                        out!(
+                            "\n{}: locked to {}{}; signed: {}",
+                            p.source,
+                            p.manifest
+                                .as_ref()
+                                .map_or_else(String::new, |m| format!("manifest {m}, ")),
+                            format_args!("component {}", p.component),
+                            p.signer
+                        );
+                    }
                     return Ok(());
                 }
                 ToolsFormat::Mcp => Format::Mcp,

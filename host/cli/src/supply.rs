@@ -150,32 +150,25 @@ pub async fn add(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("reading {}", toolbox_path.display())),
     };
-    let current = match &existing {
-        Some(_) => Some(Toolbox::load(toolbox_path, &builtins)?),
-        None => None,
-    };
     let source = source(text, digest)?;
     if !source.is_remote() {
         bail!(
             "`toolhost add` takes a remote source (oci://… or https://… with --digest); add a local file to the toolbox by hand"
         );
     }
-    if current
-        .as_ref()
-        .is_some_and(|t| t.components.iter().any(|c| c.source == source))
-    {
-        bail!("{} is already in {}", source, toolbox_path.display());
-    }
-    let loaded = fetch_and_load(&source, current.as_ref(), cache).await?;
     let dir = toolbox_path.parent().unwrap_or(Path::new(".")).to_owned();
+    let base_dir = if dir.is_absolute() {
+        dir.clone()
+    } else {
+        std::env::current_dir()?.join(&dir)
+    };
     let name = policy_name(&source);
     let mut policy_rel = format!("policies/{name}.toml");
     let mut n = 2;
-    while dir.join(&policy_rel).exists() {
+    while base_dir.join(&policy_rel).exists() {
         policy_rel = format!("policies/{name}-{n}.toml");
         n += 1;
     }
-    let policy = suggest::minimal_policy(&loaded, &source.to_string());
     let mut entry = format!("\n[[component]]\nsource = {}\n", quote(&source.to_string()));
     if let Source::Https { digest, .. } = &source {
         entry.push_str(&format!("digest = {}\n", quote(digest.as_str())));
@@ -188,12 +181,8 @@ pub async fn add(
         Some(t) => format!("{}{}{entry}", t, if t.ends_with('\n') { "" } else { "\n" }),
         None => format!("version = 1\n{entry}"),
     };
-    // The new toolbox must parse, and lock, before anything is written.
-    let base_dir = if dir.is_absolute() {
-        dir.clone()
-    } else {
-        std::env::current_dir()?.join(&dir)
-    };
+    // The toolbox with the new entry must parse (its registries and trust
+    // rules apply to the fetch), and lock, before anything is written.
     let mut toolbox = Toolbox::parse(
         &new_text,
         &toolbox_path.display().to_string(),
@@ -201,10 +190,19 @@ pub async fn add(
         &builtins,
     )?;
     toolbox.path = Some(base_dir.join(toolbox_path.file_name().unwrap_or_default()));
+    let added = toolbox.components.len() - 1;
+    if toolbox.components[..added]
+        .iter()
+        .any(|c| c.source == source)
+    {
+        bail!("{source} is already in {}", toolbox_path.display());
+    }
+    let loaded = fetch_and_load(&source, Some(&toolbox), cache).await?;
+    let policy = suggest::minimal_policy(&loaded, &source.to_string());
     let store = remote::open_store(None)?;
     let changes = remote::lock(&toolbox, &store, &Moving::Unlocked).await?;
-    std::fs::create_dir_all(dir.join("policies"))?;
-    std::fs::write(dir.join(&policy_rel), &policy)
+    std::fs::create_dir_all(base_dir.join("policies"))?;
+    std::fs::write(base_dir.join(&policy_rel), &policy)
         .with_context(|| format!("writing {policy_rel}"))?;
     std::fs::write(toolbox_path, &new_text)
         .with_context(|| format!("writing {}", toolbox_path.display()))?;

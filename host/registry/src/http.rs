@@ -9,6 +9,7 @@ use http::{HeaderMap, Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
@@ -169,11 +170,26 @@ impl std::fmt::Debug for Http {
 const MAX_REDIRECTS: usize = 5;
 
 impl Http {
-    /// A client with `limits`, trusting the webpki roots.
+    /// A client with `limits`, trusting the webpki roots, and the
+    /// certificates of the PEM file `SSL_CERT_FILE` names (a private CA,
+    /// the convention OpenSSL and most tools follow).
     pub fn new(limits: Limits) -> Result<Http, RegistryError> {
-        let roots = rustls::RootCertStore {
+        let mut roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.into(),
         };
+        if let Some(file) = std::env::var_os("SSL_CERT_FILE") {
+            use rustls::pki_types::pem::PemObject as _;
+            let bad = |reason: String| RegistryError::Io {
+                url: String::new(),
+                reason: format!("SSL_CERT_FILE {}: {reason}", Path::new(&file).display()),
+            };
+            let certs = rustls::pki_types::CertificateDer::pem_file_iter(&file)
+                .map_err(|e| bad(e.to_string()))?;
+            for cert in certs {
+                let cert = cert.map_err(|e| bad(e.to_string()))?;
+                roots.add(cert).map_err(|e| bad(e.to_string()))?;
+            }
+        }
         let config = rustls::ClientConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))

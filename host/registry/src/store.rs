@@ -105,7 +105,15 @@ impl Store {
             reason: e.to_string(),
         };
         let mut file = tokio::fs::File::create(&tmp).await.map_err(store_error)?;
-        let result = response.to_file(limit, &mut file).await;
+        let mut result = response.to_file(limit, &mut file).await;
+        // tokio's file writes in the background: every byte must be on
+        // disk before the file is renamed under its digest.
+        if result.is_ok() {
+            use tokio::io::AsyncWriteExt as _;
+            if let Err(e) = file.flush().await.and(file.sync_all().await) {
+                result = Err(store_error(e));
+            }
+        }
         drop(file);
         let checked = result.and_then(|(hex, len)| {
             if size.is_some_and(|s| s != len) {

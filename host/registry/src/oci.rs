@@ -779,6 +779,26 @@ mod tests {
     }
 
     #[test]
+    fn plain_http_only_for_loopback_or_insecure_registries() {
+        let mut settings = BTreeMap::new();
+        settings.insert(
+            "registry.lan:5000".to_owned(),
+            RegistrySettings {
+                insecure: true,
+                auth_env: None,
+            },
+        );
+        let client = Client::new(settings, Limits::default()).expect("client");
+        let scheme = |r: &str| client.scheme(&OciRef::parse(r).expect("ref")).0;
+        assert_eq!(scheme("oci://127.0.0.1:5000/a:1"), "http");
+        assert_eq!(scheme("oci://localhost:5000/a:1"), "http");
+        assert_eq!(scheme("oci://[::1]:5000/a:1"), "http");
+        assert_eq!(scheme("oci://registry.lan:5000/a:1"), "http");
+        assert_eq!(scheme("oci://registry.lan:5001/a:1"), "https");
+        assert_eq!(scheme("oci://ghcr.io/a:1"), "https");
+    }
+
+    #[test]
     fn query_values_are_encoded() {
         assert_eq!(
             encode("repository:a/b:pull,push"),

@@ -562,10 +562,14 @@ impl Startup {
     }
 }
 
-/// The component and policy files `toolbox` names: what a change of
+/// The component, policy and lock files `toolbox` names: what a change of
 /// should reload it (besides the toolbox file itself).
 pub fn watched_files(toolbox: &Toolbox) -> Vec<PathBuf> {
     let mut files = Vec::new();
+    // A moved pin reloads, and is checked again.
+    if toolbox.has_remote() {
+        files.push(toolbox.lock_path());
+    }
     for entry in &toolbox.components {
         if let Source::File(path) = &entry.source {
             files.push(path.clone());

@@ -49,6 +49,7 @@ test: setup
 	$(CARGO) bench --profile dev -p toolhost --bench stdio -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench startup -- --quick
+	$(CARGO) bench --profile dev -p toolhost --bench supply -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -60,6 +61,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench calls
 	$(CARGO) bench -p toolhost --bench scale
 	$(CARGO) bench -p toolhost --bench startup
+	$(CARGO) bench -p toolhost --bench supply
 
 cassettes: setup
 	rm -rf target/demo-workspace

@@ -297,6 +297,16 @@ fn sign(registry: &Registry, repo: &str, digest: &str, args: &[&str]) -> Value {
     serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).expect("sign.mjs facts")
 }
 
+/// Signs `digest` of `repo` with the key in `keys` (made on first use),
+/// entering it in a Rekor log whose trusted root goes to `keys/root.json`;
+/// `extra` arguments for sign.mjs.
+fn sign_with_key(registry: &Registry, repo: &str, digest: &str, keys: &str, extra: &[&str]) {
+    let root = format!("{keys}/root.json");
+    let mut args = vec!["key", "--key-dir", keys, "--rekor", "--trusted-root", &root];
+    args.extend_from_slice(extra);
+    sign(registry, repo, digest, &args);
+}
+
 /// Publishes a test guest with `toolhost publish`; the manifest digest.
 fn publish(user: &User, wasm: &str, reference: &str) -> String {
     let said = user.ok(&["publish", wasm, reference, "--version", "1.0.0"]);
@@ -359,12 +369,19 @@ fn skopeo_push(registry: &Registry, wasm: &Path, repo_tag: &str) {
     );
 }
 
-#[test]
-fn a_published_component_is_added_locked_served_and_called_through_mcp() {
+/// A registry, a user, and the hostile test guest published by the user as
+/// `REPO:1`: its reference and manifest digest.
+fn published_guest(repo: &str) -> (Registry, User, String, String) {
     let registry = Registry::start(false);
     let user = User::new();
-    let reference = registry.reference("tools/hostile:1");
+    let reference = registry.reference(&format!("{repo}:1"));
     let digest = publish(&user, toolhost_guests::GUEST_HOSTILE, &reference);
+    (registry, user, reference, digest)
+}
+
+#[test]
+fn a_published_component_is_added_locked_served_and_called_through_mcp() {
+    let (_registry, user, reference, digest) = published_guest("tools/hostile");
     let added = user.ok(&["add", &reference]);
     assert!(
         added.contains("tools:") && added.contains("echo"),
@@ -482,11 +499,8 @@ fn a_tampered_blob_is_refused_at_pull_and_a_changed_cache_entry_at_load() {
 
 #[test]
 fn signatures_are_verified_against_the_trust_rules() {
-    let registry = Registry::start(false);
-    let user = User::new();
     let repo = "tools/signed";
-    let reference = registry.reference(&format!("{repo}:1"));
-    let digest = publish(&user, toolhost_guests::GUEST_HOSTILE, &reference);
+    let (registry, user, reference, digest) = published_guest(repo);
     let keys = user.project().join("keys");
     let keys = keys.to_str().expect("utf-8");
     let prefix = format!("{}/tools/", registry.host());
@@ -495,40 +509,16 @@ fn signatures_are_verified_against_the_trust_rules() {
         "toolhost.toml",
         &format!("version = 1\n\n[[component]]\nsource = \"builtin:read\"\n\n[[trust]]\nprefix = \"{prefix}\"\nkey = \"keys/key.pub\"\ntrusted_root = \"keys/root.json\"\n"),
     );
-    // The signer makes the key (and the trusted root of its Rekor log).
-    sign(
-        &registry,
-        repo,
-        &digest,
-        &[
-            "key",
-            "--key-dir",
-            keys,
-            "--rekor",
-            "--trusted-root",
-            &format!("{keys}/root.json"),
-            "--sign-other",
-        ],
-    );
+    // The signer makes the key (and the trusted root of its Rekor log),
+    // and signs other bytes.
+    sign_with_key(&registry, repo, &digest, keys, &["--sign-other"]);
     let refused = user.fails(&["add", &reference]);
     assert!(
         refused.contains("no signature on") && refused.contains("verifies"),
         "{refused}"
     );
     // Signed by the key: accepted, and the lock names the signer.
-    sign(
-        &registry,
-        repo,
-        &digest,
-        &[
-            "key",
-            "--key-dir",
-            keys,
-            "--rekor",
-            "--trusted-root",
-            &format!("{keys}/root.json"),
-        ],
-    );
+    sign_with_key(&registry, repo, &digest, keys, &[]);
     user.ok(&["add", &reference]);
     assert!(
         user.file("toolhost.lock")
@@ -539,23 +529,12 @@ fn signatures_are_verified_against_the_trust_rules() {
     // Another key: refused at the next load (verified again from the store).
     let other = user.project().join("other");
     let other = other.to_str().expect("utf-8");
-    sign(
-        &registry,
-        "tools/other",
-        &publish(
-            &user,
-            toolhost_guests::GUEST_HOSTILE,
-            &registry.reference("tools/other:1"),
-        ),
-        &[
-            "key",
-            "--key-dir",
-            other,
-            "--rekor",
-            "--trusted-root",
-            &format!("{other}/root.json"),
-        ],
+    let other_digest = publish(
+        &user,
+        toolhost_guests::GUEST_HOSTILE,
+        &registry.reference("tools/other:1"),
     );
+    sign_with_key(&registry, "tools/other", &other_digest, other, &[]);
     std::fs::copy(format!("{other}/key.pub"), format!("{keys}/key.pub")).expect("swap the key");
     let refused = user.fails(&["tools"]);
     assert!(refused.contains("not signed by key sha256:"), "{refused}");
@@ -563,11 +542,8 @@ fn signatures_are_verified_against_the_trust_rules() {
 
 #[test]
 fn keyless_signatures_need_the_named_identity() {
-    let registry = Registry::start(false);
-    let user = User::new();
     let repo = "tools/keyless";
-    let reference = registry.reference(&format!("{repo}:1"));
-    let digest = publish(&user, toolhost_guests::GUEST_HOSTILE, &reference);
+    let (registry, user, reference, digest) = published_guest(repo);
     let root = user.project().join("root.json");
     sign(
         &registry,

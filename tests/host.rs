@@ -364,3 +364,30 @@ async fn a_tool_that_is_not_served_says_why() {
         e.message
     );
 }
+
+/// A call cancelled while its tool's component still loads ends
+/// `cancelled`, not `unknown_tool`.
+#[tokio::test]
+async fn a_call_cancelled_while_components_load_is_cancelled() {
+    let ws = Workspace::new(&[]);
+    let tb = toolbox(
+        &ws,
+        &format!(
+            "version = 1\n[[component]]\nsource = '{}'\n[component.policy]\ndecision = \"allow\"\n",
+            guests::GUEST_HOSTILE
+        ),
+    );
+    let h = std::sync::Arc::new(uncached());
+    let startup = h.start(tb, std::sync::Arc::new(|| {})).unwrap();
+    assert!(h.registry().is_loading());
+    let p = h.session().build();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let r = p.execute(ToolCall::new("c1", "echo", "{}"), cancel).await;
+    assert_eq!(
+        r.error().map(|e| e.code.as_str().to_owned()).as_deref(),
+        Some("cancelled"),
+        "{r:?}"
+    );
+    startup.finished().await;
+}

@@ -467,9 +467,18 @@ async def scenario_sessions(opts: Opts) -> None:
     FACTS["asked"] = {"a": len(a_answers.asked), "b": len(b_answers.asked)}
 
 
+async def listed(s: Any, tool: str, within: float = 120.0) -> None:
+    """Waits until `tool` is listed, as a client calls what it has seen: on a first start its
+    component may still be compiling (the list then names it as loading)."""
+    with anyio.fail_after(within):
+        while tool not in await names(s):
+            await anyio.sleep(0.2)
+
+
 async def scenario_cancel(opts: Opts) -> None:
     after = float(opts.args.get("after", "1.0"))
     async with connect(opts) as s:
+        await listed(s, "spin")
         started = time.monotonic()
         try:
             # A read timeout abandons the request: the SDK sends notifications/cancelled.

@@ -396,6 +396,13 @@ const SCENARIOS = {
     const after = Number(opts.args.after ?? '1.0') * 1000;
     const c = await connect(opts);
     try {
+      // A client calls what it has seen listed: on a first start the spin
+      // tool's component may still be compiling.
+      const until = performance.now() + 120_000;
+      while (!(await names(c)).includes('spin')) {
+        expect(performance.now() < until, 'spin was never listed');
+        await new Promise((r) => setTimeout(r, 200));
+      }
       let started = performance.now();
       try {
         // Aborting the request makes the SDK send notifications/cancelled.

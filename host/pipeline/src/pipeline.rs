@@ -573,11 +573,20 @@ impl Pipeline {
         let mut found = registry.resolve(call.name(), call.agent());
         if found.is_none() && registry.is_loading() {
             // Its component may still be compiling: wait for the load (a
-            // cancelled call stops waiting).
+            // cancelled call stops waiting, and says so).
             tokio::select! {
                 biased;
                 () = registry.settled() => {}
-                () = signal.cancelled() => {}
+                () = signal.cancelled() => {
+                    return Err(run.deny(
+                        Stage::Lookup,
+                        "registry",
+                        ToolFailure::new(
+                            FailureCode::Cancelled,
+                            "the call was cancelled while the components were still loading",
+                        ),
+                    ));
+                }
             }
             found = registry.resolve(call.name(), call.agent());
         }

@@ -1,0 +1,859 @@
+//! The commit: a call's effect set applied all or nothing, through a
+//! write-ahead journal, and kept (with the files' pre-images) for undo.
+//!
+//! One journal entry per commit, a directory `<journal>/<id>/` holding
+//! `plan.json` and the pre-images. The steps:
+//!
+//! 1. **Check.** Every path the call read or changes must look as it did
+//!    when the call first saw it (size, times, inode); otherwise `conflict`
+//!    and nothing is written.
+//! 2. **Stage** (`state: staging`, durable before anything is written): each
+//!    new file's bytes go to a temporary file in its target's directory (the
+//!    grant's root when that directory is new), synced; each replaced or
+//!    deleted file is hard-linked (or copied) into the entry as its
+//!    pre-image.
+//! 3. **Prepare** (`state: prepared`, written atomically and synced): the
+//!    commit point.
+//! 4. **Apply**: deletions, then new directories, then each temporary file
+//!    renamed over its target (atomic per file; the old inode lives on as
+//!    the pre-image), directories synced.
+//! 5. **Done** (`state: committed`).
+//!
+//! A host killed before 3 leaves temporaries that [`Journal::open`] removes
+//! (the tree is as before); killed after 3, the next start finishes 4. So a
+//! call's files are all old or all new. Everything happens through a cap-std
+//! directory of the grant: a symlink swapped in meanwhile cannot lead a
+//! commit out of it.
+
+use crate::effects::{EffectKind, EffectSet, Staged, Version, sha256, sha256_bytes};
+use crate::overlay::{Kind, Seen, Source, current, lower_path, parent, real_dir};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, MetadataExt};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Default cap on the journal's size (pre-images included).
+pub const DEFAULT_MAX_JOURNAL_BYTES: u64 = 512 << 20;
+/// Default age after which committed calls can no longer be undone.
+pub const DEFAULT_MAX_JOURNAL_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Why a commit (or undo) did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// A path changed under the call; nothing was committed.
+    #[error(
+        "{path} changed since the call first read it (another program or session wrote it); nothing was committed"
+    )]
+    Conflict {
+        /// The path, as the guest names it.
+        path: String,
+    },
+    /// No such journal entry, or it cannot be undone or redone.
+    #[error("{0}")]
+    NotFound(String),
+    /// The host's I/O failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> CommitError {
+    let what = what.into();
+    move |source| CommitError::Io { what, source }
+}
+
+/// Where the commit's state is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Temporaries are being written: roll back.
+    Staging,
+    /// The commit point passed: roll forward.
+    Prepared,
+    /// Applied.
+    Committed,
+    /// Applied, then undone (by the entry named in `undone_by`).
+    Undone,
+}
+
+/// What the apply step does at one path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Action {
+    /// Rename `temp` over the path.
+    Write { temp: String },
+    /// Rename the temporary symlink `temp` over the path.
+    Symlink { temp: String },
+    /// Make the directory.
+    Mkdir,
+    /// Remove the file or symlink.
+    Delete,
+    /// Remove the (empty) directory.
+    Rmdir,
+}
+
+/// One path of a plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Op {
+    /// The grant's directory on the host.
+    root: PathBuf,
+    /// The grant's directory as the guest sees it.
+    grant: String,
+    /// The path inside the grant.
+    path: String,
+    #[serde(flatten)]
+    action: Action,
+    /// The pre-image's file name in the entry (a replaced or deleted file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pre: Option<String>,
+    /// The old symlink target (a replaced or deleted symlink).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pre_link: Option<String>,
+    /// The old entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    before: Option<Version>,
+    /// The new entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    after: Option<Version>,
+}
+
+/// A journal entry: one committed call (or one undo).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    /// The entry's id (sortable by time).
+    pub id: String,
+    /// The session of the call.
+    pub session: String,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// When it was committed (ms since the epoch).
+    pub time_ms: u64,
+    /// Where it stands.
+    pub state: State,
+    /// One line a person reads.
+    pub headline: String,
+    /// The effects (hashes and sizes, no contents).
+    pub effects: EffectSet,
+    /// The entry this one undid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+    /// The entry that undid this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undone_by: Option<String>,
+    ops: Vec<Op>,
+}
+
+/// Who a commit is for.
+#[derive(Debug, Clone, Default)]
+pub struct CommitInfo {
+    /// The session.
+    pub session: String,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+}
+
+/// What [`Journal::open`] found and finished.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// Commits that had passed their commit point and were finished.
+    pub rolled_forward: Vec<String>,
+    /// Commits that had not, and were removed (the tree is as before them).
+    pub rolled_back: Vec<String>,
+}
+
+/// The commit journal in the host's cache directory.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    max_bytes: u64,
+    max_age: Duration,
+    seq: std::sync::atomic::AtomicU64,
+}
+
+fn now_ms() -> u64 {
+    use toolhost_contract::clock::{Clock, SystemClock};
+    SystemClock::default().wall_ms()
+}
+
+fn sync_dir(d: &Dir, rel: &str) {
+    if let Ok(h) = d.open_dir(lower_path(rel)) {
+        let _ = h.into_std_file().sync_all();
+    }
+}
+
+impl Journal {
+    /// Opens (creating) the journal at `dir` and finishes or rolls back
+    /// whatever a killed host left mid-commit.
+    pub fn open(dir: &Path) -> Result<(Journal, Recovery), CommitError> {
+        std::fs::create_dir_all(dir).map_err(io_err(format!("journal {}", dir.display())))?;
+        let j = Journal {
+            dir: dir.to_path_buf(),
+            max_bytes: DEFAULT_MAX_JOURNAL_BYTES,
+            max_age: DEFAULT_MAX_JOURNAL_AGE,
+            seq: std::sync::atomic::AtomicU64::new(0),
+        };
+        let mut rec = Recovery::default();
+        for r in j.entries()? {
+            match r.state {
+                State::Staging => {
+                    j.roll_back(&r);
+                    rec.rolled_back.push(r.id.clone());
+                }
+                State::Prepared => {
+                    let mut r = r;
+                    j.apply(&r)?;
+                    r.state = State::Committed;
+                    j.write_plan(&r)?;
+                    j.after_commit(&r)?;
+                    rec.rolled_forward.push(r.id.clone());
+                }
+                State::Committed | State::Undone => {}
+            }
+        }
+        Ok((j, rec))
+    }
+
+    /// Caps the journal (defaults: [`DEFAULT_MAX_JOURNAL_BYTES`],
+    /// [`DEFAULT_MAX_JOURNAL_AGE`]).
+    pub fn with_limits(mut self, max_bytes: u64, max_age: Duration) -> Journal {
+        self.max_bytes = max_bytes;
+        self.max_age = max_age;
+        self
+    }
+
+    /// The journal's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every entry, oldest first.
+    pub fn entries(&self) -> Result<Vec<Record>, CommitError> {
+        let mut out = Vec::new();
+        let rd = std::fs::read_dir(&self.dir).map_err(io_err("reading the journal"))?;
+        for e in rd.flatten() {
+            let plan = e.path().join("plan.json");
+            let Ok(text) = std::fs::read_to_string(&plan) else {
+                // An entry whose plan never became durable wrote nothing.
+                let _ = std::fs::remove_dir_all(e.path());
+                continue;
+            };
+            match serde_json::from_str::<Record>(&text) {
+                Ok(r) => out.push(r),
+                Err(err) => {
+                    tracing::warn!(plan = %plan.display(), "unreadable journal entry: {err}");
+                }
+            }
+        }
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+
+    fn new_id(&self) -> String {
+        let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        format!("{:013}-{}-{n}", now_ms(), std::process::id())
+    }
+
+    fn write_plan(&self, r: &Record) -> Result<(), CommitError> {
+        let dir = self.dir.join(&r.id);
+        let tmp = dir.join("plan.json.tmp");
+        let what = || format!("journal entry {}", r.id);
+        let text = serde_json::to_vec_pretty(r).map_err(|e| CommitError::Io {
+            what: what(),
+            source: io::Error::other(e),
+        })?;
+        let mut f = std::fs::File::create(&tmp).map_err(io_err(what()))?;
+        f.write_all(&text).map_err(io_err(what()))?;
+        f.sync_all().map_err(io_err(what()))?;
+        std::fs::rename(&tmp, dir.join("plan.json")).map_err(io_err(what()))?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Commits `set` (the effect set of `staged`, as computed and perhaps
+    /// approved): all of it or, on `conflict` or an I/O failure before the
+    /// commit point, none of it.
+    pub fn commit(
+        &self,
+        staged: &Staged,
+        set: &EffectSet,
+        info: &CommitInfo,
+    ) -> Result<Record, CommitError> {
+        // 1. Check: nothing the call saw has changed since.
+        for (i, (guest, o)) in staged.grants.iter().enumerate() {
+            let in_set = |p: &str| {
+                set.effects.iter().any(|e| {
+                    e.internal.as_ref().is_some_and(|x| x.grant == i)
+                        && (e.path == p || e.from.as_deref() == Some(p))
+                })
+            };
+            for (p, was) in o.seen() {
+                if matches!(was, Seen::Absent) && !in_set(&p) {
+                    continue;
+                }
+                if current(o.lower_dir(), &p) != was {
+                    return Err(CommitError::Conflict {
+                        path: format!("{}/{p}", guest.trim_end_matches('/')),
+                    });
+                }
+            }
+        }
+        for e in &set.effects {
+            let Some(x) = &e.internal else { continue };
+            let Some(o) = staged.overlay(x.grant) else {
+                continue;
+            };
+            if current(o.lower_dir(), &e.path) != x.fingerprint {
+                return Err(CommitError::Conflict {
+                    path: format!("{}/{}", e.grant.trim_end_matches('/'), e.path),
+                });
+            }
+        }
+        let id = self.new_id();
+        let entry = self.dir.join(&id);
+        std::fs::create_dir_all(entry.join("pre"))
+            .map_err(io_err(format!("journal entry {id}")))?;
+        // 2. The plan, then the temporaries and pre-images.
+        let mut ops: Vec<Op> = Vec::new();
+        let mut sources: Vec<Option<Bytes>> = Vec::new();
+        for e in &set.effects {
+            let Some(x) = &e.internal else { continue };
+            let Some(o) = staged.overlay(x.grant) else {
+                continue;
+            };
+            let op = |path: &str, action| Op {
+                root: o.root().to_path_buf(),
+                grant: e.grant.clone(),
+                path: path.to_owned(),
+                action,
+                pre: None,
+                pre_link: None,
+                before: e.before.clone(),
+                after: e.after.clone(),
+            };
+            let temp = |n: usize| format!(".toolhost-{id}-{n}.tmp");
+            let (main, src) = match (e.kind, e.entry) {
+                (EffectKind::Deleted, Kind::Dir) => (op(&e.path, Action::Rmdir), None),
+                (EffectKind::Deleted, _) => (op(&e.path, Action::Delete), None),
+                (EffectKind::Created, Kind::Dir) => (op(&e.path, Action::Mkdir), None),
+                (_, Kind::Symlink) => (
+                    op(
+                        &e.path,
+                        Action::Symlink {
+                            temp: temp(ops.len()),
+                        },
+                    ),
+                    x.target.clone().map(Bytes::Link),
+                ),
+                (_, _) => {
+                    if let Some(from) = &e.from {
+                        let mut d = op(from, Action::Delete);
+                        d.before = e.after.clone();
+                        d.after = None;
+                        ops.push(d);
+                        sources.push(None);
+                    }
+                    (
+                        op(
+                            &e.path,
+                            Action::Write {
+                                temp: temp(ops.len()),
+                            },
+                        ),
+                        x.source.clone().map(Bytes::File),
+                    )
+                }
+            };
+            ops.push(main);
+            sources.push(src);
+        }
+        let mut record = Record {
+            id: id.clone(),
+            session: info.session.clone(),
+            call_id: info.call_id.clone(),
+            tool: info.tool.clone(),
+            time_ms: now_ms(),
+            state: State::Staging,
+            headline: set.headline(5),
+            effects: EffectSet {
+                effects: set
+                    .effects
+                    .iter()
+                    .cloned()
+                    .map(|mut e| {
+                        e.diff = None;
+                        e
+                    })
+                    .collect(),
+            },
+            undoes: None,
+            undone_by: None,
+            ops,
+        };
+        self.write_plan(&record)?;
+        let staged_result = self.stage(staged, &mut record, &sources);
+        if let Err(e) = staged_result {
+            self.roll_back(&record);
+            return Err(e);
+        }
+        // 3. The commit point.
+        record.state = State::Prepared;
+        self.write_plan(&record)?;
+        // 4. Apply. A failure here is finished at the next start.
+        self.apply(&record)?;
+        record.state = State::Committed;
+        self.write_plan(&record)?;
+        self.after_commit(&record)?;
+        Ok(record)
+    }
+
+    /// Writes the temporaries and the pre-images of `record`'s ops.
+    fn stage(
+        &self,
+        staged: &Staged,
+        record: &mut Record,
+        sources: &[Option<Bytes>],
+    ) -> Result<(), CommitError> {
+        let entry = self.dir.join(&record.id);
+        let jdir = Dir::open_ambient_dir(entry.join("pre"), ambient_authority())
+            .map_err(io_err("the journal entry"))?;
+        for (n, op) in record.ops.iter_mut().enumerate() {
+            let shown = format!("{}/{}", op.grant.trim_end_matches('/'), op.path);
+            let what = || shown.clone();
+            let root = open_root(&op.root)?;
+            let grant_ix = staged.grants.iter().position(|(_, o)| o.root() == op.root);
+            // The pre-image of what the op replaces or deletes (nothing is
+            // there when a parent is a symlink: cap-std would follow it).
+            let here = if real_dir(&root, parent(&op.path).unwrap_or("")) {
+                root.symlink_metadata(&op.path)
+            } else {
+                Err(io::ErrorKind::NotFound.into())
+            };
+            match here {
+                Ok(m) if m.is_file() && !matches!(op.action, Action::Mkdir) => {
+                    let name = format!("{n}");
+                    if root.hard_link(&op.path, &jdir, &name).is_err() {
+                        let mut from = root.open(&op.path).map_err(io_err(what()))?;
+                        let mut to = jdir.create(&name).map_err(io_err(what()))?;
+                        io::copy(&mut from, &mut to).map_err(io_err(what()))?;
+                        to.sync_all().map_err(io_err(what()))?;
+                    }
+                    op.pre = Some(name);
+                }
+                Ok(m) if m.is_symlink() => {
+                    op.pre_link = root
+                        .read_link_contents(&op.path)
+                        .ok()
+                        .map(|t| t.to_string_lossy().into_owned());
+                }
+                _ => {}
+            }
+            // What is there now, when the effect had another kind there.
+            if op.before.is_none() {
+                op.before = version(&root, &op.path);
+            }
+            let dir = parent(&op.path).unwrap_or("").to_owned();
+            let temp_rel = |temp: &str| {
+                let dir = dir.as_str();
+                if real_dir(&root, dir) {
+                    crate::overlay::join(dir, temp)
+                } else {
+                    temp.to_owned()
+                }
+            };
+            let temp = match &op.action {
+                Action::Write { temp } | Action::Symlink { temp } => temp_rel(temp),
+                _ => String::new(),
+            };
+            match (&mut op.action, sources.get(n).cloned().flatten()) {
+                (Action::Write { temp: slot }, Some(Bytes::File(src))) => {
+                    let t = temp;
+                    let mut to = root.create(&t).map_err(io_err(what()))?;
+                    match &src {
+                        Source::Blob(b) => {
+                            let mut from = std::fs::File::open(b).map_err(io_err(what()))?;
+                            io::copy(&mut from, &mut to).map_err(io_err(what()))?;
+                        }
+                        Source::Lower(r) => {
+                            let o = grant_ix
+                                .and_then(|i| staged.overlay(i))
+                                .ok_or_else(|| CommitError::NotFound(what()))?;
+                            let mut from = o.lower_dir().open(r).map_err(io_err(what()))?;
+                            io::copy(&mut from, &mut to).map_err(io_err(what()))?;
+                        }
+                    }
+                    let mode = op.after.as_ref().map_or(0o644, |v| v.mode);
+                    use cap_std::fs::PermissionsExt as _;
+                    to.set_permissions(cap_std::fs::Permissions::from_mode(mode))
+                        .map_err(io_err(what()))?;
+                    to.sync_all().map_err(io_err(what()))?;
+                    *slot = t;
+                }
+                (Action::Symlink { temp: slot }, Some(Bytes::Link(target))) => {
+                    root.symlink_contents(&target, &temp)
+                        .map_err(io_err(what()))?;
+                    *slot = temp;
+                }
+                (Action::Write { .. } | Action::Symlink { .. }, _) => {
+                    return Err(CommitError::NotFound(format!(
+                        "{}: no staged bytes",
+                        what()
+                    )));
+                }
+                _ => {}
+            }
+        }
+        self.write_plan(record)
+    }
+
+    /// Removes a staging entry's temporaries and the entry.
+    fn roll_back(&self, r: &Record) {
+        for op in &r.ops {
+            if let (Action::Write { temp } | Action::Symlink { temp }, Ok(root)) =
+                (&op.action, open_root(&op.root))
+            {
+                for t in [
+                    temp.clone(),
+                    crate::overlay::join(parent(&op.path).unwrap_or(""), temp),
+                ] {
+                    if t.contains(".toolhost-") {
+                        let _ = root.remove_file(&t);
+                    }
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(self.dir.join(&r.id));
+    }
+
+    /// Applies a prepared entry; safe to run again (each step checks).
+    fn apply(&self, r: &Record) -> Result<(), CommitError> {
+        let mut dirs: Vec<(PathBuf, String)> = Vec::new();
+        let ops = apply_order(&r.ops);
+        for op in ops {
+            let root = open_root(&op.root)?;
+            let what = || format!("{}/{}", op.grant.trim_end_matches('/'), op.path);
+            let gone_ok = |e: io::Error| {
+                if e.kind() == io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            };
+            match &op.action {
+                Action::Delete => root
+                    .remove_file(&op.path)
+                    .or_else(gone_ok)
+                    .map_err(io_err(what()))?,
+                Action::Rmdir => root
+                    .remove_dir(&op.path)
+                    .or_else(gone_ok)
+                    .map_err(io_err(what()))?,
+                Action::Mkdir => match root.create_dir(&op.path) {
+                    Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+                        return Err(io_err(what())(e));
+                    }
+                    _ => {}
+                },
+                Action::Write { temp } | Action::Symlink { temp } => {
+                    match root.rename(temp, &root, &op.path) {
+                        Ok(()) => {}
+                        // Renamed already (a roll-forward after a kill).
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(io_err(what())(e)),
+                    }
+                }
+            }
+            dirs.push((op.root.clone(), parent(&op.path).unwrap_or("").to_owned()));
+        }
+        dirs.sort();
+        dirs.dedup();
+        for (root, d) in dirs {
+            if let Ok(root) = open_root(&root) {
+                sync_dir(&root, &d);
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the journal within its limits.
+    fn after_commit(&self, _r: &Record) -> Result<(), CommitError> {
+        let entries = self.entries()?;
+        let now = now_ms();
+        let age_ms = u64::try_from(self.max_age.as_millis()).unwrap_or(u64::MAX);
+        let mut total = 0u64;
+        for r in entries.iter().rev() {
+            let size = dir_size(&self.dir.join(&r.id));
+            total = total.saturating_add(size);
+            let old = now.saturating_sub(r.time_ms) > age_ms;
+            if (old || total > self.max_bytes)
+                && matches!(r.state, State::Committed | State::Undone)
+            {
+                let _ = std::fs::remove_dir_all(self.dir.join(&r.id));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reverts the entry `id` (the newest commit of `session` when `None`),
+    /// refusing with `conflict` if any of its paths changed since.
+    pub fn undo(&self, id: Option<&str>, session: Option<&str>) -> Result<Record, CommitError> {
+        let entries = self.entries()?;
+        let target = match id {
+            Some(id) => entries
+                .iter()
+                .find(|r| r.id == id || r.call_id == id)
+                .ok_or_else(|| {
+                    CommitError::NotFound(format!("no committed call `{id}` in the journal"))
+                })?,
+            None => entries
+                .iter()
+                .rev()
+                .find(|r| {
+                    r.state == State::Committed
+                        && r.undoes.is_none()
+                        && session.is_none_or(|s| r.session == s)
+                })
+                .ok_or_else(|| CommitError::NotFound("no committed call to undo".into()))?,
+        };
+        if target.state != State::Committed {
+            return Err(CommitError::NotFound(format!(
+                "`{}` is {:?}, not committed: there is nothing to undo",
+                target.id, target.state
+            )));
+        }
+        self.revert(target)
+    }
+
+    /// Re-applies the undone entry `id` (the newest undone one when `None`).
+    pub fn redo(&self, id: Option<&str>, session: Option<&str>) -> Result<Record, CommitError> {
+        let entries = self.entries()?;
+        let undone = entries
+            .iter()
+            .rev()
+            .find(|r| {
+                r.state == State::Undone
+                    && id.is_none_or(|id| r.id == id || r.call_id == id)
+                    && session.is_none_or(|s| r.session == s)
+            })
+            .ok_or_else(|| CommitError::NotFound("no undone call to redo".into()))?;
+        let by = undone
+            .undone_by
+            .as_deref()
+            .and_then(|u| entries.iter().find(|r| r.id == u))
+            .ok_or_else(|| {
+                CommitError::NotFound(format!(
+                    "the undo of `{}` is no longer in the journal",
+                    undone.id
+                ))
+            })?;
+        let rec = self.revert(by)?;
+        let mut original = undone.clone();
+        original.state = State::Committed;
+        original.undone_by = None;
+        self.write_plan(&original)?;
+        Ok(rec)
+    }
+
+    /// Commits the inverse of `r` from its pre-images, marks `r` undone.
+    fn revert(&self, r: &Record) -> Result<Record, CommitError> {
+        // Check: each path is as `r` left it (its last op says how).
+        let mut expect: std::collections::BTreeMap<(&Path, &str), (&Op, Option<Version>)> =
+            std::collections::BTreeMap::new();
+        for op in apply_order(&r.ops) {
+            let after = match op.action {
+                Action::Delete | Action::Rmdir => None,
+                Action::Mkdir => Some(Version {
+                    sha256: String::new(),
+                    size: 0,
+                    mode: 0o755,
+                }),
+                _ => op.after.clone(),
+            };
+            expect.insert((op.root.as_path(), op.path.as_str()), (op, after));
+        }
+        for ((root, path), (op, expected)) in &expect {
+            let now = version(&open_root(root)?, path);
+            let same = match (&now, expected) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.sha256 == b.sha256,
+                _ => false,
+            };
+            if !same {
+                return Err(CommitError::Conflict {
+                    path: format!("{}/{}", op.grant.trim_end_matches('/'), op.path),
+                });
+            }
+        }
+        let id = self.new_id();
+        let entry = self.dir.join(&id);
+        std::fs::create_dir_all(entry.join("pre"))
+            .map_err(io_err(format!("journal entry {id}")))?;
+        let src_dir = self.dir.join(&r.id).join("pre");
+        let mut ops = Vec::new();
+        let mut sources: Vec<Option<Bytes>> = Vec::new();
+        for op in r.ops.iter().rev() {
+            let mk = |action| Op {
+                root: op.root.clone(),
+                grant: op.grant.clone(),
+                path: op.path.clone(),
+                action,
+                pre: None,
+                pre_link: None,
+                before: op.after.clone(),
+                after: op.before.clone(),
+            };
+            let n = ops.len();
+            let temp = format!(".toolhost-{id}-{n}.tmp");
+            let (new, src) = match (&op.action, &op.pre, &op.pre_link) {
+                (Action::Mkdir, _, _) => (mk(Action::Rmdir), None),
+                (Action::Rmdir, _, _) => (mk(Action::Mkdir), None),
+                (_, Some(pre), _) => (
+                    mk(Action::Write { temp }),
+                    Some(Bytes::File(Source::Blob(src_dir.join(pre)))),
+                ),
+                (_, None, Some(t)) => (mk(Action::Symlink { temp }), Some(Bytes::Link(t.clone()))),
+                (Action::Write { .. } | Action::Symlink { .. }, None, None) => {
+                    (mk(Action::Delete), None)
+                }
+                (Action::Delete, None, None) => continue,
+            };
+            ops.push(new);
+            sources.push(src);
+        }
+        let effects = EffectSet {
+            effects: r
+                .effects
+                .effects
+                .iter()
+                .map(|e| {
+                    let mut e = e.clone();
+                    std::mem::swap(&mut e.before, &mut e.after);
+                    e.kind = match e.kind {
+                        EffectKind::Created => EffectKind::Deleted,
+                        EffectKind::Deleted => EffectKind::Created,
+                        k => k,
+                    };
+                    e.lines = e.lines.map(|(a, d)| (d, a));
+                    e
+                })
+                .collect(),
+        };
+        let mut record = Record {
+            id: id.clone(),
+            session: r.session.clone(),
+            call_id: r.call_id.clone(),
+            tool: r.tool.clone(),
+            time_ms: now_ms(),
+            state: State::Staging,
+            headline: format!("undo of {}: {}", r.id, effects.headline(5)),
+            effects,
+            undoes: Some(r.id.clone()),
+            undone_by: None,
+            ops,
+        };
+        self.write_plan(&record)?;
+        if let Err(e) = self.stage(&Staged::default(), &mut record, &sources) {
+            self.roll_back(&record);
+            return Err(e);
+        }
+        record.state = State::Prepared;
+        self.write_plan(&record)?;
+        self.apply(&record)?;
+        record.state = State::Committed;
+        self.write_plan(&record)?;
+        let mut original = r.clone();
+        original.state = State::Undone;
+        original.undone_by = Some(id);
+        self.write_plan(&original)?;
+        Ok(record)
+    }
+}
+
+/// Where an op's new entry comes from.
+#[derive(Debug, Clone)]
+enum Bytes {
+    /// A file's bytes.
+    File(Source),
+    /// A symlink's target.
+    Link(String),
+}
+
+/// `ops` in the order they are applied: deletions, directories removed
+/// (deepest first), directories made, files and links put in place.
+fn apply_order(ops: &[Op]) -> Vec<&Op> {
+    let order = |a: &Action| match a {
+        Action::Delete => 0,
+        Action::Rmdir => 1,
+        Action::Mkdir => 2,
+        Action::Write { .. } | Action::Symlink { .. } => 3,
+    };
+    let mut ops: Vec<&Op> = ops.iter().collect();
+    ops.sort_by(|a, b| {
+        order(&a.action)
+            .cmp(&order(&b.action))
+            .then_with(|| match a.action {
+                Action::Rmdir => b.path.cmp(&a.path),
+                _ => a.path.cmp(&b.path),
+            })
+    });
+    ops
+}
+
+fn open_root(root: &Path) -> Result<Dir, CommitError> {
+    Dir::open_ambient_dir(root, ambient_authority())
+        .map_err(io_err(format!("granted directory {}", root.display())))
+}
+
+/// The entry at `rel` now, hashed (undo's check).
+fn version(d: &Dir, rel: &str) -> Option<Version> {
+    if !real_dir(d, parent(rel).unwrap_or("")) {
+        return None;
+    }
+    let m = d.symlink_metadata(rel).ok()?;
+    if m.is_dir() {
+        return Some(Version {
+            sha256: String::new(),
+            size: 0,
+            mode: 0o755,
+        });
+    }
+    if m.is_symlink() {
+        let t = d.read_link_contents(rel).ok()?;
+        let t = t.to_string_lossy();
+        return Some(Version {
+            sha256: sha256_bytes(t.as_bytes()),
+            size: t.len() as u64,
+            mode: 0o777,
+        });
+    }
+    Some(Version {
+        sha256: sha256(d.open(rel).ok()?).ok()?,
+        size: m.len(),
+        mode: m.mode() & 0o7777,
+    })
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(p) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}

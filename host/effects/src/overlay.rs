@@ -1,0 +1,1006 @@
+//! The overlay of one read-write grant for one call: the user's directory
+//! (the *lower* tree, never written while the call runs) under the call's
+//! changes (the *upper* nodes).
+//!
+//! - **Copy-up on first write.** A lower file opened for writing is copied to
+//!   a blob in the call's staging directory first (or started empty when the
+//!   open truncates); the guest's descriptor is the blob's.
+//! - **Whiteouts** hide deleted lower entries; an *opaque* directory hides
+//!   the lower directory it replaced (a directory removed and made again, or
+//!   renamed over).
+//! - **Renames and links** of lower files refer to the lower bytes
+//!   ([`Node::LowerRef`]) instead of copying them.
+//! - **Paths are resolved here**, in the merged view: `.`/`..` and symlinks
+//!   (at most [`MAX_SYMLINK_HOPS`]), never past the grant's root and never
+//!   through an absolute target, as cap-std does for a real directory. The
+//!   lower tree itself is only read through a cap-std [`Dir`], so nothing
+//!   this module does can reach outside the grant.
+//! - **Memory** holds one node per path the call changed; file contents stay
+//!   on disk.
+//!
+//! Reading costs one extra `lstat` per path component the guest names; a
+//! read-only grant has no overlay at all.
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, MetadataExt, OpenOptions};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+/// Most symlinks followed while resolving one path (Linux's limit).
+pub const MAX_SYMLINK_HOPS: u32 = 40;
+
+/// How a filesystem operation in the overlay failed; mapped to WASI's
+/// error codes by the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    /// No such file or directory.
+    #[error("no such file or directory")]
+    NoEntry,
+    /// A path component is not a directory.
+    #[error("not a directory")]
+    NotDirectory,
+    /// The operation needs a file, and this is a directory.
+    #[error("is a directory")]
+    IsDirectory,
+    /// The path exists already.
+    #[error("already exists")]
+    Exist,
+    /// The directory is not empty.
+    #[error("directory not empty")]
+    NotEmpty,
+    /// The path leaves the grant (an absolute path or symlink target, or
+    /// `..` above the root).
+    #[error("not permitted: the path leaves the granted directory")]
+    NotPermitted,
+    /// Too many symlinks, or a symlink opened without following it.
+    #[error("too many levels of symbolic links")]
+    Loop,
+    /// An argument that makes no sense (renaming a directory into itself,
+    /// reading a link that is not one).
+    #[error("invalid argument")]
+    Invalid,
+    /// The host's own I/O failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// The kind of a directory entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link.
+    Symlink,
+}
+
+/// What `stat` reports of an entry in the merged view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    /// The entry's kind.
+    pub kind: Kind,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Hard links to it.
+    pub nlink: u64,
+    /// Last access.
+    pub accessed: Option<SystemTime>,
+    /// Last data change.
+    pub modified: Option<SystemTime>,
+    /// Last status change.
+    pub changed: Option<SystemTime>,
+    /// The inode (lower or staged), for metadata hashes.
+    pub ino: u64,
+}
+
+/// A staged change at one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Node {
+    /// A file whose bytes are a blob in the staging directory.
+    File(PathBuf),
+    /// A file whose bytes are the lower file at this path (renamed or linked
+    /// here, not copied).
+    LowerRef(String),
+    /// A directory; `opaque` hides the lower directory at the same path.
+    Dir {
+        /// Lower entries under this path are hidden.
+        opaque: bool,
+    },
+    /// A symbolic link and its target, as given.
+    Symlink(String),
+    /// Deleted: hides the lower entry and everything under it.
+    Whiteout,
+}
+
+/// Where a file's bytes are, in the merged view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The lower file at this path.
+    Lower(String),
+    /// A staged blob.
+    Blob(PathBuf),
+}
+
+/// An entry in the merged view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Entry {
+    File(Source),
+    Dir,
+    Symlink(String),
+    Absent,
+}
+
+/// What a lower path looked like when the call first saw it (the conflict
+/// check compares it at commit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// It did not exist.
+    Absent,
+    /// A file or symlink with this identity.
+    Present {
+        kind: Kind,
+        size: u64,
+        mtime_ns: i128,
+        ctime_ns: i128,
+        ino: u64,
+    },
+}
+
+/// How to open a path (`open-at`'s flags, decoded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenRequest {
+    /// Follow a symlink in the last component.
+    pub follow: bool,
+    /// Create the file when it does not exist.
+    pub create: bool,
+    /// Fail when it exists.
+    pub exclusive: bool,
+    /// Truncate it to zero bytes.
+    pub truncate: bool,
+    /// It must be a directory.
+    pub directory: bool,
+    /// Open it for writing.
+    pub write: bool,
+}
+
+/// An opened path.
+#[derive(Debug)]
+pub enum Opened {
+    /// A file: the lower file (read-only) or a staged blob (writable).
+    File {
+        /// The open file.
+        file: std::fs::File,
+        /// Whether it is a staged blob opened for writing.
+        writable: bool,
+        /// Whether the open created the path.
+        created: bool,
+    },
+    /// A directory at this path of the merged view; its handle is the lower
+    /// directory when there is one.
+    Dir {
+        /// The path, relative to the grant's root.
+        rel: String,
+        /// The lower directory, if visible.
+        handle: Option<std::fs::File>,
+    },
+}
+
+struct State {
+    nodes: BTreeMap<String, Node>,
+    seen: BTreeMap<String, Seen>,
+    next_blob: u64,
+}
+
+/// One read-write grant's overlay for one call.
+pub struct Overlay {
+    root: PathBuf,
+    lower: Dir,
+    stage: PathBuf,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Overlay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Overlay")
+            .field("root", &self.root)
+            .field("stage", &self.stage)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `a` joined with the name `b` (`""` is the root).
+pub(crate) fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_owned()
+    } else {
+        format!("{a}/{b}")
+    }
+}
+
+/// The parent of `rel` (`None` for the root).
+pub(crate) fn parent(rel: &str) -> Option<&str> {
+    if rel.is_empty() {
+        None
+    } else {
+        Some(rel.rsplit_once('/').map_or("", |(p, _)| p))
+    }
+}
+
+/// `rel` as a path for cap-std (`.` for the root).
+pub(crate) fn lower_path(rel: &str) -> &Path {
+    Path::new(if rel.is_empty() { "." } else { rel })
+}
+
+/// Whether `rel` is `under` or inside it.
+pub(crate) fn within(rel: &str, under: &str) -> bool {
+    under.is_empty()
+        || rel == under
+        || (rel.len() > under.len()
+            && rel.starts_with(under)
+            && rel.as_bytes()[under.len()] == b'/')
+}
+
+fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    // A panic while holding the lock leaves a consistent map (every update
+    // is one insert or remove), so a poisoned lock is still usable.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(crate) fn kind_of(ft: cap_std::fs::FileType) -> Kind {
+    if ft.is_dir() {
+        Kind::Dir
+    } else if ft.is_symlink() {
+        Kind::Symlink
+    } else {
+        Kind::File
+    }
+}
+
+pub(crate) fn seen_of(m: &cap_std::fs::Metadata) -> Seen {
+    Seen::Present {
+        kind: kind_of(m.file_type()),
+        size: m.len(),
+        mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+        ino: m.ino(),
+    }
+}
+
+fn stat_of(m: &std::fs::Metadata) -> Stat {
+    use std::os::unix::fs::MetadataExt as _;
+    let kind = if m.is_dir() {
+        Kind::Dir
+    } else if m.file_type().is_symlink() {
+        Kind::Symlink
+    } else {
+        Kind::File
+    };
+    Stat {
+        kind,
+        size: m.len(),
+        nlink: m.nlink(),
+        accessed: m.accessed().ok(),
+        modified: m.modified().ok(),
+        changed: std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
+            u64::try_from(m.ctime()).unwrap_or(0),
+            u32::try_from(m.ctime_nsec()).unwrap_or(0),
+        )),
+        ino: m.ino(),
+    }
+}
+
+fn stat_of_lower(m: &cap_std::fs::Metadata) -> Stat {
+    let at = |s: i64, ns: i64| {
+        std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
+            u64::try_from(s).ok()?,
+            u32::try_from(ns).ok()?,
+        ))
+    };
+    Stat {
+        kind: kind_of(m.file_type()),
+        size: m.len(),
+        nlink: m.nlink(),
+        accessed: at(m.atime(), m.atime_nsec()),
+        modified: at(m.mtime(), m.mtime_nsec()),
+        changed: at(m.ctime(), m.ctime_nsec()),
+        ino: m.ino(),
+    }
+}
+
+impl Overlay {
+    /// An overlay of the directory `root`, staging blobs under `stage`
+    /// (created on the first write; removed with the overlay).
+    pub fn new(root: &Path, stage: PathBuf) -> io::Result<Overlay> {
+        let lower = Dir::open_ambient_dir(root, ambient_authority())?;
+        Ok(Overlay {
+            root: root.to_path_buf(),
+            lower,
+            stage,
+            state: Mutex::new(State {
+                nodes: BTreeMap::new(),
+                seen: BTreeMap::new(),
+                next_blob: 0,
+            }),
+        })
+    }
+
+    /// The granted directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the call changed anything here (no change: nothing to commit).
+    pub fn is_clean(&self) -> bool {
+        lock(&self.state).nodes.is_empty()
+    }
+
+    pub(crate) fn lower_dir(&self) -> &Dir {
+        &self.lower
+    }
+
+    pub(crate) fn nodes(&self) -> BTreeMap<String, Node> {
+        lock(&self.state).nodes.clone()
+    }
+
+    pub(crate) fn seen(&self) -> BTreeMap<String, Seen> {
+        lock(&self.state).seen.clone()
+    }
+
+    // ── the merged view ────────────────────────────────────────────────
+
+    /// The lower tree's entry at `rel`, ignoring the upper nodes.
+    pub(crate) fn lower_entry(&self, rel: &str) -> Result<Entry, FsError> {
+        if rel.is_empty() {
+            return Ok(Entry::Dir);
+        }
+        // Under a lower symlink there is nothing (cap-std would follow it).
+        let mut at = 0;
+        while let Some(i) = rel[at..].find('/') {
+            if !self
+                .lower
+                .symlink_metadata(&rel[..at + i])
+                .is_ok_and(|m| m.is_dir())
+            {
+                return Ok(Entry::Absent);
+            }
+            at += i + 1;
+        }
+        match self.lower.symlink_metadata(rel) {
+            Ok(m) => Ok(match kind_of(m.file_type()) {
+                Kind::Dir => Entry::Dir,
+                Kind::File => Entry::File(Source::Lower(rel.to_owned())),
+                Kind::Symlink => Entry::Symlink(
+                    self.lower
+                        .read_link_contents(rel)?
+                        .to_string_lossy()
+                        .into_owned(),
+                ),
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Entry::Absent),
+            // A component that is a file: nothing below it.
+            Err(e) if e.raw_os_error() == Some(20) => Ok(Entry::Absent),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether the lower entry at `rel` is hidden by an upper ancestor.
+    fn lower_hidden(st: &State, rel: &str) -> bool {
+        let mut at = 0;
+        while let Some(i) = rel[at..].find('/') {
+            let anc = &rel[..at + i];
+            match st.nodes.get(anc) {
+                None | Some(Node::Dir { opaque: false }) => {}
+                Some(_) => return true,
+            }
+            at += i + 1;
+        }
+        false
+    }
+
+    /// The merged view's entry at `rel`; remembers what a lower file or
+    /// symlink (or its absence) looked like when first seen.
+    fn entry(&self, st: &mut State, rel: &str) -> Result<Entry, FsError> {
+        if let Some(n) = st.nodes.get(rel) {
+            return Ok(match n {
+                Node::File(b) => Entry::File(Source::Blob(b.clone())),
+                Node::LowerRef(r) => Entry::File(Source::Lower(r.clone())),
+                Node::Dir { .. } => Entry::Dir,
+                Node::Symlink(t) => Entry::Symlink(t.clone()),
+                Node::Whiteout => Entry::Absent,
+            });
+        }
+        if Self::lower_hidden(st, rel) {
+            return Ok(Entry::Absent);
+        }
+        if rel.is_empty() {
+            return Ok(Entry::Dir);
+        }
+        match self.lower.symlink_metadata(rel) {
+            Ok(m) => {
+                let kind = kind_of(m.file_type());
+                if kind != Kind::Dir && !st.seen.contains_key(rel) {
+                    st.seen.insert(rel.to_owned(), seen_of(&m));
+                }
+                Ok(match kind {
+                    Kind::Dir => Entry::Dir,
+                    Kind::File => Entry::File(Source::Lower(rel.to_owned())),
+                    Kind::Symlink => Entry::Symlink(
+                        self.lower
+                            .read_link_contents(rel)?
+                            .to_string_lossy()
+                            .into_owned(),
+                    ),
+                })
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => {
+                st.seen.entry(rel.to_owned()).or_insert(Seen::Absent);
+                Ok(Entry::Absent)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Resolves `path` from the directory `base` in the merged view:
+    /// `.`, `..` and symlinks (the last component's only when `follow`).
+    fn resolve(
+        &self,
+        st: &mut State,
+        base: &str,
+        path: &str,
+        follow: bool,
+    ) -> Result<String, FsError> {
+        if path.starts_with('/') {
+            return Err(FsError::NotPermitted);
+        }
+        if path.is_empty() {
+            return Err(FsError::NoEntry);
+        }
+        if path.contains('\0') {
+            return Err(FsError::Invalid);
+        }
+        let mut stack: Vec<String> = base
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let mut queue: std::collections::VecDeque<String> =
+            path.split('/').map(str::to_owned).collect();
+        let mut hops = 0;
+        while let Some(c) = queue.pop_front() {
+            let last = queue.iter().all(|c| c.is_empty() || c == ".");
+            match c.as_str() {
+                "" | "." => continue,
+                ".." => {
+                    stack.pop().ok_or(FsError::NotPermitted)?;
+                    continue;
+                }
+                _ => stack.push(c),
+            }
+            if last && !follow {
+                // A trailing `/` asks for a directory: follow then.
+                if !path.ends_with('/') {
+                    break;
+                }
+            }
+            let rel = stack.join("/");
+            match self.entry(st, &rel)? {
+                Entry::Symlink(target) => {
+                    hops += 1;
+                    if hops > MAX_SYMLINK_HOPS {
+                        return Err(FsError::Loop);
+                    }
+                    if target.starts_with('/') {
+                        return Err(FsError::NotPermitted);
+                    }
+                    stack.pop();
+                    for t in target.split('/').rev() {
+                        queue.push_front(t.to_owned());
+                    }
+                }
+                Entry::Dir => {}
+                Entry::File(_) if !last => return Err(FsError::NotDirectory),
+                Entry::Absent if !last => return Err(FsError::NoEntry),
+                Entry::File(_) | Entry::Absent => {}
+            }
+        }
+        Ok(stack.join("/"))
+    }
+
+    fn blob(&self, st: &mut State) -> Result<PathBuf, FsError> {
+        std::fs::create_dir_all(&self.stage)?;
+        st.next_blob += 1;
+        Ok(self.stage.join(format!("{}", st.next_blob)))
+    }
+
+    /// Copies the file at `src` into a fresh blob (empty when `empty`),
+    /// keeping its permissions.
+    fn copy_up(&self, st: &mut State, src: &Source, empty: bool) -> Result<PathBuf, FsError> {
+        let blob = self.blob(st)?;
+        match src {
+            Source::Lower(r) => {
+                let mut from = self.lower.open(r)?;
+                let perms = from.metadata()?.permissions();
+                let mut to = std::fs::File::create(&blob)?;
+                if !empty {
+                    io::copy(&mut from, &mut to)?;
+                }
+                use cap_std::fs::PermissionsExt as _;
+                use std::os::unix::fs::PermissionsExt as _;
+                to.set_permissions(std::fs::Permissions::from_mode(perms.mode()))?;
+            }
+            Source::Blob(b) => {
+                if empty {
+                    let perms = std::fs::metadata(b)?.permissions();
+                    std::fs::File::create(&blob)?.set_permissions(perms)?;
+                } else {
+                    std::fs::copy(b, &blob)?;
+                }
+            }
+        }
+        Ok(blob)
+    }
+
+    /// Whether anything exists in the lower tree at `rel` (hidden or not).
+    fn lower_exists(&self, rel: &str) -> bool {
+        rel.is_empty() || self.lower.symlink_metadata(rel).is_ok()
+    }
+
+    /// Removes the upper nodes strictly under `rel`.
+    fn drop_below(st: &mut State, rel: &str) {
+        let prefix = format!("{rel}/");
+        let below: Vec<String> = st
+            .nodes
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in below {
+            st.nodes.remove(&k);
+        }
+    }
+
+    /// Deletes `rel` from the merged view (and everything under it).
+    fn remove(&self, st: &mut State, rel: &str) {
+        Self::drop_below(st, rel);
+        if self.lower_exists(rel) {
+            st.nodes.insert(rel.to_owned(), Node::Whiteout);
+        } else {
+            st.nodes.remove(rel);
+        }
+    }
+
+    /// The names and kinds in the merged directory `rel`.
+    fn list_in(&self, st: &mut State, rel: &str) -> Result<Vec<(String, Kind)>, FsError> {
+        let mut names = BTreeSet::new();
+        let lower_visible = !Self::lower_hidden(st, rel)
+            && !matches!(
+                st.nodes.get(rel),
+                Some(Node::Dir { opaque: true } | Node::Whiteout)
+            );
+        if lower_visible && matches!(self.lower_entry(rel)?, Entry::Dir) {
+            for e in self.lower.read_dir(lower_path(rel))? {
+                let e = e?;
+                if let Ok(name) = e.file_name().into_string() {
+                    names.insert(name);
+                }
+            }
+        }
+        let prefix = if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        for k in st
+            .nodes
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k)
+        {
+            let name = &k[prefix.len()..];
+            if !name.is_empty() && !name.contains('/') {
+                names.insert(name.to_owned());
+            }
+        }
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let kind = match self.entry(st, &join(rel, &name))? {
+                Entry::File(_) => Kind::File,
+                Entry::Dir => Kind::Dir,
+                Entry::Symlink(_) => Kind::Symlink,
+                Entry::Absent => continue,
+            };
+            out.push((name, kind));
+        }
+        Ok(out)
+    }
+
+    /// Every file and symlink under the merged directory `rel`, recursively
+    /// (for renaming a directory).
+    fn subtree(
+        &self,
+        st: &mut State,
+        rel: &str,
+        out: &mut Vec<(String, Kind)>,
+    ) -> Result<(), FsError> {
+        for (name, kind) in self.list_in(st, rel)? {
+            let child = join(rel, &name);
+            out.push((child.clone(), kind));
+            if kind == Kind::Dir {
+                self.subtree(st, &child, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    // ── the operations ─────────────────────────────────────────────────
+
+    /// `stat` (`path` `None`: the directory `base` itself).
+    pub fn stat(&self, base: &str, path: Option<&str>, follow: bool) -> Result<Stat, FsError> {
+        let mut st = lock(&self.state);
+        let rel = match path {
+            Some(p) => self.resolve(&mut st, base, p, follow)?,
+            None => base.to_owned(),
+        };
+        match self.entry(&mut st, &rel)? {
+            Entry::Absent => Err(FsError::NoEntry),
+            Entry::File(Source::Blob(b)) => Ok(stat_of(&std::fs::metadata(b)?)),
+            Entry::File(Source::Lower(r)) => Ok(stat_of_lower(&self.lower.symlink_metadata(&r)?)),
+            Entry::Dir => match self.lower.metadata(lower_path(&rel)) {
+                Ok(m)
+                    if m.is_dir()
+                        && !Self::lower_hidden(&st, &rel)
+                        && !matches!(st.nodes.get(&rel), Some(Node::Dir { opaque: true })) =>
+                {
+                    Ok(stat_of_lower(&m))
+                }
+                _ => {
+                    std::fs::create_dir_all(&self.stage)?;
+                    let mut s = stat_of(&std::fs::metadata(&self.stage)?);
+                    s.nlink = 2;
+                    Ok(s)
+                }
+            },
+            Entry::Symlink(t) => {
+                let mut s = match self.lower.symlink_metadata(&rel) {
+                    Ok(m) if !st.nodes.contains_key(&rel) => stat_of_lower(&m),
+                    _ => {
+                        std::fs::create_dir_all(&self.stage)?;
+                        stat_of(&std::fs::metadata(&self.stage)?)
+                    }
+                };
+                s.kind = Kind::Symlink;
+                s.size = t.len() as u64;
+                s.nlink = 1;
+                Ok(s)
+            }
+        }
+    }
+
+    /// `open-at`.
+    pub fn open(&self, base: &str, path: &str, req: OpenRequest) -> Result<Opened, FsError> {
+        let mut st = lock(&self.state);
+        let rel = self.resolve(&mut st, base, path, req.follow)?;
+        match self.entry(&mut st, &rel)? {
+            Entry::Absent => {
+                if !req.create {
+                    return Err(FsError::NoEntry);
+                }
+                if req.directory {
+                    return Err(FsError::NoEntry);
+                }
+                if rel.is_empty() {
+                    return Err(FsError::Exist);
+                }
+                let blob = self.blob(&mut st)?;
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&blob)?;
+                st.nodes.insert(rel, Node::File(blob));
+                Ok(Opened::File {
+                    file,
+                    writable: true,
+                    created: true,
+                })
+            }
+            _ if req.create && req.exclusive => Err(FsError::Exist),
+            Entry::Dir => {
+                if req.write || req.truncate {
+                    return Err(FsError::IsDirectory);
+                }
+                let visible = !Self::lower_hidden(&st, &rel)
+                    && !matches!(st.nodes.get(&rel), Some(Node::Dir { opaque: true }));
+                let handle = if visible {
+                    self.lower
+                        .open_dir(lower_path(&rel))
+                        .ok()
+                        .map(Dir::into_std_file)
+                } else {
+                    None
+                };
+                Ok(Opened::Dir { rel, handle })
+            }
+            Entry::Symlink(_) => Err(FsError::Loop),
+            Entry::File(src) => {
+                if req.directory {
+                    return Err(FsError::NotDirectory);
+                }
+                if req.write || req.truncate {
+                    let blob = match (&src, req.truncate) {
+                        (Source::Blob(b), _) => b.clone(),
+                        (Source::Lower(_), trunc) => {
+                            let b = self.copy_up(&mut st, &src, trunc)?;
+                            st.nodes.insert(rel, Node::File(b.clone()));
+                            b
+                        }
+                    };
+                    let file = std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .truncate(req.truncate)
+                        .open(&blob)?;
+                    return Ok(Opened::File {
+                        file,
+                        writable: true,
+                        created: false,
+                    });
+                }
+                let file = match src {
+                    Source::Blob(b) => std::fs::File::open(b)?,
+                    Source::Lower(r) => {
+                        let mut o = OpenOptions::new();
+                        o.read(true);
+                        self.lower.open_with(&r, &o)?.into_std()
+                    }
+                };
+                Ok(Opened::File {
+                    file,
+                    writable: false,
+                    created: false,
+                })
+            }
+        }
+    }
+
+    /// `create-directory-at`.
+    pub fn create_dir(&self, base: &str, path: &str) -> Result<(), FsError> {
+        let mut st = lock(&self.state);
+        let rel = self.resolve(&mut st, base, path, false)?;
+        if !matches!(self.entry(&mut st, &rel)?, Entry::Absent) {
+            return Err(FsError::Exist);
+        }
+        let opaque = self.lower_exists(&rel);
+        st.nodes.insert(rel, Node::Dir { opaque });
+        Ok(())
+    }
+
+    /// `unlink-file-at`.
+    pub fn unlink(&self, base: &str, path: &str) -> Result<(), FsError> {
+        let mut st = lock(&self.state);
+        let rel = self.resolve(&mut st, base, path, false)?;
+        match self.entry(&mut st, &rel)? {
+            Entry::Absent => Err(FsError::NoEntry),
+            Entry::Dir => Err(FsError::IsDirectory),
+            Entry::File(_) | Entry::Symlink(_) => {
+                self.remove(&mut st, &rel);
+                Ok(())
+            }
+        }
+    }
+
+    /// `remove-directory-at`.
+    pub fn remove_dir(&self, base: &str, path: &str) -> Result<(), FsError> {
+        let mut st = lock(&self.state);
+        let rel = self.resolve(&mut st, base, path, false)?;
+        match self.entry(&mut st, &rel)? {
+            Entry::Absent => Err(FsError::NoEntry),
+            Entry::File(_) | Entry::Symlink(_) => Err(FsError::NotDirectory),
+            Entry::Dir if rel.is_empty() => Err(FsError::NotPermitted),
+            Entry::Dir => {
+                if !self.list_in(&mut st, &rel)?.is_empty() {
+                    return Err(FsError::NotEmpty);
+                }
+                self.remove(&mut st, &rel);
+                Ok(())
+            }
+        }
+    }
+
+    /// `rename-at` from this overlay to `to` (the same grant: renames
+    /// across grants are refused by the runtime).
+    pub fn rename(&self, base: &str, from: &str, to_base: &str, to: &str) -> Result<(), FsError> {
+        let mut st = lock(&self.state);
+        let src = self.resolve(&mut st, base, from, false)?;
+        let dst = self.resolve(&mut st, to_base, to, false)?;
+        if src.is_empty() || dst.is_empty() {
+            return Err(FsError::NotPermitted);
+        }
+        let what = self.entry(&mut st, &src)?;
+        let there = self.entry(&mut st, &dst)?;
+        if src == dst {
+            return match what {
+                Entry::Absent => Err(FsError::NoEntry),
+                _ => Ok(()),
+            };
+        }
+        match (&what, &there) {
+            (Entry::Absent, _) => return Err(FsError::NoEntry),
+            (Entry::Dir, Entry::File(_) | Entry::Symlink(_)) => return Err(FsError::NotDirectory),
+            (Entry::File(_) | Entry::Symlink(_), Entry::Dir) => return Err(FsError::IsDirectory),
+            _ => {}
+        }
+        if matches!((&what, &there), (Entry::Dir, Entry::Dir))
+            && !self.list_in(&mut st, &dst)?.is_empty()
+        {
+            return Err(FsError::NotEmpty);
+        }
+        if matches!(what, Entry::Dir) && within(&dst, &src) {
+            return Err(FsError::Invalid);
+        }
+        // What the destination becomes, computed before the source goes.
+        let mut moved: Vec<(String, Node)> = Vec::new();
+        let node_of = |e: &Entry| match e {
+            Entry::File(Source::Blob(b)) => Node::File(b.clone()),
+            Entry::File(Source::Lower(r)) => Node::LowerRef(r.clone()),
+            Entry::Symlink(t) => Node::Symlink(t.clone()),
+            Entry::Dir | Entry::Absent => Node::Dir { opaque: true },
+        };
+        moved.push((dst.clone(), node_of(&what)));
+        if matches!(what, Entry::Dir) {
+            let mut below = Vec::new();
+            self.subtree(&mut st, &src, &mut below)?;
+            for (p, _) in below {
+                let e = self.entry(&mut st, &p)?;
+                let rest = &p[src.len()..];
+                moved.push((format!("{dst}{rest}"), node_of(&e)));
+            }
+        }
+        self.remove(&mut st, &src);
+        Self::drop_below(&mut st, &dst);
+        for (p, n) in moved {
+            st.nodes.insert(p, n);
+        }
+        Ok(())
+    }
+
+    /// `symlink-at`: a link at `path` to `target` (stored as given).
+    pub fn symlink(&self, base: &str, target: &str, path: &str) -> Result<(), FsError> {
+        let mut st = lock(&self.state);
+        let rel = self.resolve(&mut st, base, path, false)?;
+        if !matches!(self.entry(&mut st, &rel)?, Entry::Absent) {
+            return Err(FsError::Exist);
+        }
+        st.nodes.insert(rel, Node::Symlink(target.to_owned()));
+        Ok(())
+    }
+
+    /// `link-at`: a new name for the file at `from` (a copy of its bytes
+    /// when they are staged, the lower bytes otherwise).
+    pub fn link(
+        &self,
+        base: &str,
+        from: &str,
+        follow: bool,
+        to_base: &str,
+        to: &str,
+    ) -> Result<(), FsError> {
+        let mut st = lock(&self.state);
+        let src = self.resolve(&mut st, base, from, follow)?;
+        let dst = self.resolve(&mut st, to_base, to, false)?;
+        let node = match self.entry(&mut st, &src)? {
+            Entry::Absent => return Err(FsError::NoEntry),
+            Entry::Dir => return Err(FsError::NotPermitted),
+            Entry::Symlink(t) => Node::Symlink(t),
+            Entry::File(Source::Lower(r)) => Node::LowerRef(r),
+            Entry::File(b @ Source::Blob(_)) => Node::File(self.copy_up(&mut st, &b, false)?),
+        };
+        if !matches!(self.entry(&mut st, &dst)?, Entry::Absent) {
+            return Err(FsError::Exist);
+        }
+        st.nodes.insert(dst, node);
+        Ok(())
+    }
+
+    /// `readlink-at`.
+    pub fn read_link(&self, base: &str, path: &str) -> Result<String, FsError> {
+        let mut st = lock(&self.state);
+        let rel = self.resolve(&mut st, base, path, false)?;
+        match self.entry(&mut st, &rel)? {
+            Entry::Symlink(t) => Ok(t),
+            Entry::Absent => Err(FsError::NoEntry),
+            _ => Err(FsError::Invalid),
+        }
+    }
+
+    /// The entries of the merged directory `base` (or `path` under it).
+    pub fn list(&self, base: &str) -> Result<Vec<(String, Kind)>, FsError> {
+        let mut st = lock(&self.state);
+        match self.entry(&mut st, base)? {
+            Entry::Dir => self.list_in(&mut st, base),
+            Entry::Absent => Err(FsError::NoEntry),
+            _ => Err(FsError::NotDirectory),
+        }
+    }
+
+    /// `set-times-at` on a file: staged (copied up, then set on the blob).
+    /// On a directory or symlink the times are not staged and the call
+    /// succeeds (directory times are the file system's own business).
+    pub fn set_times(
+        &self,
+        base: &str,
+        path: &str,
+        follow: bool,
+        times: std::fs::FileTimes,
+    ) -> Result<(), FsError> {
+        let mut st = lock(&self.state);
+        let rel = self.resolve(&mut st, base, path, follow)?;
+        match self.entry(&mut st, &rel)? {
+            Entry::Absent => Err(FsError::NoEntry),
+            Entry::File(src) => {
+                let blob = match src {
+                    Source::Blob(b) => b,
+                    Source::Lower(_) => {
+                        let b = self.copy_up(&mut st, &src, false)?;
+                        st.nodes.insert(rel, Node::File(b.clone()));
+                        b
+                    }
+                };
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(blob)?
+                    .set_times(times)?;
+                Ok(())
+            }
+            Entry::Dir | Entry::Symlink(_) => Ok(()),
+        }
+    }
+
+    /// The merged entry at `rel` (for the effect set).
+    pub(crate) fn merged(&self, rel: &str) -> Result<Entry, FsError> {
+        let mut st = lock(&self.state);
+        self.entry(&mut st, rel)
+    }
+}
+
+impl Drop for Overlay {
+    fn drop(&mut self) {
+        // The staged blobs are gone with the call (committed ones were
+        // moved or copied out first).
+        if let Err(e) = std::fs::remove_dir_all(&self.stage)
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            tracing::warn!(stage = %self.stage.display(), "could not remove a staging directory: {e}");
+        }
+    }
+}
+
+/// Whether every component of `rel` is a directory now (no symlinks): a
+/// temporary goes there only then.
+pub(crate) fn real_dir(root: &Dir, rel: &str) -> bool {
+    let mut at = String::new();
+    for c in rel.split('/').filter(|c| !c.is_empty()) {
+        at = join(&at, c);
+        if !root.symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+            return false;
+        }
+    }
+    true
+}
+
+/// What a lower path looks like now (the conflict check).
+pub(crate) fn current(d: &Dir, rel: &str) -> Seen {
+    if !real_dir(d, parent(rel).unwrap_or("")) {
+        return Seen::Absent;
+    }
+    match d.symlink_metadata(rel) {
+        Ok(m) if m.is_dir() => Seen::Absent,
+        Ok(m) => seen_of(&m),
+        Err(_) => Seen::Absent,
+    }
+}

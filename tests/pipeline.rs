@@ -212,6 +212,7 @@ async fn stages_run_in_order_and_the_call_is_on_disk_before_the_body() {
         "body(call_on_disk=true)",
         "wrapper-out",
         "Output",
+        "Commit",
         "Render",
         "render",
         "PostExecute",

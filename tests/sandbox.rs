@@ -19,7 +19,33 @@ async fn run(tool: &str, args: Value, policy: &ToolPolicy, budget: Budget) -> Ex
     let args = args.to_string();
     let mut inv = Invocation::new(tool, &args, policy);
     inv.budget = budget;
-    c.execute(inv).await
+    let mut e = c.execute(inv).await;
+    commit(&mut e);
+    e
+}
+
+/// Commits a successful call's staged file effects, as the pipeline does
+/// (a failed call has none: they were discarded).
+fn commit(e: &mut Execution) {
+    static JOURNAL: std::sync::OnceLock<(tempfile::TempDir, toolhost_effects::Journal)> =
+        std::sync::OnceLock::new();
+    let staged = std::mem::take(&mut e.staged);
+    if e.outcome.is_err() {
+        assert!(staged.is_clean(), "a failed call keeps no staged effects");
+        return;
+    }
+    if staged.is_clean() {
+        return;
+    }
+    let (_, journal) = JOURNAL.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let (j, _) = toolhost_effects::Journal::open(dir.path()).unwrap();
+        (dir, j)
+    });
+    let set = staged.effects().unwrap();
+    journal
+        .commit(&staged, &set, &toolhost_effects::CommitInfo::default())
+        .unwrap();
 }
 
 fn code(e: &Execution) -> String {
@@ -1237,8 +1263,8 @@ async fn a_guest_filling_a_read_write_grant_is_stopped_by_the_write_budget() {
     assert_eq!(code(&e), "write_budget_exceeded", "{e:?}");
     let msg = failure(&e).message;
     assert!(msg.contains("1048576 bytes"), "{msg}");
-    let len = std::fs::metadata(ws.file("big.bin")).unwrap().len();
-    assert!(len <= 1 << 20, "wrote {len} bytes");
+    // The failed call's writes were staged and are gone: nothing landed.
+    assert!(!ws.file("big.bin").exists());
     // Growing a file with set-size counts as writing.
     let e = run(
         "grow",
@@ -1248,7 +1274,7 @@ async fn a_guest_filling_a_read_write_grant_is_stopped_by_the_write_budget() {
     )
     .await;
     assert_eq!(code(&e), "write_budget_exceeded", "{e:?}");
-    assert_eq!(std::fs::metadata(ws.file("sparse.bin")).unwrap().len(), 0);
+    assert!(!ws.file("sparse.bin").exists());
     // Files and directories.
     for dirs in [false, true] {
         let sub = Workspace::new(&[]);
@@ -1266,7 +1292,10 @@ async fn a_guest_filling_a_read_write_grant_is_stopped_by_the_write_budget() {
         assert_eq!(code(&e), "write_budget_exceeded", "dirs {dirs}: {e:?}");
         assert!(failure(&e).message.contains("50 files"), "{e:?}");
         let made = std::fs::read_dir(sub.path()).unwrap().count();
-        assert_eq!(made, 50, "dirs {dirs}");
+        assert_eq!(
+            made, 0,
+            "dirs {dirs}: the 50 made before the refusal were discarded"
+        );
     }
     // The defaults bound a call that sets no limit.
     let sub = Workspace::new(&[]);
@@ -1279,11 +1308,7 @@ async fn a_guest_filling_a_read_write_grant_is_stopped_by_the_write_budget() {
     )
     .await;
     assert_eq!(code(&e), "write_budget_exceeded", "{e:?}");
-    let len = std::fs::metadata(sub.file("big.bin")).unwrap().len();
-    assert!(
-        len <= toolhost_policy::DEFAULT_MAX_WRITE_BYTES,
-        "wrote {len} bytes"
-    );
+    assert!(!sub.file("big.bin").exists());
     still_serving().await;
 }
 

@@ -96,6 +96,10 @@ failure_codes! {
     /// A front end turns this into its protocol's request for input: the
     /// model does not see it.
     ApprovalPending => "approval_pending",
+    /// The tool ran, but a file it read or changed was changed by someone
+    /// else (an editor, another session) before its effects were
+    /// committed; nothing was committed. The path is in `info.path`.
+    Conflict => "conflict",
 }
 
 impl fmt::Display for FailureCode {
@@ -218,6 +222,7 @@ mod tests {
                 "not_recorded",
                 "value_too_large",
                 "approval_pending",
+                "conflict",
             ]
         );
         for c in FailureCode::ALL {

@@ -67,6 +67,9 @@ pub enum Stage {
     Dispatch,
     /// Validating the value against the output schema.
     Output,
+    /// Committing the call's staged file effects (all or nothing), after
+    /// approving them when the policy asks for effects-first approval.
+    Commit,
     /// Rendering the value into content.
     Render,
     /// Post-execute listeners.

@@ -871,6 +871,10 @@ impl Overlay {
 
     /// `symlink-at`: a link at `path` to `target` (stored as given).
     pub fn symlink(&self, base: &str, target: &str, path: &str) -> Result<(), FsError> {
+        // As cap-std: a link in a grant may not name the host's root.
+        if target.starts_with('/') {
+            return Err(FsError::NotPermitted);
+        }
         let mut st = lock(&self.state);
         let rel = self.resolve(&mut st, base, path, false)?;
         if !matches!(self.entry(&mut st, &rel)?, Entry::Absent) {

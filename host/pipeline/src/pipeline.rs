@@ -13,6 +13,9 @@
 //!   → guards                   deny or abstain, never allow
 //!   → wrappers → body          around-dispatch (metrics, retry, budget) → sandbox
 //!   → output                   value within `max_value_bytes`, then against the output schema
+//!   → commit                   the call's staged file effects: approved first when the
+//!                              policy says `approve = "effects"`, then committed all or
+//!                              nothing (a path changed meanwhile → `conflict`)
 //!   → render                   value → content (in a fresh sandbox, or already
 //!                              done in the execute instance when the policy says so)
 //!   → post-execute             accept | replace content | block | add context
@@ -48,7 +51,8 @@ use toolhost_contract::{
     ContentBlock, DecisionTrace, FailureCode, Meta, SessionEvent, Stage, StageVerdict, Timings,
     ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent, ToolSuccess,
 };
-use toolhost_policy::{Decision, Limits, RenderMode};
+use toolhost_effects::{CommitError, CommitInfo, EffectSet, Journal, Staged};
+use toolhost_policy::{ApproveMode, Decision, Limits, RenderMode};
 use tracing::Instrument;
 
 /// Observes each stage as a call enters it (tests, tracing bridges, UIs).
@@ -73,6 +77,7 @@ pub struct PipelineBuilder {
     session_id: Option<String>,
     artifacts: Option<Arc<Artifacts>>,
     cassette: Option<Arc<Replay>>,
+    journal: Option<Arc<Journal>>,
 }
 
 impl PipelineBuilder {
@@ -124,6 +129,13 @@ impl PipelineBuilder {
         self.results.push(l);
         self
     }
+    /// The journal file effects are committed through (default: one in the
+    /// system's temporary directory, opened at the first commit).
+    pub fn journal(mut self, journal: Arc<Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
     /// Adds a stage observer.
     pub fn observer(mut self, o: Arc<dyn StageObserver>) -> Self {
         self.observers.push(o);
@@ -253,6 +265,12 @@ impl Drop for Turn<'_> {
     }
 }
 
+/// Most effects listed in a result's meta (the rest: the diff artifact).
+const MAX_EFFECTS_IN_META: usize = 20;
+
+/// Most bytes of diff shown in an effects approval (the rest: its artifact).
+const MAX_DIFF_IN_APPROVAL: usize = 4000;
+
 /// What the stages produce before normalization.
 type StageResult = Result<ToolResult, ToolFailure>;
 
@@ -268,6 +286,8 @@ struct Run<'a> {
     extra: Map<String, Value>,
     tool: Option<Arc<RegisteredTool>>,
     dispatch_ns: u64,
+    /// An `ask` deferred to the effects (`approve = "effects"`): its reason.
+    ask_effects: Option<String>,
 }
 
 impl Run<'_> {
@@ -304,6 +324,7 @@ impl Pipeline {
             session_id: None,
             artifacts: None,
             cassette: None,
+            journal: None,
         }
     }
 
@@ -325,6 +346,193 @@ impl Pipeline {
     /// This session's id (the prefix of its execution tokens).
     pub fn session_id(&self) -> &str {
         &self.session
+    }
+
+    /// The commit stage: the effect set of `staged`, approved first when the
+    /// ask was deferred to the effects, then committed all or nothing.
+    async fn commit(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        staged: Staged,
+        signal: &CancellationToken,
+    ) -> Result<(), ToolFailure> {
+        let call = run.call;
+        let deferred = run.ask_effects.take();
+        if staged.is_clean() {
+            run.pass(Stage::Commit, "no_effects");
+            return Ok(());
+        }
+        let host_error = |what: String| ToolFailure::new(FailureCode::HostError, what);
+        let set = staged.effects().map_err(|e| {
+            run.deny(
+                Stage::Commit,
+                "effects",
+                host_error(format!(
+                    "the tool ran, but its file changes cannot be read back, so none were made: {e}"
+                )),
+            )
+        })?;
+        if set.is_empty() {
+            run.pass(Stage::Commit, "no_effects");
+            return Ok(());
+        }
+        // The whole diff, for people and for the approval form.
+        let diff_id = format!(
+            "{}-{}-effects",
+            call.token().as_str(),
+            sanitize(call.call_id())
+        );
+        let diff_uri = self.artifacts.put(&diff_id, set.diff());
+        if let Some(reason) = deferred {
+            self.approve_effects(run, tool, &set, &diff_uri, reason, signal)
+                .await?;
+        }
+        let journal = self
+            .journal()
+            .map_err(|e| run.deny(Stage::Commit, "journal", host_error(e)))?;
+        let info = CommitInfo {
+            session: self.session.clone(),
+            call_id: call.call_id().to_owned(),
+            tool: tool.descriptor.name.clone(),
+        };
+        // Blocking file I/O: off the async workers.
+        let committed = {
+            let set = set.clone();
+            tokio::task::spawn_blocking(move || journal.commit(&staged, &set, &info))
+                .await
+                .map_err(|e| CommitError::NotFound(format!("the commit task failed: {e}")))
+                .and_then(|r| r)
+        };
+        match committed {
+            Ok(record) => {
+                tracing::debug!(entry = %record.id, "committed");
+                // (No journal id here: it is not deterministic, and results
+                // are compared in replay. `toolhost undo` takes the call id.)
+                let mut summary = set.summary(MAX_EFFECTS_IN_META);
+                if let Some(o) = summary.as_object_mut() {
+                    o.insert("diff".into(), json!(diff_uri));
+                }
+                run.extra.insert("effects".into(), summary);
+                run.trace.push(
+                    Stage::Commit,
+                    StageVerdict::Pass,
+                    "journal",
+                    Some(clip(&set.headline(5), 300)),
+                );
+                Ok(())
+            }
+            Err(CommitError::Conflict { path }) => Err(run.deny(
+                Stage::Commit,
+                "journal",
+                ToolFailure::new(
+                    FailureCode::Conflict,
+                    format!(
+                        "the tool ran, but {path} was changed by someone else while it ran, so none \
+                         of its changes were made. Read the file again and retry"
+                    ),
+                )
+                .with_info(json!({"path": path})),
+            )),
+            Err(e) => Err(run.deny(
+                Stage::Commit,
+                "journal",
+                host_error(format!("the tool ran, but its changes could not be committed: {e}")),
+            )),
+        }
+    }
+
+    /// Asks the approver about a staged run's effects.
+    async fn approve_effects(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        set: &EffectSet,
+        diff_uri: &str,
+        reason: String,
+        signal: &CancellationToken,
+    ) -> Result<(), ToolFailure> {
+        let call = run.call;
+        let Some(approver) = &self.b.approver else {
+            return Err(run.deny(
+                Stage::Commit,
+                "no_approver",
+                ToolFailure::new(
+                    FailureCode::ApprovalDenied,
+                    format!(
+                        "{reason}, and no approver is available, so its changes were discarded"
+                    ),
+                ),
+            ));
+        };
+        let diff = set.diff();
+        let shown = clip(&diff, MAX_DIFF_IN_APPROVAL);
+        let request = ApprovalRequest {
+            call_id: call.call_id().to_owned(),
+            tool: tool.descriptor.name.clone(),
+            summary: format!(
+                "`{}` would make {}\n\n{shown}{}",
+                tool.descriptor.name,
+                set.headline(10),
+                if shown.len() < diff.len() {
+                    format!("\n(the whole diff: {diff_uri})")
+                } else {
+                    String::new()
+                }
+            ),
+            reason,
+        };
+        let answer = tokio::select! {
+            biased;
+            a = approver.approve(&request) => a,
+            () = signal.cancelled() => Approval::Denied("the call was cancelled".into()),
+        };
+        match answer {
+            Approval::Approved => {
+                run.trace.push(
+                    Stage::Commit,
+                    StageVerdict::Approved,
+                    "approver",
+                    Some(clip(&set.headline(5), 300)),
+                );
+                Ok(())
+            }
+            Approval::Denied(why) => Err(run.deny(
+                Stage::Commit,
+                "approver",
+                ToolFailure::new(
+                    FailureCode::ApprovalDenied,
+                    format!(
+                        "the user did not approve this call's changes, so none were made: {why}"
+                    ),
+                ),
+            )),
+            Approval::Pending(what) => Err(run.deny(
+                Stage::Commit,
+                "approver",
+                ToolFailure::new(
+                    FailureCode::ApprovalPending,
+                    format!("the user was asked to approve this call's changes: {what}"),
+                ),
+            )),
+        }
+    }
+
+    /// The journal commits go through.
+    fn journal(&self) -> Result<Arc<Journal>, String> {
+        if let Some(j) = &self.b.journal {
+            return Ok(j.clone());
+        }
+        static DEFAULT: std::sync::OnceLock<Result<Arc<Journal>, String>> =
+            std::sync::OnceLock::new();
+        DEFAULT
+            .get_or_init(|| {
+                let dir = std::env::temp_dir().join("toolhost-journal");
+                Journal::open(&dir)
+                    .map(|(j, _)| Arc::new(j))
+                    .map_err(|e| format!("the commit journal cannot be opened: {e}"))
+            })
+            .clone()
     }
 
     fn enter(&self, call: &FrozenCall, stage: Stage) {
@@ -506,6 +714,7 @@ impl Pipeline {
             extra: Map::with_capacity(3),
             tool: None,
             dispatch_ns: 0,
+            ask_effects: None,
         };
         // What stops the call before its stages (one `stages` await below:
         // each await of it would hold a copy of its large future).
@@ -712,6 +921,25 @@ impl Pipeline {
 
         // ── approval (one-shot, fail closed) ────────────────────────────
         self.enter(call, Stage::Approval);
+        // Effects-first: the tool runs staged and the user approves what it
+        // did (at the commit). Not for a tool that can reach the network:
+        // what it sends cannot be staged, so its arguments are asked about.
+        let decision = match decision {
+            PreDecision::Ask(reason)
+                if tool.policy.approve == ApproveMode::Effects
+                    && !tool.policy.sandbox.grants_network() =>
+            {
+                run.trace.push(
+                    Stage::Approval,
+                    StageVerdict::Abstain,
+                    "approve_effects",
+                    Some("deferred: the effects are approved after a staged run".into()),
+                );
+                run.ask_effects = Some(reason);
+                PreDecision::Allow
+            }
+            d => d,
+        };
         if let PreDecision::Ask(reason) = decision {
             let Some(approver) = &self.b.approver else {
                 return Err(run.deny(
@@ -828,6 +1056,8 @@ impl Pipeline {
         run.extra = extra;
         // A render that ran in the execute instance (RenderMode::SameInstance).
         let rendered_in_instance = exec.rendered;
+        // The call's file effects, staged (dropped unless committed below).
+        let staged = exec.staged;
         let value_text = exec.outcome.map_err(|f| {
             let by = if matches!(f.code, toolhost_contract::ErrorCode::Tool(_)) {
                 "tool"
@@ -883,6 +1113,10 @@ impl Pipeline {
             ));
         }
         run.pass(Stage::Output, "output_schema");
+
+        // ── commit (file effects, all or nothing) ───────────────────────
+        self.enter(call, Stage::Commit);
+        self.commit(run, &tool, staged, signal).await?;
         // The call succeeded: remember what it read or wrote.
         self.baselines.record(&paths);
 

@@ -9,7 +9,7 @@ use toml::Spanned;
 use crate::Policy;
 use crate::error::{Ctx, PolicyError};
 use crate::raw::{self, RawEnv, RawFsGrant, RawLimits, RawNetwork, RawPolicy, RawTool};
-use crate::types::{Decision, FsMode, Limits, RenderMode};
+use crate::types::{ApproveMode, Decision, FsMode, Limits, RenderMode};
 
 /// The origin named in errors of builder-made policies.
 const BUILDER_ORIGIN: &str = "<builder>";
@@ -50,6 +50,7 @@ pub struct PolicyBuilder {
     base_dir: PathBuf,
     decision: Option<Decision>,
     render: Option<RenderMode>,
+    approve: Option<ApproveMode>,
     limits: Limits,
     fs: Vec<(PathBuf, String, FsMode)>,
     env_allow: Vec<String>,
@@ -80,6 +81,12 @@ impl PolicyBuilder {
     /// Sets where `render` runs (default: [`RenderMode::Isolated`]).
     pub fn render(mut self, mode: RenderMode) -> Self {
         self.render = Some(mode);
+        self
+    }
+
+    /// Sets what `ask` approves (default: [`ApproveMode::Arguments`]).
+    pub fn approve(mut self, mode: ApproveMode) -> Self {
+        self.approve = Some(mode);
         self
     }
 
@@ -153,6 +160,7 @@ impl PolicyBuilder {
             let raw_tool = RawTool {
                 decision: tool.decision.map(unspanned),
                 render: tool.render.map(unspanned),
+                approve: tool.approve.map(unspanned),
                 limits,
                 fs: tool.fs.map(raw_fs),
                 env: tool.env.map(|(allow, set)| raw_env(allow, set)),
@@ -164,6 +172,7 @@ impl PolicyBuilder {
             version: None,
             decision: self.decision.map(unspanned),
             render: self.render.map(unspanned),
+            approve: self.approve.map(unspanned),
             limits: Some(raw_limits(&self.limits)),
             fs: Some(raw_fs(self.fs)),
             env: Some(raw_env(self.env_allow, self.env_set)),
@@ -196,6 +205,7 @@ type LimitsEdit = Box<dyn FnOnce(&mut Limits) + Send>;
 pub struct ToolBuilder {
     decision: Option<Decision>,
     render: Option<RenderMode>,
+    approve: Option<ApproveMode>,
     limits: Vec<LimitsEdit>,
     fs: Option<Vec<(PathBuf, String, FsMode)>>,
     env: Option<(Vec<String>, BTreeMap<String, String>)>,
@@ -207,6 +217,7 @@ impl fmt::Debug for ToolBuilder {
         f.debug_struct("ToolBuilder")
             .field("decision", &self.decision)
             .field("render", &self.render)
+            .field("approve", &self.approve)
             .field("limits_edits", &self.limits.len())
             .field("fs", &self.fs)
             .field("env", &self.env)
@@ -225,6 +236,12 @@ impl ToolBuilder {
     /// Sets where the tool's `render` runs.
     pub fn render(mut self, mode: RenderMode) -> Self {
         self.render = Some(mode);
+        self
+    }
+
+    /// Sets what `ask` approves for this tool.
+    pub fn approve(mut self, mode: ApproveMode) -> Self {
+        self.approve = Some(mode);
         self
     }
 

@@ -71,11 +71,11 @@ use serde::Deserialize;
 pub use builder::{PolicyBuilder, ToolBuilder};
 pub use error::{PolicyError, line_column};
 pub use types::{
-    APPROX_BYTES_PER_TOKEN, DEFAULT_FUEL, DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_FILES_CREATED,
-    DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_RESULT_TOKENS,
-    DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_WRITE_BYTES,
-    DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS, Decision, FsGrant, FsMode, Limits, NetRule,
-    RenderMode, Sandbox, ToolPolicy,
+    APPROX_BYTES_PER_TOKEN, ApproveMode, DEFAULT_FUEL, DEFAULT_HTTP_TIMEOUT_MS,
+    DEFAULT_MAX_FILES_CREATED, DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_VALUE_BYTES,
+    DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS, Decision, FsGrant, FsMode,
+    Limits, NetRule, RenderMode, Sandbox, ToolPolicy,
 };
 
 /// The only value of `version` accepted in policy files.
@@ -506,7 +506,7 @@ fs = []
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy]\ndecision = \"allow\"\nfuel = 5\n",
-                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `limits`, `fs`, `env`, `network`, `tools`",
+                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `limits`, `fs`, `env`, `network`, `tools`",
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy.limits]\nfuel = 0\n",

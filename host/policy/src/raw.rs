@@ -9,7 +9,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Ctx, PolicyError};
-use crate::types::{Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, ToolPolicy};
+use crate::types::{
+    ApproveMode, Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, ToolPolicy,
+};
 
 /// The only policy format version this crate understands.
 pub(crate) const SUPPORTED_VERSION: i64 = 1;
@@ -31,6 +33,7 @@ pub(crate) struct RawPolicy {
     pub version: Option<Spanned<toml::Value>>,
     pub decision: Option<Spanned<Decision>>,
     pub render: Option<Spanned<RenderMode>>,
+    pub approve: Option<Spanned<ApproveMode>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
@@ -45,6 +48,7 @@ pub(crate) struct RawPolicy {
 pub(crate) struct RawTool {
     pub decision: Option<Spanned<Decision>>,
     pub render: Option<Spanned<RenderMode>>,
+    pub approve: Option<Spanned<ApproveMode>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
@@ -100,6 +104,7 @@ pub(crate) struct RawNetwork {
 struct Section {
     decision: Option<Spanned<Decision>>,
     render: Option<Spanned<RenderMode>>,
+    approve: Option<Spanned<ApproveMode>>,
     limits: Option<RawLimits>,
     fs: Option<Vec<RawFsGrant>>,
     env: Option<RawEnv>,
@@ -174,6 +179,7 @@ pub(crate) fn resolve(
     let top = Section {
         decision: raw.decision,
         render: raw.render,
+        approve: raw.approve,
         limits: raw.limits,
         fs: raw.fs,
         env: raw.env,
@@ -186,6 +192,7 @@ pub(crate) fn resolve(
         let section = Section {
             decision: tool.decision,
             render: tool.render,
+            approve: tool.approve,
             limits: tool.limits,
             fs: tool.fs,
             env: tool.env,
@@ -213,6 +220,9 @@ fn resolve_section(
     }
     if let Some(render) = section.render {
         out.render = render.into_inner();
+    }
+    if let Some(approve) = section.approve {
+        out.approve = approve.into_inner();
     }
     if let Some(limits) = section.limits {
         merge_limits(ctx, prefix, limits, &mut out.limits)?;

@@ -335,6 +335,20 @@ pub enum RenderMode {
     Host,
 }
 
+/// What an `ask` decision asks the user to approve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApproveMode {
+    /// The call's arguments, before it runs (for tools whose arguments say
+    /// everything they will do, such as `edit`).
+    #[default]
+    Arguments,
+    /// What the call actually did: it runs staged first, then the user
+    /// approves its effect set (the files it would change, with the diff);
+    /// accepting commits exactly those effects, anything else discards them.
+    Effects,
+}
+
 /// The fully resolved policy for one tool: what the runtime enforces for a call.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ToolPolicy {
@@ -342,6 +356,8 @@ pub struct ToolPolicy {
     pub decision: Decision,
     /// Where `render` runs.
     pub render: RenderMode,
+    /// What `ask` approves: the arguments, or the staged effects.
+    pub approve: ApproveMode,
     /// Resource bounds for the call.
     pub limits: Limits,
     /// Directories, environment and network the tool may use.

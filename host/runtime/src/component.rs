@@ -236,6 +236,7 @@ impl LoadedComponent {
                 budget,
                 CancellationToken::new(),
                 crate::invoke::pure_environment(),
+                &mut toolhost_effects::Staged::default(),
             )
             .await;
         let raw = match r {

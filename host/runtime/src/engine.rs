@@ -45,6 +45,17 @@ pub struct RuntimeConfig {
     pub on_compile: Option<Arc<dyn CompileProgress>>,
 }
 
+impl RuntimeConfig {
+    /// Where calls stage their writes: `staging` in the cache directory, or
+    /// in the system's temporary directory without one.
+    pub fn staging_dir(&self) -> PathBuf {
+        match &self.cache_dir {
+            Some(c) => c.join("staging"),
+            None => std::env::temp_dir().join("toolhost-staging"),
+        }
+    }
+}
+
 /// Progress of compiling a component that was not in the cache.
 pub trait CompileProgress: Send + Sync + std::fmt::Debug {
     /// Compiling `origin` (`bytes` long) starts; the compilation ends when

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_STEP_NS};
 use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
+use toolhost_effects::Staged;
 use toolhost_policy::{Policy, RenderMode, ToolPolicy};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -93,7 +94,7 @@ pub struct ExecutionReport {
 
 /// The outcome of [`LoadedComponent::execute`]: the value as a JSON document,
 /// or a failure with a stable code, plus what the sandbox observed.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Execution {
     /// The canonical value's JSON, or why there is none.
     pub outcome: Result<String, ToolFailure>,
@@ -103,6 +104,10 @@ pub struct Execution {
     pub rendered: Option<Result<Option<Vec<ContentBlock>>, ToolFailure>>,
     /// What the sandbox observed.
     pub report: ExecutionReport,
+    /// The call's writes to its read-write grants, staged and not yet
+    /// applied: the pipeline commits them (or drops them, discarding them).
+    /// Empty when the call failed.
+    pub staged: Staged,
 }
 
 impl Execution {
@@ -112,6 +117,7 @@ impl Execution {
             outcome,
             rendered: None,
             report,
+            staged: Staged::default(),
         }
     }
 }
@@ -176,6 +182,7 @@ impl LoadedComponent {
             render: inv.policy.render == RenderMode::SameInstance,
         };
         let clock = inv.clock.unwrap_or_else(|| self.rt.config.clock.clone());
+        let mut staged = Staged::default();
         let (r, report) = self
             .run(
                 call,
@@ -183,6 +190,7 @@ impl LoadedComponent {
                 inv.budget,
                 inv.cancel,
                 (inv.entropy, clock),
+                &mut staged,
             )
             .await;
         let mut rendered = None;
@@ -221,10 +229,15 @@ impl LoadedComponent {
             )),
             Err(e) => Err(e),
         };
+        if outcome.is_err() {
+            // A failed call commits nothing: its staged writes go now.
+            staged = Staged::default();
+        }
         Execution {
             outcome,
             rendered,
             report,
+            staged,
         }
     }
 
@@ -252,7 +265,14 @@ impl LoadedComponent {
             value,
         };
         match self
-            .run(call, &pure, budget, cancel, pure_environment())
+            .run(
+                call,
+                &pure,
+                budget,
+                cancel,
+                pure_environment(),
+                &mut Staged::default(),
+            )
             .await
             .0?
         {
@@ -271,6 +291,7 @@ impl LoadedComponent {
         budget: Budget,
         cancel: CancellationToken,
         (entropy, clock): (Entropy, Arc<dyn Clock>),
+        staged: &mut Staged,
     ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
         let mut report = ExecutionReport::default();
         if budget.fuel == 0 {
@@ -441,6 +462,8 @@ impl LoadedComponent {
         report.stderr = state.stderr.contents();
         report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
         (report.bytes_written, report.entries_created) = state.budget.used();
+        let grants = std::mem::take(&mut store.data_mut().staging.grants);
+        let state = store.data();
         report.instantiate = Duration::from_nanos(instantiated.unwrap_or_default());
         report.elapsed = Duration::from_nanos(clock.monotonic_ns().saturating_sub(t_start));
         let outcome = match result {
@@ -455,6 +478,8 @@ impl LoadedComponent {
         };
         if let Err(f) = &outcome {
             tracing::info!(code = %f.code, fuel = report.fuel_consumed, "call failed in sandbox");
+        } else {
+            *staged = Staged::new(grants);
         }
         (outcome, report)
     }

@@ -41,6 +41,7 @@ mod invoke;
 mod limiter;
 mod pipe;
 mod sandbox;
+mod staging;
 mod write_budget;
 
 pub use cache::CacheOutcome;

@@ -13,6 +13,7 @@ use crate::engine::RuntimeConfig;
 use crate::entropy::{Entropy, SeededStream};
 use crate::limiter::Limiter;
 use crate::pipe::BoundedPipe;
+use crate::staging::Staging;
 use crate::write_budget::WriteBudget;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,17 +43,22 @@ pub(crate) struct HostState {
     pub(crate) denied: Arc<Mutex<Vec<String>>>,
     /// What the call may still write into its read-write grants.
     pub(crate) budget: Arc<WriteBudget>,
+    /// The read-write grants, staged.
+    pub(crate) staging: Staging,
 }
 
 impl HostState {
     /// The filesystem view and the write budget, borrowed together.
-    pub(crate) fn filesystem_parts(&mut self) -> (WasiFilesystemCtxView<'_>, &Arc<WriteBudget>) {
+    pub(crate) fn filesystem_parts(
+        &mut self,
+    ) -> (WasiFilesystemCtxView<'_>, &Arc<WriteBudget>, &mut Staging) {
         (
             WasiFilesystemCtxView {
                 ctx: self.wasi.filesystem(),
                 table: &mut self.table,
             },
             &self.budget,
+            &mut self.staging,
         )
     }
 }
@@ -156,8 +162,29 @@ impl HostState {
                 .insecure_random(SeededStream::new(seed ^ 0x5eed))
                 .insecure_random_seed(u128::from(seed));
         }
+        let rw: Vec<(std::path::PathBuf, String)> = sb
+            .fs
+            .iter()
+            .filter(|g| g.mode == FsMode::ReadWrite)
+            .map(|g| (g.host.clone(), g.guest.clone()))
+            .collect();
+        let staging = if rw.is_empty() {
+            Staging::default()
+        } else {
+            Staging::new(&rw, &config.staging_dir(), config.fs_on_calling_thread).map_err(|e| {
+                SandboxError {
+                    host: rw
+                        .first()
+                        .map(|(h, _)| h.display().to_string())
+                        .unwrap_or_default(),
+                    guest: rw.first().map(|(_, g)| g.clone()).unwrap_or_default(),
+                    reason: format!("its writes cannot be staged: {e}"),
+                }
+            })?
+        };
         let denied = Arc::new(Mutex::new(Vec::new()));
         Ok(HostState {
+            staging,
             wasi: b.build(),
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),

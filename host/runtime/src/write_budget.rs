@@ -31,11 +31,13 @@
 //! budget only ever counts what lands in read-write grants.
 
 use crate::sandbox::HostState;
+use crate::staging::{At, Staging, same_grant, wasi};
 use bytes::Bytes;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use wasmtime::component::{HasData, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::p2::bindings::filesystem::preopens;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
 };
@@ -126,7 +128,7 @@ impl WriteBudget {
     }
 
     /// Gives back an entry whose creation failed.
-    fn refund_entry(&self) {
+    pub(crate) fn refund_entry(&self) {
         let _ = self
             .files
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
@@ -160,7 +162,7 @@ impl WriteBudget {
     }
 }
 
-fn trap(e: WriteBudgetExceeded) -> FsError {
+pub(crate) fn trap(e: WriteBudgetExceeded) -> FsError {
     FsError::trap(wasmtime::Error::new(e))
 }
 
@@ -173,15 +175,21 @@ impl HasData for BudgetedFs {
 
 /// wasmtime-wasi's filesystem view plus the call's budget.
 pub(crate) struct BudgetedFsView<'a> {
-    fs: WasiFilesystemCtxView<'a>,
-    budget: &'a Arc<WriteBudget>,
+    pub(crate) fs: WasiFilesystemCtxView<'a>,
+    pub(crate) budget: &'a Arc<WriteBudget>,
+    /// The call's staged read-write grants.
+    pub(crate) staging: &'a mut Staging,
 }
 
 impl HostState {
     /// The budgeted view of this call's filesystem (the linker's getter).
     pub(crate) fn budgeted_fs(&mut self) -> BudgetedFsView<'_> {
-        let (fs, budget) = self.filesystem_parts();
-        BudgetedFsView { fs, budget }
+        let (fs, budget, staging) = self.filesystem_parts();
+        BudgetedFsView {
+            fs,
+            budget,
+            staging,
+        }
     }
 }
 
@@ -191,7 +199,9 @@ pub(crate) fn add_to_linker(
     linker: &mut wasmtime::component::Linker<HostState>,
 ) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let r = types::add_to_linker::<HostState, BudgetedFs>(linker, HostState::budgeted_fs);
+    let r = types::add_to_linker::<HostState, BudgetedFs>(linker, HostState::budgeted_fs).and_then(
+        |()| preopens::add_to_linker::<HostState, BudgetedFs>(linker, HostState::budgeted_fs),
+    );
     linker.allow_shadowing(false);
     r
 }
@@ -199,6 +209,15 @@ pub(crate) fn add_to_linker(
 /// A borrow of the same descriptor, to pass on twice.
 fn again(fd: &Resource<Descriptor>) -> Resource<Descriptor> {
     Resource::new_borrow(fd.rep())
+}
+
+impl preopens::Host for BudgetedFsView<'_> {
+    /// wasmtime-wasi's preopens; those of read-write grants are staged.
+    fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+        let dirs = preopens::Host::get_directories(&mut self.fs)?;
+        self.register_preopens(&dirs);
+        Ok(dirs)
+    }
 }
 
 impl types::Host for BudgetedFsView<'_> {
@@ -252,6 +271,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
+        if let At::Staged(..) = self.at(&fd) {
+            // A staged directory's own times are not staged.
+            return Ok(());
+        }
         HostDescriptor::set_times(&mut self.fs, fd, atim, mtim).await
     }
 
@@ -285,6 +308,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            return self.staged_read_directory(&o, &rel).await;
+        }
         HostDescriptor::read_directory(&mut self.fs, fd).await
     }
 
@@ -299,7 +325,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         path: String,
     ) -> FsResult<()> {
         self.budget.charge_entry().map_err(trap)?;
-        let r = HostDescriptor::create_directory_at(&mut self.fs, fd, path).await;
+        let r = match self.at(&fd) {
+            At::Staged(o, _, rel) => wasi(o.create_dir(&rel, &path)),
+            At::Direct => HostDescriptor::create_directory_at(&mut self.fs, fd, path).await,
+        };
         if r.is_err() {
             self.budget.refund_entry();
         }
@@ -307,6 +336,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            return Self::staged_stat(&o, &rel, None, true);
+        }
         HostDescriptor::stat(&mut self.fs, fd).await
     }
 
@@ -316,6 +348,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::DescriptorStat> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
+            return Self::staged_stat(&o, &rel, Some(&path), f);
+        }
         HostDescriptor::stat_at(&mut self.fs, fd, path_flags, path).await
     }
 
@@ -327,6 +363,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
+            return Self::staged_set_times(&o, &rel, &path, f, atim, mtim);
+        }
         HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim).await
     }
 
@@ -339,16 +379,25 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
+        let staged = same_grant(&self.at(&fd), &self.at(&new_descriptor))?;
         self.budget.charge_entry().map_err(trap)?;
-        let r = HostDescriptor::link_at(
-            &mut self.fs,
-            fd,
-            old_path_flags,
-            old_path,
-            new_descriptor,
-            new_path,
-        )
-        .await;
+        let r = match staged {
+            Some((o, from, to)) => {
+                let f = old_path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
+                wasi(o.link(&from, &old_path, f, &to, &new_path))
+            }
+            None => {
+                HostDescriptor::link_at(
+                    &mut self.fs,
+                    fd,
+                    old_path_flags,
+                    old_path,
+                    new_descriptor,
+                    new_path,
+                )
+                .await
+            }
+        };
         if r.is_err() {
             self.budget.refund_entry();
         }
@@ -364,6 +413,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         oflags: types::OpenFlags,
         flags: types::DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
+        if let At::Staged(o, grant, rel) = self.at(&fd) {
+            return self.staged_open((o, grant, rel), path_flags, path, oflags, flags);
+        }
         let creates = oflags.contains(types::OpenFlags::CREATE)
             && HostDescriptor::stat_at(&mut self.fs, again(&fd), path_flags, path.clone())
                 .await
@@ -379,10 +431,14 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        self.forget(fd.rep(), false);
         HostDescriptor::drop(&mut self.fs, fd)
     }
 
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            return wasi(o.read_link(&rel, &path));
+        }
         HostDescriptor::readlink_at(&mut self.fs, fd, path).await
     }
 
@@ -391,6 +447,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            return wasi(o.remove_dir(&rel, &path));
+        }
         HostDescriptor::remove_directory_at(&mut self.fs, fd, path).await
     }
 
@@ -401,6 +460,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
+        if let Some((o, from, to)) = same_grant(&self.at(&fd), &self.at(&new_fd))? {
+            return wasi(o.rename(&from, &old_path, &to, &new_path));
+        }
         HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await
     }
 
@@ -412,7 +474,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         dest_path: String,
     ) -> FsResult<()> {
         self.budget.charge_entry().map_err(trap)?;
-        let r = HostDescriptor::symlink_at(&mut self.fs, fd, src_path, dest_path).await;
+        let r = match self.at(&fd) {
+            At::Staged(o, _, rel) => wasi(o.symlink(&rel, &src_path, &dest_path)),
+            At::Direct => HostDescriptor::symlink_at(&mut self.fs, fd, src_path, dest_path).await,
+        };
         if r.is_err() {
             self.budget.refund_entry();
         }
@@ -420,6 +485,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            return wasi(o.unlink(&rel, &path));
+        }
         HostDescriptor::unlink_file_at(&mut self.fs, fd, path).await
     }
 
@@ -462,6 +530,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<types::MetadataHashValue> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            return Self::staged_metadata_hash(&o, &rel, None, true);
+        }
         HostDescriptor::metadata_hash(&mut self.fs, fd).await
     }
 
@@ -471,6 +542,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::MetadataHashValue> {
+        if let At::Staged(o, _, rel) = self.at(&fd) {
+            let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
+            return Self::staged_metadata_hash(&o, &rel, Some(&path), f);
+        }
         HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path).await
     }
 }
@@ -492,10 +567,14 @@ impl HostDirectoryEntryStream for BudgetedFsView<'_> {
         &mut self,
         stream: Resource<types::DirectoryEntryStream>,
     ) -> FsResult<Option<types::DirectoryEntry>> {
+        if let Some(next) = self.staged_next_entry(stream.rep()) {
+            return Ok(next);
+        }
         HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await
     }
 
     fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        self.forget(stream.rep(), true);
         HostDirectoryEntryStream::drop(&mut self.fs, stream)
     }
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, valid_name};
+use toolhost_effects::{Journal, Recovery};
 use toolhost_pipeline::bound::Artifacts;
 use toolhost_pipeline::{
     Availability, BodyInput, Pipeline, PipelineBuilder, Registration, Registry, RegistryError,
@@ -68,6 +69,9 @@ pub enum HostError {
     /// The runtime could not start.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// The commit journal cannot be opened or recovered.
+    #[error("the commit journal: {0}")]
+    Journal(#[from] toolhost_effects::CommitError),
     /// The toolbox file is invalid.
     #[error(transparent)]
     Toolbox(Box<ToolboxError>),
@@ -206,6 +210,8 @@ pub struct Host {
     artifacts: Arc<Artifacts>,
     current: Mutex<Current>,
     store_dir: Option<PathBuf>,
+    journal: Arc<Journal>,
+    recovery: Recovery,
 }
 
 #[derive(Default)]
@@ -239,13 +245,38 @@ impl Host {
             on_compile: config.on_compile,
             ..RuntimeConfig::default()
         })?;
+        // Finishes or rolls back a commit a killed host left halfway,
+        // before anything else touches the files.
+        let journal_dir = match &config.cache_dir {
+            Some(c) => c.join("journal"),
+            None => std::env::temp_dir().join("toolhost-journal"),
+        };
+        let (journal, recovery) = Journal::open(&journal_dir)?;
+        for id in &recovery.rolled_forward {
+            tracing::warn!(entry = %id, "finished a commit interrupted by the last exit");
+        }
+        for id in &recovery.rolled_back {
+            tracing::warn!(entry = %id, "rolled back a commit interrupted before its commit point");
+        }
         Ok(Host {
             runtime,
             registry: Registry::new(),
             artifacts: Arc::new(Artifacts::with_capacity(config.artifact_capacity)),
             current: Mutex::new(Current::default()),
             store_dir: config.store_dir,
+            journal: Arc::new(journal),
+            recovery,
         })
+    }
+
+    /// The journal of committed file effects (history, undo, redo).
+    pub fn journal(&self) -> &Arc<Journal> {
+        &self.journal
+    }
+
+    /// What opening the journal finished or rolled back.
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
     }
 
     /// The sandbox runtime.
@@ -280,7 +311,9 @@ impl Host {
     /// A pipeline builder for one session over this host's registry and
     /// artifact store. Front ends add their approver, log and listeners.
     pub fn session(&self) -> PipelineBuilder {
-        Pipeline::builder(self.registry.clone()).artifacts(self.artifacts.clone())
+        Pipeline::builder(self.registry.clone())
+            .artifacts(self.artifacts.clone())
+            .journal(self.journal.clone())
     }
 
     /// Loads every component of `toolbox` and serves its tools in place of

@@ -1,0 +1,353 @@
+//! Staged read-write grants: every path operation a guest makes through a
+//! directory descriptor of a read-write grant goes to that grant's
+//! [`Overlay`] instead of the user's tree (see `toolhost-effects`).
+//!
+//! The guest's descriptors stay wasmtime-wasi's own: a file descriptor is the
+//! lower file opened read-only or a staged blob opened read-write, so reads,
+//! writes and streams (and the write budget on them) work unchanged; a
+//! directory descriptor is remembered here with its path in the merged view,
+//! and each `*-at` function on it is answered by the overlay. Directory
+//! listings are served from the merged view through a stream resource taken
+//! from an empty directory. Read-only grants are not staged at all.
+
+use crate::write_budget::BudgetedFsView;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use toolhost_effects::{FsError, Kind, OpenRequest, Opened, Overlay, Stat};
+use wasmtime::component::Resource;
+use wasmtime_wasi::FsPerms;
+use wasmtime_wasi::filesystem::{Descriptor, Dir, File, OpenMode};
+use wasmtime_wasi::p2::bindings::clocks::wall_clock::Datetime;
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self, DescriptorFlags, DescriptorType, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+};
+use wasmtime_wasi::p2::{FsError as WasiFsError, FsResult};
+
+/// One call's staged grants and the descriptors that point into them.
+#[derive(Default)]
+pub(crate) struct Staging {
+    /// The read-write grants: guest path and overlay.
+    pub(crate) grants: Vec<(String, Arc<Overlay>)>,
+    /// Directory descriptors in a staged grant: rep → (grant, path).
+    dirs: HashMap<u32, (usize, String)>,
+    /// Directory listings served from the merged view: stream rep → entries.
+    streams: HashMap<u32, std::vec::IntoIter<types::DirectoryEntry>>,
+    /// An empty directory: the handle behind directories that exist only in
+    /// the overlay, and the source of stream resources.
+    empty: Option<PathBuf>,
+    /// Whether file I/O may block the calling thread (the runtime's setting).
+    pub(crate) allow_blocking: bool,
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+impl Staging {
+    /// Overlays for the read-write grants `(host, guest)`, staging under
+    /// `root`.
+    pub(crate) fn new(
+        rw: &[(PathBuf, String)],
+        root: &Path,
+        allow_blocking: bool,
+    ) -> std::io::Result<Staging> {
+        let mut grants = Vec::with_capacity(rw.len());
+        let call = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        for (i, (host, guest)) in rw.iter().enumerate() {
+            let o = Overlay::new(host, root.join(format!("{call}-{i}")))?;
+            grants.push((guest.clone(), Arc::new(o)));
+        }
+        Ok(Staging {
+            grants,
+            empty: (!rw.is_empty()).then(|| root.join("empty")),
+            allow_blocking,
+            ..Staging::default()
+        })
+    }
+
+    /// Registers the preopens a guest got: those of staged grants.
+    pub(crate) fn preopened(&mut self, rep: u32, guest: &str) {
+        if let Some(i) = self.grants.iter().position(|(g, _)| g == guest) {
+            self.dirs.insert(rep, (i, String::new()));
+        }
+    }
+
+    fn dir(&self, fd: &Resource<Descriptor>) -> Option<(Arc<Overlay>, usize, String)> {
+        let (i, rel) = self.dirs.get(&fd.rep())?;
+        Some((self.grants.get(*i)?.1.clone(), *i, rel.clone()))
+    }
+
+    fn empty_dir(&self) -> std::io::Result<std::fs::File> {
+        let p = self
+            .empty
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("no staged grant"))?;
+        std::fs::create_dir_all(p)?;
+        std::fs::File::open(p)
+    }
+}
+
+fn code(e: FsError) -> WasiFsError {
+    match e {
+        FsError::NoEntry => ErrorCode::NoEntry.into(),
+        FsError::NotDirectory => ErrorCode::NotDirectory.into(),
+        FsError::IsDirectory => ErrorCode::IsDirectory.into(),
+        FsError::Exist => ErrorCode::Exist.into(),
+        FsError::NotEmpty => ErrorCode::NotEmpty.into(),
+        FsError::NotPermitted => ErrorCode::NotPermitted.into(),
+        FsError::Loop => ErrorCode::Loop.into(),
+        FsError::Invalid => ErrorCode::Invalid.into(),
+        FsError::Io(e) => e.into(),
+    }
+}
+
+fn kind(k: Kind) -> DescriptorType {
+    match k {
+        Kind::File => DescriptorType::RegularFile,
+        Kind::Dir => DescriptorType::Directory,
+        Kind::Symlink => DescriptorType::SymbolicLink,
+    }
+}
+
+fn datetime(t: Option<std::time::SystemTime>) -> Option<Datetime> {
+    let d = t?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(Datetime {
+        seconds: d.as_secs(),
+        nanoseconds: d.subsec_nanos(),
+    })
+}
+
+fn stat(s: &Stat) -> types::DescriptorStat {
+    types::DescriptorStat {
+        type_: kind(s.kind),
+        link_count: s.nlink,
+        size: s.size,
+        data_access_timestamp: datetime(s.accessed),
+        data_modification_timestamp: datetime(s.modified),
+        status_change_timestamp: datetime(s.changed),
+    }
+}
+
+fn time(t: types::NewTimestamp) -> FsResult<Option<std::time::SystemTime>> {
+    Ok(match t {
+        types::NewTimestamp::NoChange => None,
+        // The guest's clock is the call's; `now` is the host's.
+        #[allow(clippy::disallowed_methods)]
+        types::NewTimestamp::Now => Some(std::time::SystemTime::now()),
+        types::NewTimestamp::Timestamp(d) => Some(
+            std::time::UNIX_EPOCH
+                .checked_add(std::time::Duration::new(d.seconds, d.nanoseconds))
+                .ok_or(ErrorCode::Overflow)?,
+        ),
+    })
+}
+
+fn follow(f: PathFlags) -> bool {
+    f.contains(PathFlags::SYMLINK_FOLLOW)
+}
+
+/// What `*-at` on a descriptor means: staged, or wasmtime-wasi's own.
+pub(crate) enum At {
+    /// A directory of a staged grant: the overlay, the grant and the path.
+    Staged(Arc<Overlay>, usize, String),
+    /// Anything else.
+    Direct,
+}
+
+impl BudgetedFsView<'_> {
+    /// Whether `fd` is a directory of a staged grant.
+    pub(crate) fn at(&self, fd: &Resource<Descriptor>) -> At {
+        match self.staging.dir(fd) {
+            Some((o, i, rel)) => At::Staged(o, i, rel),
+            None => At::Direct,
+        }
+    }
+
+    /// `get-directories`, registering the staged grants' preopens.
+    pub(crate) fn register_preopens(&mut self, dirs: &[(Resource<Descriptor>, String)]) {
+        for (d, name) in dirs {
+            self.staging.preopened(d.rep(), name);
+        }
+    }
+
+    pub(crate) fn staged_open(
+        &mut self,
+        (o, grant, rel): (Arc<Overlay>, usize, String),
+        path_flags: PathFlags,
+        path: String,
+        oflags: OpenFlags,
+        flags: DescriptorFlags,
+    ) -> FsResult<Resource<Descriptor>> {
+        let req = OpenRequest {
+            follow: follow(path_flags),
+            create: oflags.contains(OpenFlags::CREATE),
+            exclusive: oflags.contains(OpenFlags::EXCLUSIVE),
+            truncate: oflags.contains(OpenFlags::TRUNCATE),
+            directory: oflags.contains(OpenFlags::DIRECTORY),
+            write: flags.contains(DescriptorFlags::WRITE),
+        };
+        let creates =
+            req.create && matches!(o.stat(&rel, Some(&path), req.follow), Err(FsError::NoEntry));
+        if creates {
+            self.budget
+                .charge_entry()
+                .map_err(crate::write_budget::trap)?;
+        }
+        let opened = match o.open(&rel, &path, req) {
+            Ok(x) => x,
+            Err(e) => {
+                if creates {
+                    self.budget.refund_entry();
+                }
+                return Err(code(e));
+            }
+        };
+        let blocking = self.staging.allow_blocking;
+        let d = match opened {
+            Opened::File { file, writable, .. } => {
+                let mut mode = OpenMode::empty();
+                if flags.contains(DescriptorFlags::READ) || !writable {
+                    mode |= OpenMode::READ;
+                }
+                if writable && flags.contains(DescriptorFlags::WRITE) {
+                    mode |= OpenMode::WRITE;
+                }
+                let perms = if writable {
+                    FsPerms::ReadWrite
+                } else {
+                    FsPerms::ReadOnly
+                };
+                Descriptor::File(File::new(file, perms, mode, blocking))
+            }
+            Opened::Dir { rel, handle } => {
+                let handle = match handle {
+                    Some(h) => h,
+                    None => self.staging.empty_dir()?,
+                };
+                let mut mode = OpenMode::READ;
+                if flags.contains(DescriptorFlags::MUTATE_DIRECTORY) {
+                    mode |= OpenMode::WRITE;
+                }
+                let d = Descriptor::Dir(Dir::new(handle, FsPerms::ReadWrite, mode, blocking));
+                let r = self.fs.table.push(d)?;
+                self.staging.dirs.insert(r.rep(), (grant, rel));
+                return Ok(r);
+            }
+        };
+        Ok(self.fs.table.push(d)?)
+    }
+
+    pub(crate) fn staged_stat(
+        o: &Overlay,
+        rel: &str,
+        path: Option<&str>,
+        f: bool,
+    ) -> FsResult<types::DescriptorStat> {
+        o.stat(rel, path, f).map(|s| stat(&s)).map_err(code)
+    }
+
+    pub(crate) fn staged_metadata_hash(
+        o: &Overlay,
+        rel: &str,
+        path: Option<&str>,
+        f: bool,
+    ) -> FsResult<types::MetadataHashValue> {
+        let s = o.stat(rel, path, f).map_err(code)?;
+        let m = s
+            .modified
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        Ok(types::MetadataHashValue {
+            lower: s.ino ^ s.size.rotate_left(32),
+            upper: m ^ (s.kind as u64),
+        })
+    }
+
+    pub(crate) fn staged_set_times(
+        o: &Overlay,
+        rel: &str,
+        path: &str,
+        f: bool,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        let mut times = std::fs::FileTimes::new();
+        if let Some(a) = time(atim)? {
+            times = times.set_accessed(a);
+        }
+        if let Some(m) = time(mtim)? {
+            times = times.set_modified(m);
+        }
+        o.set_times(rel, path, f, times).map_err(code)
+    }
+
+    /// `read-directory` of a staged directory: its merged entries.
+    pub(crate) async fn staged_read_directory(
+        &mut self,
+        o: &Overlay,
+        rel: &str,
+    ) -> FsResult<Resource<types::DirectoryEntryStream>> {
+        let entries: Vec<types::DirectoryEntry> = o
+            .list(rel)
+            .map_err(code)?
+            .into_iter()
+            .map(|(name, k)| types::DirectoryEntry {
+                type_: kind(k),
+                name,
+            })
+            .collect();
+        // A stream resource of wasmtime-wasi's type, from an empty
+        // directory; its entries are served from here.
+        let empty = self.staging.empty_dir()?;
+        let blocking = self.staging.allow_blocking;
+        let tmp = self.fs.table.push(Descriptor::Dir(Dir::new(
+            empty,
+            FsPerms::ReadOnly,
+            OpenMode::READ,
+            blocking,
+        )))?;
+        let stream =
+            HostDescriptor::read_directory(&mut self.fs, Resource::new_borrow(tmp.rep())).await;
+        self.fs.table.delete(tmp)?;
+        let stream = stream?;
+        self.staging
+            .streams
+            .insert(stream.rep(), entries.into_iter());
+        Ok(stream)
+    }
+
+    /// The next entry of a merged listing (`None`: not one of ours).
+    pub(crate) fn staged_next_entry(&mut self, rep: u32) -> Option<Option<types::DirectoryEntry>> {
+        self.staging.streams.get_mut(&rep).map(Iterator::next)
+    }
+
+    /// Forgets a dropped descriptor or stream.
+    pub(crate) fn forget(&mut self, rep: u32, stream: bool) {
+        if stream {
+            self.staging.streams.remove(&rep);
+        } else {
+            self.staging.dirs.remove(&rep);
+        }
+    }
+}
+
+/// The two ends of a rename or link: both in the same staged grant, or
+/// neither staged.
+pub(crate) fn same_grant(a: &At, b: &At) -> FsResult<Option<(Arc<Overlay>, String, String)>> {
+    match (a, b) {
+        (At::Direct, At::Direct) => Ok(None),
+        (At::Staged(o, i, ra), At::Staged(_, j, rb)) if i == j => {
+            Ok(Some((o.clone(), ra.clone(), rb.clone())))
+        }
+        _ => Err(ErrorCode::CrossDevice.into()),
+    }
+}
+
+/// Maps an overlay result to WASI's.
+pub(crate) fn wasi<T>(r: Result<T, FsError>) -> FsResult<T> {
+    r.map_err(code)
+}

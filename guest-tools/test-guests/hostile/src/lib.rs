@@ -752,7 +752,78 @@ impl Tool for RenderHuge {
     }
 }
 
+/// Arguments of `scribble`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScribbleArgs {
+    /// How many new files to create (`new-0.txt`, …), each `new N` and a
+    /// newline.
+    pub create: u64,
+    /// Existing files to read first and then overwrite with `changed`.
+    #[serde(default)]
+    pub modify: Vec<String>,
+    /// Files to delete.
+    #[serde(default)]
+    pub delete: Vec<String>,
+    /// Milliseconds to sleep after reading, before writing anything.
+    #[serde(default)]
+    pub sleep_ms: u64,
+    /// How the call ends once it has written: `ok`, `fail`, `trap`, `spin`
+    /// (until the deadline or a cancel), `memory` (until the memory limit),
+    /// `budget` (writing until the write budget stops it).
+    pub then: String,
+}
+
+hostile!(Scribble, "scribble", "Reads, then creates, overwrites and deletes files, then ends as told (ok or a failure).", ScribbleArgs => Done, |a| {
+    use std::io::Write;
+    for m in &a.modify {
+        std::fs::read(toolhost_kit::resolve_path(m)).map_err(|e| io_error(&e))?;
+    }
+    if a.sleep_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(a.sleep_ms));
+    }
+    for i in 0..a.create {
+        let path = toolhost_kit::resolve_path(&format!("new-{i}.txt"));
+        std::fs::write(&path, format!("new {i}\n")).map_err(|e| io_error(&e))?;
+    }
+    for m in &a.modify {
+        std::fs::write(toolhost_kit::resolve_path(m), "changed\n").map_err(|e| io_error(&e))?;
+    }
+    for d in &a.delete {
+        std::fs::remove_file(toolhost_kit::resolve_path(d)).map_err(|e| io_error(&e))?;
+    }
+    match a.then.as_str() {
+        "ok" => Ok(Done { done: a.create }),
+        "fail" => Err(ToolError::new("boom", "failed after writing")),
+        "trap" => panic!("trapped after writing"),
+        "spin" => {
+            let mut x: u64 = 0;
+            loop {
+                x = black_box(x.wrapping_add(1));
+            }
+        }
+        "memory" => {
+            let mut blocks: Vec<Vec<u8>> = Vec::new();
+            loop {
+                let mut block = vec![0u8; 1 << 20];
+                block[0] = 1;
+                blocks.push(black_box(block));
+            }
+        }
+        "budget" => {
+            let mut f = std::fs::File::create(toolhost_kit::resolve_path("flood.bin"))
+                .map_err(|e| io_error(&e))?;
+            let chunk = vec![b'x'; 64 * 1024];
+            loop {
+                f.write_all(&chunk).map_err(|e| io_error(&e))?;
+            }
+        }
+        other => Err(ToolError::new("bad_args", format!("unknown ending `{other}`"))),
+    }
+});
+
 toolhost_kit::export_tools!(
+    Scribble,
     Spin,
     MemoryBomb,
     Recurse,

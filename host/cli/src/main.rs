@@ -15,6 +15,7 @@ use toolhost::{
     Host, HostConfig, TerminalApprover, TerminalProgress, default_cache_dir, find_toolbox,
 };
 use toolhost_contract::{SessionEvent, ToolCall};
+use toolhost_effects::Journal;
 use toolhost_mcp::http::HttpOptions;
 use toolhost_mcp::reload::{self, ToolboxSource};
 use toolhost_mcp::{Notices, Server, ServerOptions, Severity};
@@ -22,8 +23,8 @@ use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
 use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
 use toolhost_runtime::ImportVerdict;
-use toolhost_toolbox::Moving;
 use toolhost_toolbox::file::{ComponentEntry, PolicySource, Source, Toolbox};
+use toolhost_toolbox::{Moving, default_journal_dir};
 
 /// `println!` that returns an error instead of panicking when stdout is
 /// closed (`toolhost inspect … | head`): `main` then exits quietly.
@@ -47,6 +48,11 @@ struct Cli {
     /// Compile components on every load instead of caching them.
     #[arg(long, global = true)]
     no_cache: bool,
+    /// Where committed file changes are journaled, for crash recovery and
+    /// undo (default: CACHE_DIR/journal). On the file system of the files
+    /// the tools change, pre-images are hard links instead of copies.
+    #[arg(long, global = true, value_name = "DIR")]
+    journal: Option<PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -272,6 +278,34 @@ enum Cmd {
         /// The log file.
         file: PathBuf,
     },
+    /// List the calls whose file changes were committed, oldest first, with
+    /// what each changed (the journal keeps them for undo).
+    History {
+        /// Only this session's calls.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Print the journal entries as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revert a committed call's file changes (the newest call's by
+    /// default), refusing with `conflict` if any of its files changed since.
+    Undo {
+        /// The call id (or journal entry) to undo.
+        call: Option<String>,
+        /// The newest call of this session.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+    },
+    /// Re-apply a call's file changes that `undo` reverted (the newest
+    /// undone call by default).
+    Redo {
+        /// The call id (or journal entry) to redo.
+        call: Option<String>,
+        /// The newest undone call of this session.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -338,6 +372,28 @@ async fn run_calls(pipeline: &Pipeline, calls: Vec<(String, String)>) -> anyhow:
     Ok(())
 }
 
+/// `ms` since the epoch as `YYYY-MM-DD HH:MM:SS` (UTC).
+fn utc(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days to civil date (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// The directory served: `--dir`, made absolute, or the current directory.
 fn served_dir(set: &ToolSet) -> anyhow::Result<PathBuf> {
     let cwd = std::env::current_dir()?;
@@ -348,7 +404,7 @@ fn served_dir(set: &ToolSet) -> anyhow::Result<PathBuf> {
 }
 
 async fn host(
-    cache: Option<PathBuf>,
+    (cache, journal_dir): (Option<PathBuf>, &Path),
     max_instances: u32,
     set: &ToolSet,
 ) -> anyhow::Result<Arc<Host>> {
@@ -357,6 +413,7 @@ async fn host(
         cache_dir: cache,
         max_instances,
         on_compile: Some(Arc::new(TerminalProgress::default())),
+        journal_dir: Some(journal_dir.to_path_buf()),
         ..HostConfig::default()
     })?;
     let tb = toolbox(set, &dir)?;
@@ -433,6 +490,12 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    let journal_dir = cli
+        .journal
+        .clone()
+        .or_else(|| cli.cache_dir.as_ref().map(|d| d.join("journal")))
+        .or_else(default_journal_dir)
+        .context("no cache directory for the journal (set HOME or --cache-dir)")?;
     let cache = if cli.no_cache {
         None
     } else {
@@ -463,6 +526,7 @@ async fn run() -> anyhow::Result<()> {
                 cache_dir: cache,
                 max_instances,
                 on_compile: Some(Arc::new(notices.clone())),
+                journal_dir: Some(journal_dir.clone()),
                 ..HostConfig::default()
             })?);
             let tb = toolbox(&tools, &dir)?;
@@ -569,7 +633,7 @@ async fn run() -> anyhow::Result<()> {
             yes,
             seed,
         } => {
-            let host = host(cache, default_instances, &tools).await?;
+            let host = host((cache, &journal_dir), default_instances, &tools).await?;
             let mut b = host.session();
             if let Some(seed) = seed {
                 b = b.deterministic(seed);
@@ -609,7 +673,7 @@ async fn run() -> anyhow::Result<()> {
                 .iter()
                 .map(|c| (c.tool.clone(), c.arguments_text()))
                 .collect();
-            let host = host(cache, default_instances, &tools).await?;
+            let host = host((cache, &journal_dir), default_instances, &tools).await?;
             let replay = Replay::open(&out, Mode::Record, Layer::Cassette)?;
             let mut b = host.session().deterministic(seed).cassette(replay.clone());
             if yes {
@@ -633,7 +697,7 @@ async fn run() -> anyhow::Result<()> {
                 Layer::Cassette
             };
             let replay = Replay::open(&cassette, Mode::Replay, layer)?;
-            let host = host(cache, default_instances, &tools).await?;
+            let host = host((cache, &journal_dir), default_instances, &tools).await?;
             let mut b = host.session().cassette(replay.clone());
             if yes {
                 b = b.approver(Arc::new(ApproveAll));
@@ -664,7 +728,7 @@ async fn run() -> anyhow::Result<()> {
             }
         }
         Cmd::Tools { tools, format } => {
-            let host = host(cache, default_instances, &tools).await?;
+            let host = host((cache, &journal_dir), default_instances, &tools).await?;
             let fmt = match format {
                 ToolsFormat::Table => {
                     let report = host.report();
@@ -915,6 +979,46 @@ async fn run() -> anyhow::Result<()> {
                 component.display()
             );
         }
+        Cmd::History { session, json } => {
+            let (journal, _) = Journal::open(&journal_dir)?;
+            let entries: Vec<_> = journal
+                .entries()?
+                .into_iter()
+                .filter(|r| session.as_deref().is_none_or(|s| r.session == s))
+                .collect();
+            if json {
+                out!("{}", serde_json::to_string_pretty(&entries)?);
+            } else if entries.is_empty() {
+                out!("no committed calls in {}", journal_dir.display());
+            }
+            if !json {
+                for r in &entries {
+                    let state = match (r.state, &r.undoes) {
+                        (_, Some(of)) => format!("undo of {of}"),
+                        (toolhost_effects::State::Undone, _) => "undone".to_owned(),
+                        _ => "committed".to_owned(),
+                    };
+                    out!(
+                        "{}  {}  {} {}  [{state}]\n    {}",
+                        utc(r.time_ms),
+                        r.id,
+                        r.tool,
+                        r.call_id,
+                        r.headline
+                    );
+                }
+            }
+        }
+        Cmd::Undo { call, session } => {
+            let (journal, _) = Journal::open(&journal_dir)?;
+            let r = journal.undo(call.as_deref(), session.as_deref())?;
+            out!("undone: {}", r.headline);
+        }
+        Cmd::Redo { call, session } => {
+            let (journal, _) = Journal::open(&journal_dir)?;
+            let r = journal.redo(call.as_deref(), session.as_deref())?;
+            out!("redone: {}", r.headline);
+        }
         Cmd::Log { file } => {
             let contents =
                 read_log(&file).with_context(|| format!("reading {}", file.display()))?;
@@ -935,6 +1039,9 @@ async fn run() -> anyhow::Result<()> {
                             status,
                             r.timings.total_us
                         );
+                        if let Some(h) = r.effects.as_ref().and_then(|e| e["headline"].as_str()) {
+                            out!("    changed {h}");
+                        }
                         if let Some(d) = r.trace.denial() {
                             out!(
                                 "    decided by {:?}/{}: {}",

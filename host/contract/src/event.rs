@@ -52,6 +52,10 @@ pub struct ToolResultEvent {
     pub trace: DecisionTrace,
     /// Timings.
     pub timings: Timings,
+    /// The file effects the call committed (paths, kinds, hashes and sizes;
+    /// never contents), as in the result's `meta.effects`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effects: Option<serde_json::Value>,
 }
 
 impl ToolResultEvent {
@@ -76,6 +80,7 @@ impl ToolResultEvent {
                 .map(|v| crate::sha256_hex(v.to_string().as_bytes())),
             trace: result.meta().trace.clone(),
             timings: result.meta().timings,
+            effects: result.meta().extra.get("effects").cloned(),
         }
     }
 }

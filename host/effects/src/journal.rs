@@ -291,6 +291,19 @@ impl Journal {
         set: &EffectSet,
         info: &CommitInfo,
     ) -> Result<Record, CommitError> {
+        let prepared = self.prepare(staged, set, info)?;
+        self.finish(prepared)
+    }
+
+    /// Steps 1 to 3: checks, stages and passes the commit point; nothing in
+    /// the tree has changed yet, and from here the commit happens even if
+    /// the host dies.
+    fn prepare(
+        &self,
+        staged: &Staged,
+        set: &EffectSet,
+        info: &CommitInfo,
+    ) -> Result<Record, CommitError> {
         // 1. Check: nothing the call saw has changed since.
         for (i, (guest, o)) in staged.grants.iter().enumerate() {
             let in_set = |p: &str| {
@@ -411,7 +424,12 @@ impl Journal {
         // 3. The commit point.
         record.state = State::Prepared;
         self.write_plan(&record)?;
-        // 4. Apply. A failure here is finished at the next start.
+        Ok(record)
+    }
+
+    /// Steps 4 and 5: applies a prepared entry and marks it committed.
+    fn finish(&self, mut record: Record) -> Result<Record, CommitError> {
+        // A failure here is finished at the next start.
         self.apply(&record)?;
         record.state = State::Committed;
         self.write_plan(&record)?;
@@ -613,6 +631,7 @@ impl Journal {
         let target = match id {
             Some(id) => entries
                 .iter()
+                .rev()
                 .find(|r| r.id == id || r.call_id == id)
                 .ok_or_else(|| {
                     CommitError::NotFound(format!("no committed call `{id}` in the journal"))
@@ -644,6 +663,7 @@ impl Journal {
             .rev()
             .find(|r| {
                 r.state == State::Undone
+                    && r.undoes.is_none()
                     && id.is_none_or(|id| r.id == id || r.call_id == id)
                     && session.is_none_or(|s| r.session == s)
             })
@@ -856,4 +876,123 @@ fn dir_size(p: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::overlay::{OpenRequest, Opened, Overlay};
+    use std::sync::Arc;
+
+    fn write(o: &Overlay, path: &str, text: &str) {
+        let req = OpenRequest {
+            follow: true,
+            create: true,
+            truncate: true,
+            write: true,
+            ..OpenRequest::default()
+        };
+        let Ok(Opened::File { mut file, .. }) = o.open("", path, req) else {
+            panic!("open {path}")
+        };
+        file.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// A tree of `n` files `f-N` holding `old`, an overlay rewriting them all
+    /// and creating `new`, and its effect set.
+    fn scene(n: usize) -> (tempfile::TempDir, Staged, EffectSet) {
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("t");
+        std::fs::create_dir(&root).unwrap();
+        for i in 0..n {
+            std::fs::write(root.join(format!("f-{i}")), "old").unwrap();
+        }
+        let o = Overlay::new(&root, base.path().join("stage")).unwrap();
+        for i in 0..n {
+            write(&o, &format!("f-{i}"), "new");
+        }
+        write(&o, "new", "created");
+        let staged = Staged::new(vec![("/w".into(), Arc::new(o))]);
+        let set = staged.effects().unwrap();
+        (base, staged, set)
+    }
+
+    fn contents(root: &Path) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = std::fs::read_dir(root)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().into_string().unwrap(),
+                    std::fs::read_to_string(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_host_killed_after_the_commit_point_is_finished_at_the_next_start() {
+        let (base, staged, set) = scene(5);
+        let root = base.path().join("t");
+        let jdir = base.path().join("j");
+        let (j, _) = Journal::open(&jdir).unwrap();
+        let prepared = j.prepare(&staged, &set, &CommitInfo::default()).unwrap();
+        // Killed halfway through applying: two files are in place.
+        let root_dir = open_root(&root).unwrap();
+        for op in prepared.ops.iter().take(2) {
+            if let Action::Write { temp } = &op.action {
+                root_dir.rename(temp, &root_dir, &op.path).unwrap();
+            }
+        }
+        drop((j, staged));
+        let (_, rec) = Journal::open(&jdir).unwrap();
+        assert_eq!(rec.rolled_forward, std::slice::from_ref(&prepared.id));
+        let got = contents(&root);
+        assert_eq!(got.len(), 6, "{got:?}");
+        assert!(
+            got.iter().all(|(n, t)| if n == "new" {
+                t == "created"
+            } else {
+                t == "new"
+            }),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn a_host_killed_before_the_commit_point_leaves_the_tree_as_it_was() {
+        let (base, staged, set) = scene(5);
+        let root = base.path().join("t");
+        let before = contents(&root);
+        let jdir = base.path().join("j");
+        let (j, _) = Journal::open(&jdir).unwrap();
+        let mut prepared = j.prepare(&staged, &set, &CommitInfo::default()).unwrap();
+        // Killed while staging: the plan says so, the temporaries exist.
+        prepared.state = State::Staging;
+        j.write_plan(&prepared).unwrap();
+        assert!(std::fs::read_dir(&root).unwrap().count() > before.len());
+        drop((j, staged));
+        let (_, rec) = Journal::open(&jdir).unwrap();
+        assert_eq!(rec.rolled_back, std::slice::from_ref(&prepared.id));
+        assert_eq!(contents(&root), before);
+    }
+
+    #[test]
+    fn a_file_changed_after_the_call_saw_it_is_a_conflict_and_nothing_is_written() {
+        let (base, staged, set) = scene(3);
+        let root = base.path().join("t");
+        std::fs::write(root.join("f-1"), "someone else's").unwrap();
+        let (j, _) = Journal::open(&base.path().join("j")).unwrap();
+        let e = j.commit(&staged, &set, &CommitInfo::default()).unwrap_err();
+        assert!(
+            matches!(&e, CommitError::Conflict { path } if path == "/w/f-1"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(root.join("f-0")).unwrap(), "old");
+        assert!(!root.join("new").exists());
+        assert!(j.entries().unwrap().is_empty());
+    }
 }

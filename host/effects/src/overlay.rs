@@ -1008,3 +1008,74 @@ pub(crate) fn current(d: &Dir, rel: &str) -> Seen {
         Err(_) => Seen::Absent,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn scene() -> (tempfile::TempDir, Overlay) {
+        let base = tempfile::tempdir().unwrap();
+        let root = base.path().join("t");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(base.path().join("secret"), "outside").unwrap();
+        std::fs::write(root.join("d/x"), "x").unwrap();
+        std::os::unix::fs::symlink("../../secret", root.join("d/out")).unwrap();
+        let o = Overlay::new(&root, base.path().join("stage")).unwrap();
+        (base, o)
+    }
+
+    #[test]
+    fn nothing_resolves_outside_the_grant() {
+        let (_base, o) = scene();
+        let read = OpenRequest {
+            follow: true,
+            ..OpenRequest::default()
+        };
+        for path in ["../secret", "d/../../secret", "/etc/passwd", "d/out"] {
+            let e = o.open("", path, read).unwrap_err();
+            assert!(matches!(e, FsError::NotPermitted), "{path}: {e:?}");
+        }
+        // A link the guest makes that climbs out is stored, and never followed.
+        o.symlink("d", "../../secret", "climb").unwrap();
+        assert!(matches!(
+            o.open("d", "climb", read),
+            Err(FsError::NotPermitted)
+        ));
+        assert!(matches!(
+            o.symlink("", "/etc/passwd", "abs"),
+            Err(FsError::NotPermitted)
+        ));
+        // `..` inside the grant is fine.
+        assert!(o.open("d", "../d/x", read).is_ok());
+    }
+
+    #[test]
+    fn the_guest_sees_its_own_writes_and_the_tree_does_not() {
+        let (base, o) = scene();
+        let write = OpenRequest {
+            follow: true,
+            create: true,
+            truncate: true,
+            write: true,
+            ..OpenRequest::default()
+        };
+        let Opened::File { mut file, .. } = o.open("", "d/x", write).unwrap() else {
+            panic!()
+        };
+        std::io::Write::write_all(&mut file, b"staged").unwrap();
+        o.create_dir("", "e").unwrap();
+        o.rename("", "d/x", "e", "y").unwrap();
+        let names: Vec<String> = o.list("e").unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["y"]);
+        assert_eq!(o.stat("", Some("e/y"), false).unwrap().size, 6);
+        assert!(matches!(
+            o.stat("", Some("d/x"), false),
+            Err(FsError::NoEntry)
+        ));
+        // The lower tree is untouched.
+        let root = base.path().join("t");
+        assert_eq!(std::fs::read_to_string(root.join("d/x")).unwrap(), "x");
+        assert!(!root.join("e").exists());
+    }
+}

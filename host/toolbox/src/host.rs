@@ -38,6 +38,10 @@ pub struct HostConfig {
     /// Where remote components are kept (content-addressed; default
     /// `~/.cache/toolhost/store`).
     pub store_dir: Option<PathBuf>,
+    /// The journal of committed file effects, for crash recovery and undo
+    /// (`None`: `journal` in the cache directory, else in the default one,
+    /// else in the system's temporary directory).
+    pub journal_dir: Option<PathBuf>,
 }
 
 impl Default for HostConfig {
@@ -48,8 +52,15 @@ impl Default for HostConfig {
             max_instances: RuntimeConfig::default().max_instances,
             artifact_capacity: toolhost_pipeline::bound::DEFAULT_ARTIFACT_CAPACITY,
             on_compile: None,
+            journal_dir: None,
         }
     }
+}
+
+/// The default journal of committed file effects: `journal` in the
+/// default cache directory.
+pub fn default_journal_dir() -> Option<PathBuf> {
+    default_cache_dir().map(|d| d.join("journal"))
 }
 
 /// The default compiled-component cache: `$XDG_CACHE_HOME/toolhost` or
@@ -247,9 +258,11 @@ impl Host {
         })?;
         // Finishes or rolls back a commit a killed host left halfway,
         // before anything else touches the files.
-        let journal_dir = match &config.cache_dir {
-            Some(c) => c.join("journal"),
-            None => std::env::temp_dir().join("toolhost-journal"),
+        let journal_dir = match (&config.journal_dir, &config.cache_dir) {
+            (Some(j), _) => j.clone(),
+            (None, Some(c)) => c.join("journal"),
+            (None, None) => default_journal_dir()
+                .unwrap_or_else(|| std::env::temp_dir().join("toolhost-journal")),
         };
         let (journal, recovery) = Journal::open(&journal_dir)?;
         for id in &recovery.rolled_forward {

@@ -803,6 +803,27 @@ async def scenario_call(opts: Opts) -> None:
         FACTS["text"] = text_of(result)[:500]
 
 
+async def scenario_effects(opts: Opts) -> None:
+    # `write` asks after a staged run (approve = "effects"): the form shows
+    # the diff of what the call would change. Declined, nothing changes;
+    # accepted, exactly the diff shown is committed.
+    answers = Elicitations(types.ElicitResult(action="decline"), accept({"approve": True}))
+    async with connect(opts, elicitation=answers) as s:
+        value(await s.call_tool("read", {"path": NOTES}), "read before writing")
+        FACTS["declined"] = error(
+            await s.call_tool("write", {"path": NOTES, "content": "declined\n"}), "approval_denied", "write (declined)"
+        )
+        FACTS["after_decline"] = value(await s.call_tool("read", {"path": NOTES}), "read after the decline")
+        r = await s.call_tool("write", {"path": NOTES, "content": "alpha line\nrewritten\n"})
+        FACTS["written"] = value(r, "write (accepted)")
+        effects = ((r.meta or {}).get("toolhost") or {}).get("extra", {}).get("effects")
+        expect(isinstance(effects, dict), f"no effects in the result's _meta: {r.meta}")
+        FACTS["effects"] = effects
+        page = await s.read_resource(effects["diff"])
+        FACTS["diff"] = page.contents[0].text
+    FACTS["asked"] = [a["message"] for a in answers.asked]
+
+
 SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "list": scenario_list,
     "allowed": scenario_allowed,
@@ -820,6 +841,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "mrtr": scenario_mrtr,
     "cold": scenario_cold,
     "call": scenario_call,
+    "effects": scenario_effects,
 }
 
 

@@ -653,6 +653,42 @@ fn ask_decline(lang: Lang, transport: Transport) {
     );
 }
 
+/// 5d. Effects-first approval (`write`'s default policy): the form shows
+///     the diff of the staged run; decline leaves the file, accept commits
+///     exactly the diff shown.
+fn effects(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let f = run(&ws, lang, transport, "effects", &[]).facts;
+    assert_eq!(f["declined"]["code"], "approval_denied", "{f}");
+    assert_eq!(
+        ws.file("notes.txt").as_deref(),
+        Some("alpha line\nrewritten\n"),
+        "{f}"
+    );
+    let asked = f["asked"].as_array().expect("asked");
+    assert_eq!(asked.len(), 2, "{f}");
+    let declined = asked[0].as_str().unwrap_or_default();
+    assert!(
+        declined.contains("-alpha line") && declined.contains("+declined"),
+        "the form shows the diff: {declined}"
+    );
+    // Nothing changed after the decline: the read saw the old lines.
+    assert_eq!(f["after_decline"]["lines"][2], "omega line", "{f}");
+    // The accepted form's diff is the one committed.
+    let accepted = asked[1].as_str().unwrap_or_default();
+    let diff = f["diff"].as_str().unwrap_or_default();
+    assert!(
+        diff.contains("-needle: the quick brown fox") && diff.contains("+rewritten"),
+        "{diff}"
+    );
+    assert!(
+        accepted.contains(diff.trim_end()),
+        "shown:\n{accepted}\ncommitted:\n{diff}"
+    );
+    assert_eq!(f["effects"]["count"], 1, "{f}");
+    assert_eq!(f["effects"]["effects"][0]["kind"], "modified", "{f}");
+}
+
 /// 5c. The user answers only after the approval timeout.
 fn ask_timeout(lang: Lang, transport: Transport) {
     let mut ws = Workspace::new();
@@ -1120,6 +1156,7 @@ tests! {
     py_stdio_tool_errors => tool_errors(Py, Stdio);
     py_stdio_denied_paths => denied_paths(Py, Stdio);
     py_stdio_ask_accept => ask_accept(Py, Stdio);
+    py_stdio_effects => effects(Py, Stdio);
     py_stdio_ask_decline => ask_decline(Py, Stdio);
     py_stdio_ask_timeout => ask_timeout(Py, Stdio);
     py_stdio_no_elicitation => no_elicitation(Py, Stdio);
@@ -1184,6 +1221,7 @@ client_tests! {
     pyclient_auto_stdio_tool_errors => tool_errors(AUTO, Stdio);
     pyclient_auto_stdio_denied_paths => denied_paths(AUTO, Stdio);
     pyclient_auto_stdio_ask_accept => ask_accept(AUTO, Stdio);
+    pyclient_auto_stdio_effects => effects(AUTO, Stdio);
     pyclient_auto_stdio_ask_decline => ask_decline(AUTO, Stdio);
     pyclient_auto_stdio_no_elicitation => no_elicitation(AUTO, Stdio);
     pyclient_auto_stdio_cancel_spin => cancel_spin(AUTO, Stdio);

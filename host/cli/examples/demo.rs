@@ -1,5 +1,7 @@
 //! A scripted agent session through the whole toolhost pipeline:
-//! read → edit (approved) → grep → a write outside the workspace (denied)
+//! read → edit (approved from its arguments) → write (approved from the
+//! diff of its staged run, then committed) → grep → a write outside the
+//! workspace (denied)
 //! → a fetch to a host not on the allow-list (denied) → an unknown tool →
 //! arguments that are not JSON — printed the way a user would want to see
 //! it. The workspace and the script are in `examples/demo/`.
@@ -18,7 +20,10 @@ struct ShowAndApprove;
 #[async_trait::async_trait]
 impl Approver for ShowAndApprove {
     async fn approve(&self, r: &ApprovalRequest) -> Approval {
-        println!("  ? approval requested: {}", r.summary);
+        println!(
+            "  ? approval requested: {}",
+            r.summary.replace('\n', "\n  ? ")
+        );
         println!("    (demo approver says yes)");
         Approval::Approved
     }
@@ -43,6 +48,14 @@ fn show(result: &ToolResult, took: std::time::Duration) {
     for line in result.text().lines().take(14) {
         println!("  │ {line}");
     }
+    if let Some(h) = result
+        .meta()
+        .extra
+        .get("effects")
+        .and_then(|e| e["headline"].as_str())
+    {
+        println!("  ✎ committed {h} (toolhost history / undo)");
+    }
     println!();
 }
 
@@ -64,6 +77,7 @@ async fn main() -> anyhow::Result<()> {
     let script = read_script(&demo_dir().join("calls.jsonl"))?;
     let host = Host::new(HostConfig {
         cache_dir: Some(std::env::temp_dir().join("toolhost-demo-cache")),
+        journal_dir: Some(std::env::temp_dir().join("toolhost-demo-cache/journal")),
         on_compile: Some(Arc::new(TerminalProgress::default())),
         ..HostConfig::default()
     })?;

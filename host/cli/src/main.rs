@@ -53,6 +53,10 @@ struct Cli {
     /// the tools change, pre-images are hard links instead of copies.
     #[arg(long, global = true, value_name = "DIR")]
     journal: Option<PathBuf>,
+    /// Flush each commit of file changes to disk step by step (fsync), so
+    /// it stays all or nothing across a power loss, not only a crash.
+    #[arg(long, global = true)]
+    sync_commits: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -404,7 +408,7 @@ fn served_dir(set: &ToolSet) -> anyhow::Result<PathBuf> {
 }
 
 async fn host(
-    (cache, journal_dir): (Option<PathBuf>, &Path),
+    (cache, journal_dir, sync): (Option<PathBuf>, &Path, bool),
     max_instances: u32,
     set: &ToolSet,
 ) -> anyhow::Result<Arc<Host>> {
@@ -414,6 +418,7 @@ async fn host(
         max_instances,
         on_compile: Some(Arc::new(TerminalProgress::default())),
         journal_dir: Some(journal_dir.to_path_buf()),
+        journal_sync: sync,
         ..HostConfig::default()
     })?;
     let tb = toolbox(set, &dir)?;
@@ -527,6 +532,7 @@ async fn run() -> anyhow::Result<()> {
                 max_instances,
                 on_compile: Some(Arc::new(notices.clone())),
                 journal_dir: Some(journal_dir.clone()),
+                journal_sync: cli.sync_commits,
                 ..HostConfig::default()
             })?);
             let tb = toolbox(&tools, &dir)?;
@@ -633,7 +639,12 @@ async fn run() -> anyhow::Result<()> {
             yes,
             seed,
         } => {
-            let host = host((cache, &journal_dir), default_instances, &tools).await?;
+            let host = host(
+                (cache, &journal_dir, cli.sync_commits),
+                default_instances,
+                &tools,
+            )
+            .await?;
             let mut b = host.session();
             if let Some(seed) = seed {
                 b = b.deterministic(seed);
@@ -673,7 +684,12 @@ async fn run() -> anyhow::Result<()> {
                 .iter()
                 .map(|c| (c.tool.clone(), c.arguments_text()))
                 .collect();
-            let host = host((cache, &journal_dir), default_instances, &tools).await?;
+            let host = host(
+                (cache, &journal_dir, cli.sync_commits),
+                default_instances,
+                &tools,
+            )
+            .await?;
             let replay = Replay::open(&out, Mode::Record, Layer::Cassette)?;
             let mut b = host.session().deterministic(seed).cassette(replay.clone());
             if yes {
@@ -697,7 +713,12 @@ async fn run() -> anyhow::Result<()> {
                 Layer::Cassette
             };
             let replay = Replay::open(&cassette, Mode::Replay, layer)?;
-            let host = host((cache, &journal_dir), default_instances, &tools).await?;
+            let host = host(
+                (cache, &journal_dir, cli.sync_commits),
+                default_instances,
+                &tools,
+            )
+            .await?;
             let mut b = host.session().cassette(replay.clone());
             if yes {
                 b = b.approver(Arc::new(ApproveAll));
@@ -728,7 +749,12 @@ async fn run() -> anyhow::Result<()> {
             }
         }
         Cmd::Tools { tools, format } => {
-            let host = host((cache, &journal_dir), default_instances, &tools).await?;
+            let host = host(
+                (cache, &journal_dir, cli.sync_commits),
+                default_instances,
+                &tools,
+            )
+            .await?;
             let fmt = match format {
                 ToolsFormat::Table => {
                     let report = host.report();

@@ -20,14 +20,17 @@ use std::time::{Duration, Instant};
 const ROUNDS: u64 = 24;
 const FILES: usize = 60;
 
+/// The step of a journal entry not yet applied: `staging` or `prepared`
+/// (an applied entry has `committed.json`).
 fn unfinished(journal: &Path) -> Option<String> {
     for e in std::fs::read_dir(journal).ok()?.flatten() {
-        let plan = std::fs::read_to_string(e.path().join("plan.json")).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&plan).ok()?;
-        let state = v["state"].as_str()?.to_owned();
-        if state != "committed" {
-            return Some(state);
+        let dir = e.path();
+        if dir.join("committed.json").exists() {
+            continue;
         }
+        let prepared = std::fs::read_to_string(dir.join("prepared.json"))
+            .is_ok_and(|t| serde_json::from_str::<serde_json::Value>(&t).is_ok());
+        return Some(if prepared { "prepared" } else { "staging" }.to_owned());
     }
     None
 }

@@ -193,6 +193,9 @@ pub enum Opened {
 struct State {
     nodes: BTreeMap<String, Node>,
     seen: BTreeMap<String, Seen>,
+    /// Files opened for reading while nothing was staged, straight through
+    /// the lower tree (symlinks followed by cap-std): path → first seen.
+    read_seen: BTreeMap<String, Seen>,
     next_blob: u64,
 }
 
@@ -324,6 +327,7 @@ impl Overlay {
             state: Mutex::new(State {
                 nodes: BTreeMap::new(),
                 seen: BTreeMap::new(),
+                read_seen: BTreeMap::new(),
                 next_blob: 0,
             }),
         })
@@ -349,6 +353,26 @@ impl Overlay {
 
     pub(crate) fn seen(&self) -> BTreeMap<String, Seen> {
         lock(&self.state).seen.clone()
+    }
+
+    pub(crate) fn read_seen(&self) -> BTreeMap<String, Seen> {
+        lock(&self.state).read_seen.clone()
+    }
+
+    /// Remembers a file the runtime opened for reading straight through the
+    /// lower tree while nothing was staged (the fast path of a read-only
+    /// call): `path` (relative to the grant, symlinks not resolved) and its
+    /// metadata when opened. The commit's conflict check compares it.
+    pub fn record_read(&self, path: String, m: &std::fs::Metadata) {
+        use std::os::unix::fs::MetadataExt as _;
+        let seen = Seen::Present {
+            kind: Kind::File,
+            size: m.len(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+            ino: m.ino(),
+        };
+        lock(&self.state).read_seen.entry(path).or_insert(seen);
     }
 
     // ── the merged view ────────────────────────────────────────────────

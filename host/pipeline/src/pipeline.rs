@@ -268,6 +268,10 @@ impl Drop for Turn<'_> {
 /// Most effects listed in a result's meta (the rest: the diff artifact).
 const MAX_EFFECTS_IN_META: usize = 20;
 
+/// Commits at most this many effects and bytes run on the calling task.
+const INLINE_COMMIT_EFFECTS: usize = 8;
+const INLINE_COMMIT_BYTES: u64 = 1 << 20;
+
 /// Most bytes of diff shown in an effects approval (the rest: its artifact).
 const MAX_DIFF_IN_APPROVAL: usize = 4000;
 
@@ -396,14 +400,24 @@ impl Pipeline {
             call_id: call.call_id().to_owned(),
             tool: tool.descriptor.name.clone(),
         };
-        // Blocking file I/O: off the async workers.
-        let committed = {
-            let set = set.clone();
-            tokio::task::spawn_blocking(move || journal.commit(&staged, &set, &info))
-                .await
-                .map_err(|e| CommitError::NotFound(format!("the commit task failed: {e}")))
-                .and_then(|r| r)
-        };
+        // Blocking file I/O: a small commit (the usual one or two files)
+        // takes tens of microseconds, less than handing it to another
+        // thread; a large one goes off the async workers.
+        let bytes: u64 = set
+            .effects
+            .iter()
+            .filter_map(|e| e.after.as_ref().map(|v| v.size))
+            .sum();
+        let committed =
+            if set.effects.len() <= INLINE_COMMIT_EFFECTS && bytes <= INLINE_COMMIT_BYTES {
+                journal.commit(&staged, &set, &info)
+            } else {
+                let set = set.clone();
+                tokio::task::spawn_blocking(move || journal.commit(&staged, &set, &info))
+                    .await
+                    .map_err(|e| CommitError::NotFound(format!("the commit task failed: {e}")))
+                    .and_then(|r| r)
+            };
         match committed {
             Ok(record) => {
                 tracing::debug!(entry = %record.id, "committed");

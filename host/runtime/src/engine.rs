@@ -43,6 +43,12 @@ pub struct RuntimeConfig {
     /// artifact), so a front end can show progress: compiling a large
     /// component (an 18 MB Python one) takes tens of seconds.
     pub on_compile: Option<Arc<dyn CompileProgress>>,
+    /// Stage every call's writes in its read-write grants and hand them to
+    /// the pipeline to commit (default). Off, a call writes straight into
+    /// the user's files while it runs, and a failed call leaves what it had
+    /// written: only for measuring what staging costs (the `effects`
+    /// benchmark's baseline).
+    pub stage_writes: bool,
 }
 
 impl RuntimeConfig {
@@ -73,6 +79,7 @@ impl Default for RuntimeConfig {
             clock: SystemClock::shared(),
             fs_on_calling_thread: true,
             on_compile: None,
+            stage_writes: true,
         }
     }
 }

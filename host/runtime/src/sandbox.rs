@@ -168,7 +168,7 @@ impl HostState {
             .filter(|g| g.mode == FsMode::ReadWrite)
             .map(|g| (g.host.clone(), g.guest.clone()))
             .collect();
-        let staging = if rw.is_empty() {
+        let staging = if rw.is_empty() || !config.stage_writes {
             Staging::default()
         } else {
             Staging::new(&rw, &config.staging_dir(), config.fs_on_calling_thread).map_err(|e| {

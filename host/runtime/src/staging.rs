@@ -241,6 +241,56 @@ impl BudgetedFsView<'_> {
         Ok(self.fs.table.push(d)?)
     }
 
+    /// The fast path of a read in a staged grant where nothing is staged
+    /// yet (the merged view is the lower tree): wasmtime-wasi opens the
+    /// file through the real directory, as in a read-only grant, and the
+    /// overlay remembers what it opened for the conflict check. `None`: it
+    /// was a directory (those take the overlay's path, to know their path).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn clean_read_open(
+        &mut self,
+        o: &Overlay,
+        rel: &str,
+        fd: &Resource<Descriptor>,
+        path_flags: PathFlags,
+        path: &str,
+        oflags: OpenFlags,
+        flags: DescriptorFlags,
+    ) -> FsResult<Option<Resource<Descriptor>>> {
+        let r = HostDescriptor::open_at(
+            &mut self.fs,
+            Resource::new_borrow(fd.rep()),
+            path_flags,
+            path.to_owned(),
+            oflags,
+            flags,
+        )
+        .await?;
+        let meta = match self.fs.table.get_mut(&r)? {
+            Descriptor::File(f) => {
+                // Never writable, whatever the grant says.
+                f.perms = FsPerms::ReadOnly;
+                f.file.metadata().ok()
+            }
+            Descriptor::Dir(_) => None,
+        };
+        match meta {
+            Some(m) => {
+                let key = if rel.is_empty() {
+                    path.to_owned()
+                } else {
+                    format!("{rel}/{path}")
+                };
+                o.record_read(key, &m);
+                Ok(Some(r))
+            }
+            None => {
+                HostDescriptor::drop(&mut self.fs, r).map_err(WasiFsError::trap)?;
+                Ok(None)
+            }
+        }
+    }
+
     pub(crate) fn staged_stat(
         o: &Overlay,
         rel: &str,

@@ -308,7 +308,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        if let At::Staged(o, _, rel) = self.at(&fd)
+            && !o.is_clean()
+        {
             return self.staged_read_directory(&o, &rel).await;
         }
         HostDescriptor::read_directory(&mut self.fs, fd).await
@@ -336,7 +338,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        if let At::Staged(o, _, rel) = self.at(&fd)
+            && !o.is_clean()
+        {
             return Self::staged_stat(&o, &rel, None, true);
         }
         HostDescriptor::stat(&mut self.fs, fd).await
@@ -348,7 +352,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::DescriptorStat> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        if let At::Staged(o, _, rel) = self.at(&fd)
+            && !o.is_clean()
+        {
             let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
             return Self::staged_stat(&o, &rel, Some(&path), f);
         }
@@ -414,6 +420,19 @@ impl HostDescriptor for BudgetedFsView<'_> {
         flags: types::DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
         if let At::Staged(o, grant, rel) = self.at(&fd) {
+            let reads = !oflags.intersects(
+                types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE | types::OpenFlags::DIRECTORY,
+            ) && !flags.intersects(
+                types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
+            );
+            if reads
+                && o.is_clean()
+                && let Some(r) = self
+                    .clean_read_open(&o, &rel, &fd, path_flags, &path, oflags, flags)
+                    .await?
+            {
+                return Ok(r);
+            }
             return self.staged_open((o, grant, rel), path_flags, path, oflags, flags);
         }
         let creates = oflags.contains(types::OpenFlags::CREATE)
@@ -436,7 +455,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        if let At::Staged(o, _, rel) = self.at(&fd)
+            && !o.is_clean()
+        {
             return wasi(o.read_link(&rel, &path));
         }
         HostDescriptor::readlink_at(&mut self.fs, fd, path).await

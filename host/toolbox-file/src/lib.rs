@@ -32,6 +32,11 @@
 //! insecure = true                   # plain HTTP (implied for loopback registries)
 //! auth_env = "TOOLHOST_REGISTRY_AUTH"   # `user:password`, or `Bearer TOKEN`
 //!
+//! [journal]                         # committed file changes kept for undo (optional)
+//! max_mib = 512                     # the default; the oldest go first
+//! max_days = 7                      # the default
+//! sync = false                      # the default; true: fsync each commit step
+//!
 //! [[trust]]                         # whose signatures are accepted, per prefix
 //! prefix = "ghcr.io/acme/"          # REGISTRY/REPOSITORY prefix
 //! key = "keys/acme.pub"             # a PEM public key (with `trusted_root`, its log entry
@@ -152,6 +157,20 @@ pub struct Toolbox {
     pub registries: BTreeMap<String, RegistrySettings>,
     /// Whose signatures are accepted for which remote components.
     pub trust: Vec<TrustRule>,
+    /// How the journal of committed file changes is kept.
+    pub journal: JournalSettings,
+}
+
+/// `[journal]`: how long committed file changes stay undoable, and whether
+/// each commit is flushed to disk. `None`: the host's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JournalSettings {
+    /// Most bytes of pre-images kept (`max_mib`).
+    pub max_bytes: Option<u64>,
+    /// Oldest commit kept (`max_days`).
+    pub max_age: Option<std::time::Duration>,
+    /// Flush every commit step to disk (`sync`).
+    pub sync: Option<bool>,
 }
 
 impl Toolbox {
@@ -165,6 +184,7 @@ impl Toolbox {
             path: None,
             registries: BTreeMap::new(),
             trust: Vec::new(),
+            journal: JournalSettings::default(),
         }
     }
 
@@ -360,6 +380,15 @@ impl Toolbox {
             .into_iter()
             .map(|rule| file.trust_rule(rule))
             .collect::<Result<_, _>>()?;
+        let journal = raw
+            .journal
+            .map_or_else(JournalSettings::default, |j| JournalSettings {
+                max_bytes: j.max_mib.map(|m| m.saturating_mul(1 << 20)),
+                max_age: j
+                    .max_days
+                    .map(|d| std::time::Duration::from_secs(d.saturating_mul(86_400))),
+                sync: j.sync,
+            });
         Ok(Toolbox {
             origin: origin.to_owned(),
             base_dir: base_dir.to_owned(),
@@ -367,6 +396,7 @@ impl Toolbox {
             path: None,
             registries,
             trust,
+            journal,
         })
     }
 
@@ -416,6 +446,16 @@ struct RawToolbox {
     component: Option<Spanned<RawComponents>>,
     registries: Option<BTreeMap<Spanned<String>, Spanned<RawRegistry>>>,
     trust: Option<Vec<Spanned<RawTrust>>>,
+    journal: Option<RawJournal>,
+}
+
+/// `[journal]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJournal {
+    max_mib: Option<u64>,
+    max_days: Option<u64>,
+    sync: Option<bool>,
 }
 
 /// `[registries."HOST:PORT"]`.
@@ -888,6 +928,23 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn the_journal_table_sets_limits_and_sync() {
+        let toolbox = parse(
+            "version = 1\n[journal]\nmax_mib = 64\nmax_days = 2\nsync = true\n[[component]]\nsource = \"builtin:read\"\n",
+        );
+        assert_eq!(
+            toolbox.journal,
+            JournalSettings {
+                max_bytes: Some(64 << 20),
+                max_age: Some(std::time::Duration::from_secs(2 * 86_400)),
+                sync: Some(true),
+            }
+        );
+        let plain = parse("version = 1\n[[component]]\nsource = \"builtin:read\"\n");
+        assert_eq!(plain.journal, JournalSettings::default());
     }
 
     #[test]

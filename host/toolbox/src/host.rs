@@ -42,6 +42,9 @@ pub struct HostConfig {
     /// (`None`: `journal` in the cache directory, else in the default one,
     /// else in the system's temporary directory).
     pub journal_dir: Option<PathBuf>,
+    /// Flush every commit to disk step by step, so it is all or nothing
+    /// across a power loss too (see [`Journal::with_sync`]).
+    pub journal_sync: bool,
 }
 
 impl Default for HostConfig {
@@ -53,6 +56,7 @@ impl Default for HostConfig {
             artifact_capacity: toolhost_pipeline::bound::DEFAULT_ARTIFACT_CAPACITY,
             on_compile: None,
             journal_dir: None,
+            journal_sync: false,
         }
     }
 }
@@ -223,6 +227,8 @@ pub struct Host {
     store_dir: Option<PathBuf>,
     journal: Arc<Journal>,
     recovery: Recovery,
+    /// `HostConfig::journal_sync`, the default under a toolbox.
+    journal_sync: bool,
 }
 
 #[derive(Default)]
@@ -265,6 +271,7 @@ impl Host {
                 .unwrap_or_else(|| std::env::temp_dir().join("toolhost-journal")),
         };
         let (journal, recovery) = Journal::open(&journal_dir)?;
+        let journal = journal.with_sync(config.journal_sync);
         for id in &recovery.rolled_forward {
             tracing::warn!(entry = %id, "finished a commit interrupted by the last exit");
         }
@@ -279,7 +286,20 @@ impl Host {
             store_dir: config.store_dir,
             journal: Arc::new(journal),
             recovery,
+            journal_sync: config.journal_sync,
         })
+    }
+
+    /// The toolbox's `[journal]` settings over the host's defaults.
+    fn apply_journal(&self, toolbox: &Toolbox) {
+        let j = &toolbox.journal;
+        self.journal.set_limits(
+            j.max_bytes
+                .unwrap_or(toolhost_effects::DEFAULT_MAX_JOURNAL_BYTES),
+            j.max_age
+                .unwrap_or(toolhost_effects::DEFAULT_MAX_JOURNAL_AGE),
+        );
+        self.journal.set_sync(j.sync.unwrap_or(self.journal_sync));
     }
 
     /// The journal of committed file effects (history, undo, redo).
@@ -333,6 +353,7 @@ impl Host {
     /// whatever was served before, atomically: on any error nothing changes.
     pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
         let sources = self.read_sources(toolbox)?;
+        self.apply_journal(toolbox);
         // Loaded in parallel; each load is independent (and compilations
         // take turns, smallest first).
         let mut loads = tokio::task::JoinSet::new();
@@ -401,6 +422,7 @@ impl Host {
         on_change: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Startup, HostError> {
         let sources = self.read_sources(&toolbox)?;
+        self.apply_journal(&toolbox);
         for entry in &toolbox.components {
             resolve_policy(&toolbox, entry)?;
         }

@@ -23,6 +23,9 @@ pub enum Field {
     ContentCount,
     /// This content block (from 0) differs.
     Content(usize),
+    /// The committed file effects differ at this JSON Pointer (paths,
+    /// kinds, hashes, sizes).
+    Effects(String),
     /// The decision traces differ at this entry (from 0), in this stage.
     Trace {
         /// The first differing entry.
@@ -41,6 +44,7 @@ impl fmt::Display for Field {
             Field::Value(p) => write!(f, "value {p}"),
             Field::ContentCount => f.write_str("number of content blocks"),
             Field::Content(i) => write!(f, "content block {i}"),
+            Field::Effects(p) => write!(f, "file effects {p}"),
             Field::Trace { index, stage } => match stage {
                 Some(s) => write!(f, "trace entry {index} ({s:?} stage)"),
                 None => write!(f, "trace entry {index}"),
@@ -287,6 +291,24 @@ pub(crate) fn compare(
             ));
         }
     }
+    // The file effects: what the call changed, hash by hash (the diff's
+    // artifact link aside).
+    let effects = |r: &ToolResult| {
+        let mut e = r
+            .meta()
+            .extra
+            .get("effects")
+            .cloned()
+            .unwrap_or(Value::Null);
+        if let Some(o) = e.as_object_mut() {
+            o.remove("diff");
+        }
+        e
+    };
+    let (re, le) = (effects(recorded), effects(live));
+    if let Some((path, x, y)) = first_difference(&re, &le, String::new()) {
+        return plain(Field::Effects(path), canonical_json(x), canonical_json(y));
+    }
     let (rt, lt) = (&recorded.meta().trace.entries, &live.meta().trace.entries);
     for i in 0..rt.len().max(lt.len()) {
         let (a, b) = (rt.get(i), lt.get(i));
@@ -439,6 +461,25 @@ mod tests {
         assert_eq!(field, Field::Content(0));
         let diff = diff.unwrap();
         assert!(diff.contains("-two") && diff.contains("+2"), "{diff}");
+    }
+
+    #[test]
+    fn changed_file_effects_are_a_divergence_naming_the_field() {
+        let with = |sha: &str| {
+            let mut r = ok(json!(1), "x");
+            r.meta_mut().extra.insert(
+                "effects".into(),
+                json!({"count": 1, "effects": [{"path": "a.txt", "kind": "modified",
+                    "after": {"sha256": sha, "size": 3}}], "diff": format!("toolhost://artifacts/{sha}")}),
+            );
+            r
+        };
+        assert_eq!(compare(&with("aa"), &with("aa")), None);
+        let (field, e, a, _) = compare(&with("aa"), &with("bb")).unwrap();
+        assert_eq!(field, Field::Effects("/effects/0/after/sha256".into()));
+        assert_eq!((e.as_str(), a.as_str()), ("\"aa\"", "\"bb\""));
+        let (field, _, _, _) = compare(&with("aa"), &ok(json!(1), "x")).unwrap();
+        assert_eq!(field, Field::Effects(String::new()));
     }
 
     #[test]

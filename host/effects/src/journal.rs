@@ -122,6 +122,10 @@ struct Op {
     /// The new entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     after: Option<Version>,
+    /// A write whose new bytes are a staged blob: the blob itself is renamed
+    /// over the path (no copy), or copied when it is on another file system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    blob: Option<PathBuf>,
 }
 
 /// A journal entry: one committed call (or one undo).
@@ -216,6 +220,16 @@ fn read_entry(dir: &Path) -> Option<Record> {
 /// Commits between two looks at the journal's limits.
 const PRUNE_EVERY: u64 = 32;
 
+/// Whether the process that made entry `id` (`MS-PID-N`) still runs (and
+/// is not this one): then its unfinished entry is its own business. A
+/// reused pid only delays the recovery until that process ends.
+fn owner_alive(id: &str) -> bool {
+    let Some(pid) = id.split('-').nth(1).and_then(|p| p.parse::<u32>().ok()) else {
+        return false;
+    };
+    pid != std::process::id() && Path::new("/proc").join(pid.to_string()).exists()
+}
+
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -246,6 +260,11 @@ impl Journal {
         };
         let mut rec = Recovery::default();
         for r in j.entries()? {
+            // Another host sharing this journal may be committing it now.
+            if matches!(r.state, State::Staging | State::Prepared) && owner_alive(&r.id) {
+                tracing::debug!(entry = %r.id, "an unfinished commit of a running host");
+                continue;
+            }
             match r.state {
                 State::Staging => {
                     j.roll_back(&r);
@@ -457,6 +476,7 @@ impl Journal {
                 pre_link: None,
                 before: e.before.clone(),
                 after: e.after.clone(),
+                blob: None,
             };
             let temp = |n: usize| format!(".toolhost-{id}-{n}.tmp");
             let (main, src) = match (e.kind, e.entry) {
@@ -480,15 +500,18 @@ impl Journal {
                         ops.push(d);
                         sources.push(None);
                     }
-                    (
-                        op(
-                            &e.path,
-                            Action::Write {
-                                temp: temp(ops.len()),
-                            },
-                        ),
-                        x.source.clone().map(Bytes::File),
-                    )
+                    let mut w = op(
+                        &e.path,
+                        Action::Write {
+                            temp: temp(ops.len()),
+                        },
+                    );
+                    // A staged blob moves into place; lower bytes (a
+                    // rename) are copied.
+                    if let Some(Source::Blob(b)) = &x.source {
+                        w.blob = Some(b.clone());
+                    }
+                    (w, x.source.clone().map(Bytes::File))
                 }
             };
             ops.push(main);
@@ -610,6 +633,19 @@ impl Journal {
                 Action::Write { temp } | Action::Symlink { temp } => temp_rel(temp),
                 _ => String::new(),
             };
+            if let Some(blob) = op.blob.take() {
+                // Renamed into place when applied: no temporary. The entry
+                // keeps a link to it, so the bytes outlive the call's
+                // staging area until they are in place (a roll-forward
+                // needs them).
+                let kept = entry.join("new").join(format!("{n}"));
+                std::fs::create_dir_all(entry.join("new")).map_err(io_err(what()))?;
+                if std::fs::hard_link(&blob, &kept).is_err() {
+                    std::fs::copy(&blob, &kept).map_err(io_err(what()))?;
+                }
+                op.blob = Some(kept);
+                continue;
+            }
             match (&mut op.action, sources.get(n).cloned().flatten()) {
                 (Action::Write { temp: slot }, Some(Bytes::File(src))) => {
                     let t = temp;
@@ -703,6 +739,11 @@ impl Journal {
                     }
                     _ => {}
                 },
+                Action::Write { temp } if op.blob.is_some() => {
+                    if let Some(blob) = &op.blob {
+                        move_blob(&root, blob, temp, &op.path).map_err(io_err(what()))?;
+                    }
+                }
                 Action::Write { temp } | Action::Symlink { temp } => {
                     match root.rename(temp, &root, &op.path) {
                         Ok(()) => {}
@@ -887,6 +928,7 @@ impl Journal {
                 pre_link: None,
                 before: op.after.clone(),
                 after: op.before.clone(),
+                blob: None,
             };
             let n = ops.len();
             let temp = format!(".toolhost-{id}-{n}.tmp");
@@ -961,6 +1003,39 @@ enum Bytes {
     File(Source),
     /// A symlink's target.
     Link(String),
+}
+
+/// Puts a staged blob at `path`: renamed (atomic, no copy) when it is on the
+/// grant's file system, else copied to `temp` beside the path and renamed.
+/// A blob already gone was moved by an earlier try (a roll-forward).
+fn move_blob(root: &Dir, blob: &Path, temp: &str, path: &str) -> io::Result<()> {
+    let (Some(dir), Some(name)) = (blob.parent(), blob.file_name()) else {
+        return Err(io::ErrorKind::InvalidInput.into());
+    };
+    let stage = match Dir::open_ambient_dir(dir, ambient_authority()) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    match stage.rename(name, root, path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        // Another file system: a copy beside the path, renamed over it.
+        Err(e) if e.raw_os_error() == Some(18) => {
+            let t = match parent(path) {
+                Some(p) if !p.is_empty() && real_dir(root, p) => crate::overlay::join(p, temp),
+                _ => temp.to_owned(),
+            };
+            let mut from = stage.open(name)?;
+            let mode = from.metadata()?.permissions();
+            let mut to = root.create(&t)?;
+            io::copy(&mut from, &mut to)?;
+            to.set_permissions(mode)?;
+            drop(to);
+            root.rename(&t, root, path)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `ops` in the order they are applied: deletions, directories removed
@@ -1096,10 +1171,12 @@ mod tests {
         // Killed halfway through applying: two files are in place.
         let root_dir = open_root(&root).unwrap();
         for op in prepared.ops.iter().take(2) {
-            if let Action::Write { temp } = &op.action {
-                root_dir.rename(temp, &root_dir, &op.path).unwrap();
+            if let (Action::Write { temp }, Some(blob)) = (&op.action, &op.blob) {
+                move_blob(&root_dir, blob, temp, &op.path).unwrap();
             }
         }
+        assert_eq!(std::fs::read_to_string(root.join("f-0")).unwrap(), "new");
+        assert_eq!(std::fs::read_to_string(root.join("f-4")).unwrap(), "old");
         drop((j, staged));
         let (_, rec) = Journal::open(&jdir).unwrap();
         assert_eq!(rec.rolled_forward, std::slice::from_ref(&prepared.id));
@@ -1127,7 +1204,11 @@ mod tests {
         // the temporaries exist.
         std::fs::write(jdir.join(&prepared.id).join(PREPARED), "{\"torn").unwrap();
         prepared.state = State::Staging;
-        assert!(std::fs::read_dir(&root).unwrap().count() > before.len());
+        assert_eq!(
+            contents(&root),
+            before,
+            "nothing is written before the commit point"
+        );
         drop((j, staged));
         let (_, rec) = Journal::open(&jdir).unwrap();
         assert_eq!(rec.rolled_back, std::slice::from_ref(&prepared.id));

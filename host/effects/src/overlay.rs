@@ -998,6 +998,10 @@ impl Overlay {
 
 impl Drop for Overlay {
     fn drop(&mut self) {
+        // Nothing was staged (the staging directory was never made).
+        if lock(&self.state).next_blob == 0 && !self.stage.exists() {
+            return;
+        }
         // The staged blobs are gone with the call (committed ones were
         // moved or copied out first).
         if let Err(e) = std::fs::remove_dir_all(&self.stage)

@@ -4,7 +4,7 @@
 //! temporary file is left in the user's tree.
 //!
 //! `toolhost serve` (the real binary) runs the hostile guest's `scribble`,
-//! which rewrites 60 files and creates 60 more in one call; the test watches
+//! which rewrites 150 files and creates 150 more in one call; the test watches
 //! the journal and kills the server once a commit has begun, a little later
 //! each round, so kills land both before and after the commit point. It
 //! asserts that at least one kill landed mid-commit (the journal held an
@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ROUNDS: u64 = 24;
-const FILES: usize = 60;
+const FILES: usize = 150;
 
 /// The step of a journal entry not yet applied: `staging` or `prepared`
 /// (an applied entry has `committed.json`).

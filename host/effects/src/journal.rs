@@ -259,6 +259,19 @@ impl Journal {
             sizes: std::sync::Mutex::default(),
         };
         let mut rec = Recovery::default();
+        // Entries whose plan never became whole: killed before anything
+        // reached the tree (a staging plan is written before any temporary
+        // is); what they hold goes.
+        for e in std::fs::read_dir(dir)
+            .map_err(io_err("reading the journal"))?
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if read_entry(&e.path()).is_none() && !owner_alive(&name) && e.path().is_dir() {
+                let _ = std::fs::remove_dir_all(e.path());
+                rec.rolled_back.push(name);
+            }
+        }
         for r in j.entries()? {
             // Another host sharing this journal may be committing it now.
             if matches!(r.state, State::Staging | State::Prepared) && owner_alive(&r.id) {
@@ -327,11 +340,10 @@ impl Journal {
         let mut out = Vec::new();
         let rd = std::fs::read_dir(&self.dir).map_err(io_err("reading the journal"))?;
         for e in rd.flatten() {
+            // (An entry with no plan yet is being staged, or was, by a host
+            // that died: `open` removes those.)
             if let Some(r) = read_entry(&e.path()) {
                 out.push(r);
-            } else {
-                // No plan ever became durable: the entry wrote nothing.
-                let _ = std::fs::remove_dir_all(e.path());
             }
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));
@@ -540,7 +552,19 @@ impl Journal {
             undone_by: None,
             ops,
         };
-        self.write_plan(&record)?;
+        // The staging plan names the temporaries a kill before the commit
+        // point would leave in the tree; a commit that only moves staged
+        // blobs, makes directories and deletes leaves none there, and needs
+        // no staging plan (an entry with no plan is removed at the next
+        // start, with the links it holds).
+        let temporaries = record.ops.iter().any(|o| match o.action {
+            Action::Write { .. } => o.blob.is_none(),
+            Action::Symlink { .. } => true,
+            _ => false,
+        });
+        if temporaries {
+            self.write_plan(&record)?;
+        }
         let staged_result = self.stage(staged, &mut record, &sources);
         if let Err(e) = staged_result {
             self.roll_back(&record);
@@ -638,8 +662,7 @@ impl Journal {
                 // keeps a link to it, so the bytes outlive the call's
                 // staging area until they are in place (a roll-forward
                 // needs them).
-                let kept = entry.join("new").join(format!("{n}"));
-                std::fs::create_dir_all(entry.join("new")).map_err(io_err(what()))?;
+                let kept = entry.join(format!("new-{n}"));
                 if std::fs::hard_link(&blob, &kept).is_err() {
                     std::fs::copy(&blob, &kept).map_err(io_err(what()))?;
                 }

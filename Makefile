@@ -50,6 +50,7 @@ test: setup
 	$(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench startup -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench supply -- --quick
+	$(CARGO) bench --profile dev -p toolhost --bench effects -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -62,6 +63,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench scale
 	$(CARGO) bench -p toolhost --bench startup
 	$(CARGO) bench -p toolhost --bench supply
+	$(CARGO) bench -p toolhost --bench effects
 
 cassettes: setup
 	rm -rf target/demo-workspace

@@ -59,7 +59,7 @@ fn record_then_replay_then_verify_a_changed_workspace() {
         text(&rec.stderr)
     );
     assert!(
-        text(&rec.stdout).contains("8. read: error [invalid_arguments]"),
+        text(&rec.stdout).contains("9. read: error [invalid_arguments]"),
         "{}",
         text(&rec.stdout)
     );

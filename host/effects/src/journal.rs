@@ -249,7 +249,7 @@ impl Journal {
     /// Opens (creating) the journal at `dir` and finishes or rolls back
     /// whatever a killed host left mid-commit.
     pub fn open(dir: &Path) -> Result<(Journal, Recovery), CommitError> {
-        std::fs::create_dir_all(dir).map_err(io_err(format!("journal {}", dir.display())))?;
+        crate::make_private(dir).map_err(io_err(format!("journal {}", dir.display())))?;
         let j = Journal {
             dir: dir.to_path_buf(),
             max_bytes: std::sync::atomic::AtomicU64::new(DEFAULT_MAX_JOURNAL_BYTES),

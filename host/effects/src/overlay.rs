@@ -536,7 +536,7 @@ impl Overlay {
     }
 
     fn blob(&self, st: &mut State) -> Result<PathBuf, FsError> {
-        std::fs::create_dir_all(&self.stage)?;
+        crate::make_private(&self.stage)?;
         st.next_blob += 1;
         Ok(self.stage.join(format!("{}", st.next_blob)))
     }
@@ -683,7 +683,7 @@ impl Overlay {
                     Ok(stat_of_lower(&m))
                 }
                 _ => {
-                    std::fs::create_dir_all(&self.stage)?;
+                    crate::make_private(&self.stage)?;
                     let mut s = stat_of(&std::fs::metadata(&self.stage)?);
                     s.nlink = 2;
                     Ok(s)
@@ -693,7 +693,7 @@ impl Overlay {
                 let mut s = match self.lower.symlink_metadata(&rel) {
                     Ok(m) if !st.nodes.contains_key(&rel) => stat_of_lower(&m),
                     _ => {
-                        std::fs::create_dir_all(&self.stage)?;
+                        crate::make_private(&self.stage)?;
                         stat_of(&std::fs::metadata(&self.stage)?)
                     }
                 };

@@ -129,8 +129,8 @@ impl PipelineBuilder {
         self.results.push(l);
         self
     }
-    /// The journal file effects are committed through (default: one in the
-    /// system's temporary directory, opened at the first commit).
+    /// The journal file effects are committed through (default: the user's
+    /// `~/.cache/toolhost/journal`, opened at the first commit).
     pub fn journal(mut self, journal: Arc<Journal>) -> Self {
         self.journal = Some(journal);
         self
@@ -541,7 +541,7 @@ impl Pipeline {
             std::sync::OnceLock::new();
         DEFAULT
             .get_or_init(|| {
-                let dir = std::env::temp_dir().join("toolhost-journal");
+                let dir = toolhost_effects::private_dir("journal");
                 Journal::open(&dir)
                     .map(|(j, _)| Arc::new(j))
                     .map_err(|e| format!("the commit journal cannot be opened: {e}"))

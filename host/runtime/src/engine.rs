@@ -52,12 +52,13 @@ pub struct RuntimeConfig {
 }
 
 impl RuntimeConfig {
-    /// Where calls stage their writes: `staging` in the cache directory, or
-    /// in the system's temporary directory without one.
+    /// Where calls stage their writes: `staging` in the cache directory,
+    /// else in the user's default one (never a shared temporary path: the
+    /// staged bytes are the user's files).
     pub fn staging_dir(&self) -> PathBuf {
         match &self.cache_dir {
             Some(c) => c.join("staging"),
-            None => std::env::temp_dir().join("toolhost-staging"),
+            None => toolhost_effects::private_dir("staging"),
         }
     }
 }

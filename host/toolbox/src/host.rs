@@ -267,8 +267,9 @@ impl Host {
         let journal_dir = match (&config.journal_dir, &config.cache_dir) {
             (Some(j), _) => j.clone(),
             (None, Some(c)) => c.join("journal"),
-            (None, None) => default_journal_dir()
-                .unwrap_or_else(|| std::env::temp_dir().join("toolhost-journal")),
+            (None, None) => {
+                default_journal_dir().unwrap_or_else(|| toolhost_effects::private_dir("journal"))
+            }
         };
         let (journal, recovery) = Journal::open(&journal_dir)?;
         let journal = journal.with_sync(config.journal_sync);

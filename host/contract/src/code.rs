@@ -87,8 +87,8 @@ failure_codes! {
     /// nothing that was not recorded).
     NotRecorded => "not_recorded",
     /// The tool ran, but its value is larger than its policy's
-    /// `max_value_bytes`; the value was dropped (any changes the tool made
-    /// stand). The sizes are in `info`.
+    /// `max_value_bytes`; the value was dropped, and so were its staged file
+    /// changes. The sizes are in `info`.
     ValueTooLarge => "value_too_large",
     /// Approval was asked of the client's user through the protocol itself
     /// (MCP 2026-07-28: an `input_required` result); the call ran nothing,

@@ -1094,7 +1094,7 @@ impl Pipeline {
                     FailureCode::ValueTooLarge,
                     format!(
                         "the tool ran, but its value is {} bytes, over this tool's limit of {max_value} \
-                         (max_value_bytes); the value was dropped, and any changes the tool made stand. \
+                         (max_value_bytes); the value was dropped, and so were its file changes. \
                          Ask for less, e.g. a narrower range or a lower limit",
                         value_text.len()
                     ),

@@ -2,7 +2,6 @@
 //! path, with hashes, sizes and (for text files) a unified diff.
 
 use crate::overlay::{Entry, FsError, Kind, Node, Overlay, Seen, Source, join};
-use cap_std::fs::MetadataExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -151,16 +150,6 @@ impl Staged {
 type Described = Option<(Kind, Version, Option<Vec<u8>>)>;
 
 fn version_of(o: &Overlay, e: &Entry) -> Result<Described, FsError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let text = |size: u64,
-                read: &mut dyn FnMut() -> std::io::Result<Vec<u8>>|
-     -> std::io::Result<Option<Vec<u8>>> {
-        if size > MAX_DIFF_FILE {
-            return Ok(None);
-        }
-        let b = read()?;
-        Ok((!b.contains(&0) && std::str::from_utf8(&b).is_ok()).then_some(b))
-    };
     Ok(match e {
         Entry::Absent => None,
         Entry::Dir => Some((
@@ -181,39 +170,34 @@ fn version_of(o: &Overlay, e: &Entry) -> Result<Described, FsError> {
             },
             None,
         )),
-        Entry::File(Source::Lower(r)) => {
-            let m = o.lower_dir().metadata(r)?;
-            let sha = sha256(o.lower_dir().open(r)?)?;
-            let t = text(m.len(), &mut || {
-                let mut b = Vec::new();
-                o.lower_dir().open(r)?.read_to_end(&mut b)?;
-                Ok(b)
-            })?;
-            Some((
-                Kind::File,
-                Version {
-                    sha256: sha,
-                    size: m.len(),
-                    mode: m.mode() & 0o7777,
-                },
-                t,
-            ))
-        }
-        Entry::File(Source::Blob(b)) => {
-            let m = std::fs::metadata(b)?;
-            let sha = sha256(std::fs::File::open(b)?)?;
-            let t = text(m.len(), &mut || std::fs::read(b))?;
-            Some((
-                Kind::File,
-                Version {
-                    sha256: sha,
-                    size: m.len(),
-                    mode: m.permissions().mode() & 0o7777,
-                },
-                t,
-            ))
-        }
+        Entry::File(Source::Lower(r)) => Some(file_version(o.lower_dir().open(r)?.into_std())?),
+        Entry::File(Source::Blob(b)) => Some(file_version(std::fs::File::open(b)?)?),
     })
+}
+
+/// A file's version, read once: a small file's bytes are hashed and kept
+/// for the diff when they are text; a large one is hashed as it streams.
+fn file_version(mut f: std::fs::File) -> std::io::Result<(Kind, Version, Option<Vec<u8>>)> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let m = f.metadata()?;
+    let (sha256, text) = if m.len() <= MAX_DIFF_FILE {
+        let mut b = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0));
+        f.read_to_end(&mut b)?;
+        let sha = sha256_bytes(&b);
+        let text = (!b.contains(&0) && std::str::from_utf8(&b).is_ok()).then_some(b);
+        (sha, text)
+    } else {
+        (sha256(f)?, None)
+    };
+    Ok((
+        Kind::File,
+        Version {
+            sha256,
+            size: m.len(),
+            mode: m.permissions().mode() & 0o7777,
+        },
+        text,
+    ))
 }
 
 /// The lower paths under `rel` (recursively), for a deleted or replaced

@@ -426,13 +426,7 @@ impl Journal {
         info: &CommitInfo,
     ) -> Result<Record, CommitError> {
         // 1. Check: nothing the call saw has changed since.
-        for (i, (guest, o)) in staged.grants.iter().enumerate() {
-            let in_set = |p: &str| {
-                set.effects.iter().any(|e| {
-                    e.internal.as_ref().is_some_and(|x| x.grant == i)
-                        && (e.path == p || e.from.as_deref() == Some(p))
-                })
-            };
+        for (guest, o) in &staged.grants {
             // Files read while nothing was staged, by the path the guest
             // gave (cap-std follows its symlinks, as the open did).
             for (p, was) in o.read_seen() {
@@ -446,8 +440,11 @@ impl Journal {
                     });
                 }
             }
+            // What the call saw present (read, or changed). A path it saw
+            // absent matters only when it creates it: that effect's
+            // fingerprint is checked below.
             for (p, was) in o.seen() {
-                if matches!(was, Seen::Absent) && !in_set(&p) {
+                if matches!(was, Seen::Absent) {
                     continue;
                 }
                 if current(o.lower_dir(), &p) != was {

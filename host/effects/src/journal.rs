@@ -259,40 +259,42 @@ impl Journal {
             sizes: std::sync::Mutex::default(),
         };
         let mut rec = Recovery::default();
-        // Entries whose plan never became whole: killed before anything
-        // reached the tree (a staging plan is written before any temporary
-        // is); what they hold goes.
+        // One pass over the entries' names; only an unfinished one (no
+        // `committed.json`) is read.
         for e in std::fs::read_dir(dir)
             .map_err(io_err("reading the journal"))?
             .flatten()
         {
+            let path = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
-            if read_entry(&e.path()).is_none() && !owner_alive(&name) && e.path().is_dir() {
-                let _ = std::fs::remove_dir_all(e.path());
-                rec.rolled_back.push(name);
-            }
-        }
-        for r in j.entries()? {
-            // Another host sharing this journal may be committing it now.
-            if matches!(r.state, State::Staging | State::Prepared) && owner_alive(&r.id) {
-                tracing::debug!(entry = %r.id, "an unfinished commit of a running host");
+            if path.join(COMMITTED).exists() || !path.is_dir() {
                 continue;
             }
-            match r.state {
-                State::Staging => {
-                    j.roll_back(&r);
-                    rec.rolled_back.push(r.id.clone());
+            // Another host sharing this journal may be committing it now.
+            if owner_alive(&name) {
+                tracing::debug!(entry = %name, "an unfinished commit of a running host");
+                continue;
+            }
+            match read_entry(&path) {
+                // No plan became whole: killed before anything reached the
+                // tree (a staging plan is written before any temporary is);
+                // what the entry holds goes.
+                None => {
+                    let _ = std::fs::remove_dir_all(&path);
+                    rec.rolled_back.push(name);
                 }
-                State::Prepared => {
+                Some(r) if r.state == State::Prepared => {
                     let mut r = r;
                     j.apply(&r)?;
                     j.mark_committed(&mut r)?;
                     rec.rolled_forward.push(r.id.clone());
                 }
-                State::Committed | State::Undone => {}
+                Some(r) => {
+                    j.roll_back(&r);
+                    rec.rolled_back.push(r.id.clone());
+                }
             }
         }
-        j.prune()?;
         Ok((j, rec))
     }
 
@@ -787,14 +789,12 @@ impl Journal {
         Ok(())
     }
 
-    /// Keeps the journal within its limits (looked at every
-    /// [`PRUNE_EVERY`] commits: each look reads every entry).
+    /// Keeps the journal within its limits: looked at on this process's
+    /// first commit (not at start-up, which it would slow, and with the
+    /// toolbox's limits by then), then every [`PRUNE_EVERY`] commits.
     fn after_commit(&self, _r: &Record) -> Result<(), CommitError> {
-        if !self
-            .seq
-            .load(std::sync::atomic::Ordering::Relaxed)
-            .is_multiple_of(PRUNE_EVERY)
-        {
+        let n = self.seq.load(std::sync::atomic::Ordering::Relaxed);
+        if !n.saturating_sub(1).is_multiple_of(PRUNE_EVERY) {
             return Ok(());
         }
         self.prune()

@@ -643,19 +643,6 @@ impl Journal {
             if op.before.is_none() {
                 op.before = version(&root, &op.path);
             }
-            let dir = parent(&op.path).unwrap_or("").to_owned();
-            let temp_rel = |temp: &str| {
-                let dir = dir.as_str();
-                if real_dir(&root, dir) {
-                    crate::overlay::join(dir, temp)
-                } else {
-                    temp.to_owned()
-                }
-            };
-            let temp = match &op.action {
-                Action::Write { temp } | Action::Symlink { temp } => temp_rel(temp),
-                _ => String::new(),
-            };
             if let Some(blob) = op.blob.take() {
                 // Renamed into place when applied: no temporary. The entry
                 // keeps a link to it, so the bytes outlive the call's
@@ -668,6 +655,12 @@ impl Journal {
                 op.blob = Some(kept);
                 continue;
             }
+            let temp = match &op.action {
+                Action::Write { temp } | Action::Symlink { temp } => {
+                    temp_path(&root, &op.path, temp)
+                }
+                _ => String::new(),
+            };
             match (&mut op.action, sources.get(n).cloned().flatten()) {
                 (Action::Write { temp: slot }, Some(Bytes::File(src))) => {
                     let t = temp;
@@ -1025,6 +1018,18 @@ enum Bytes {
     Link(String),
 }
 
+/// Where the temporary `temp` for `path` goes: beside it, when its
+/// directory is a real directory now (no symlink on the way), else in the
+/// grant's root (a rename from there is as atomic on one file system).
+fn temp_path(root: &Dir, path: &str, temp: &str) -> String {
+    let dir = parent(path).unwrap_or("");
+    if real_dir(root, dir) {
+        crate::overlay::join(dir, temp)
+    } else {
+        temp.to_owned()
+    }
+}
+
 /// Puts a staged blob at `path`: renamed (atomic, no copy) when it is on the
 /// grant's file system, else copied to `temp` beside the path and renamed.
 /// A blob already gone was moved by an earlier try (a roll-forward).
@@ -1042,10 +1047,7 @@ fn move_blob(root: &Dir, blob: &Path, temp: &str, path: &str) -> io::Result<()> 
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         // Another file system: a copy beside the path, renamed over it.
         Err(e) if e.raw_os_error() == Some(18) => {
-            let t = match parent(path) {
-                Some(p) if !p.is_empty() && real_dir(root, p) => crate::overlay::join(p, temp),
-                _ => temp.to_owned(),
-            };
+            let t = temp_path(root, path, temp);
             let mut from = stage.open(name)?;
             let mode = from.metadata()?.permissions();
             let mut to = root.create(&t)?;

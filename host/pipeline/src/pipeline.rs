@@ -387,11 +387,17 @@ impl Pipeline {
             call.token().as_str(),
             sanitize(call.call_id())
         );
-        let diff_uri = self.artifacts.put(&diff_id, set.diff());
-        if let Some(reason) = deferred {
-            self.approve_effects(run, tool, &set, &diff_uri, reason, signal)
-                .await?;
-        }
+        let diff = set.diff();
+        let diff_uri = match deferred {
+            Some(reason) => {
+                // Stored first: the approval links it.
+                let uri = self.artifacts.put(&diff_id, diff.clone());
+                self.approve_effects(run, tool, &set, (&diff, &uri), reason, signal)
+                    .await?;
+                uri
+            }
+            None => self.artifacts.put(&diff_id, diff),
+        };
         let journal = self
             .journal()
             .map_err(|e| run.deny(Stage::Commit, "journal", host_error(e)))?;
@@ -462,7 +468,7 @@ impl Pipeline {
         run: &mut Run<'_>,
         tool: &RegisteredTool,
         set: &EffectSet,
-        diff_uri: &str,
+        (diff, diff_uri): (&str, &str),
         reason: String,
         signal: &CancellationToken,
     ) -> Result<(), ToolFailure> {
@@ -479,8 +485,7 @@ impl Pipeline {
                 ),
             ));
         };
-        let diff = set.diff();
-        let shown = clip(&diff, MAX_DIFF_IN_APPROVAL);
+        let shown = clip(diff, MAX_DIFF_IN_APPROVAL);
         let request = ApprovalRequest {
             call_id: call.call_id().to_owned(),
             tool: tool.descriptor.name.clone(),

@@ -1016,8 +1016,7 @@ async fn run() -> anyhow::Result<()> {
                 out!("{}", serde_json::to_string_pretty(&entries)?);
             } else if entries.is_empty() {
                 out!("no committed calls in {}", journal_dir.display());
-            }
-            if !json {
+            } else {
                 for r in &entries {
                     let state = match (r.state, &r.undoes) {
                         (_, Some(of)) => format!("undo of {of}"),

@@ -111,6 +111,20 @@ impl Side {
     }
 }
 
+/// A timing row: its name, the staged side's samples, the direct side's.
+type Row = (&'static str, Vec<Duration>, Vec<Duration>);
+
+/// Adds one sample per row to the side that took it.
+fn record<const N: usize>(rows: &mut [Row], staged: bool, samples: [Duration; N]) {
+    for (row, d) in rows.iter_mut().zip(samples) {
+        if staged {
+            row.1.push(d);
+        } else {
+            row.2.push(d);
+        }
+    }
+}
+
 fn dir_size(p: &Path) -> (u64, u64) {
     let (mut bytes, mut files) = (0, 0);
     if let Ok(rd) = std::fs::read_dir(p) {
@@ -145,7 +159,7 @@ async fn main() -> anyhow::Result<()> {
     for s in [&mut on, &mut off] {
         s.timed("read", json!({"path": "small.txt"})).await;
     }
-    let mut rows: Vec<(&str, Vec<Duration>, Vec<Duration>)> = vec![
+    let mut rows: Vec<Row> = vec![
         ("read (read-write grant)", vec![], vec![]),
         ("read (read-only grant)", vec![], vec![]),
         ("write (new 1 KiB file)", vec![], vec![]),
@@ -164,16 +178,9 @@ async fn main() -> anyhow::Result<()> {
             [&mut off, &mut on]
         };
         for s in sides {
-            let k = usize::from(!s.staged);
             let r = s.timed("read", json!({"path": "small.txt"})).await;
             let ro = s.timed("read", json!({"path": "/ro/r.txt"})).await;
-            for (row, d) in rows.iter_mut().zip([r, ro]) {
-                if k == 0 {
-                    row.1.push(d);
-                } else {
-                    row.2.push(d);
-                }
-            }
+            record(&mut rows[..2], s.staged, [r, ro]);
         }
     }
     for i in 0..rounds {
@@ -183,7 +190,6 @@ async fn main() -> anyhow::Result<()> {
             [&mut off, &mut on]
         };
         for s in sides {
-            let k = usize::from(!s.staged);
             let w = s
                 .timed(
                     "write",
@@ -203,13 +209,7 @@ async fn main() -> anyhow::Result<()> {
                     json!({"path": "small.txt", "old_text": from, "new_text": to}),
                 )
                 .await;
-            for (row, d) in rows.iter_mut().skip(2).zip([w, e]) {
-                if k == 0 {
-                    row.1.push(d);
-                } else {
-                    row.2.push(d);
-                }
-            }
+            record(&mut rows[2..], s.staged, [w, e]);
         }
     }
     println!("| call | staged + committed p50 | direct p50 | ratio |");

@@ -177,8 +177,6 @@ pub enum Opened {
         file: std::fs::File,
         /// Whether it is a staged blob opened for writing.
         writable: bool,
-        /// Whether the open created the path.
-        created: bool,
     },
     /// A directory at this path of the merged view; its handle is the lower
     /// directory when there is one.
@@ -730,7 +728,6 @@ impl Overlay {
                 Ok(Opened::File {
                     file,
                     writable: true,
-                    created: true,
                 })
             }
             _ if req.create && req.exclusive => Err(FsError::Exist),
@@ -772,7 +769,6 @@ impl Overlay {
                     return Ok(Opened::File {
                         file,
                         writable: true,
-                        created: false,
                     });
                 }
                 let file = match src {
@@ -786,7 +782,6 @@ impl Overlay {
                 Ok(Opened::File {
                     file,
                     writable: false,
-                    created: false,
                 })
             }
         }

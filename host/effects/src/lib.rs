@@ -20,17 +20,22 @@ pub use journal::{
 };
 pub use overlay::{FsError, Kind, MAX_SYMLINK_HOPS, OpenRequest, Opened, Overlay, Stat};
 
-/// A directory of toolhost's own, private to the user (mode 0700 when it
-/// is made): `$XDG_CACHE_HOME/toolhost/NAME` or `~/.cache/toolhost/NAME`,
-/// else a new one in the system's temporary directory for this process
-/// (never a shared, guessable path there: staged bytes and pre-images are
-/// the user's file contents).
-pub fn private_dir(name: &str) -> std::path::PathBuf {
-    let home = std::env::var_os("XDG_CACHE_HOME")
+/// toolhost's cache directory for this user: `$XDG_CACHE_HOME/toolhost` or
+/// `~/.cache/toolhost` (`None` with neither variable set).
+pub fn user_cache_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
         .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")));
-    match home {
-        Some(c) => c.join("toolhost").join(name),
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("toolhost"))
+}
+
+/// A directory of toolhost's own, private to the user (mode 0700 when it
+/// is made): `NAME` in [`user_cache_dir`], else a new one in the system's
+/// temporary directory for this process (never a shared, guessable path
+/// there: staged bytes and pre-images are the user's file contents).
+pub fn private_dir(name: &str) -> std::path::PathBuf {
+    match user_cache_dir() {
+        Some(c) => c.join(name),
         None => {
             use toolhost_contract::clock::{Clock, SystemClock};
             std::env::temp_dir().join(format!(
@@ -43,8 +48,8 @@ pub fn private_dir(name: &str) -> std::path::PathBuf {
 }
 
 /// Makes `dir` and its missing parents, the new ones readable by the user
-/// alone.
-pub(crate) fn make_private(dir: &std::path::Path) -> std::io::Result<()> {
+/// alone (mode 0700).
+pub fn make_private(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)

@@ -56,7 +56,7 @@ impl ArtifactCache {
             path: path.to_owned(),
             reason,
         };
-        create_private_dir(path).map_err(|e| err(e.to_string()))?;
+        toolhost_effects::make_private(path).map_err(|e| err(e.to_string()))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -128,14 +128,6 @@ impl ArtifactCache {
     fn name(&self, id: &str) -> String {
         format!("{id}-{}.cwasm", self.engine_key)
     }
-}
-
-fn create_private_dir(path: &Path) -> std::io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(path)
 }
 
 /// The payload of an artifact file, when its digest matches.

@@ -70,10 +70,7 @@ pub fn default_journal_dir() -> Option<PathBuf> {
 /// The default compiled-component cache: `$XDG_CACHE_HOME/toolhost` or
 /// `~/.cache/toolhost`.
 pub fn default_cache_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("toolhost"))
+    toolhost_effects::user_cache_dir()
 }
 
 /// Why a host could not be set up or a toolbox not loaded. Loading is all
@@ -267,9 +264,7 @@ impl Host {
         let journal_dir = match (&config.journal_dir, &config.cache_dir) {
             (Some(j), _) => j.clone(),
             (None, Some(c)) => c.join("journal"),
-            (None, None) => {
-                default_journal_dir().unwrap_or_else(|| toolhost_effects::private_dir("journal"))
-            }
+            (None, None) => toolhost_effects::private_dir("journal"),
         };
         let (journal, recovery) = Journal::open(&journal_dir)?;
         let journal = journal.with_sync(config.journal_sync);

@@ -381,33 +381,39 @@ impl Overlay {
             return Ok(Entry::Dir);
         }
         // Under a lower symlink there is nothing (cap-std would follow it).
-        let mut at = 0;
-        while let Some(i) = rel[at..].find('/') {
-            if !self
-                .lower
-                .symlink_metadata(&rel[..at + i])
-                .is_ok_and(|m| m.is_dir())
-            {
-                return Ok(Entry::Absent);
-            }
-            at += i + 1;
+        if !real_dir(&self.lower, parent(rel).unwrap_or("")) {
+            return Ok(Entry::Absent);
         }
+        match self.lower_lstat(rel)? {
+            Some(m) => self.lower_as_entry(rel, &m),
+            None => Ok(Entry::Absent),
+        }
+    }
+
+    /// The lower tree's metadata of `rel`, not following a last symlink
+    /// (`None`: nothing there, or a file on the way).
+    fn lower_lstat(&self, rel: &str) -> io::Result<Option<cap_std::fs::Metadata>> {
         match self.lower.symlink_metadata(rel) {
-            Ok(m) => Ok(match kind_of(m.file_type()) {
-                Kind::Dir => Entry::Dir,
-                Kind::File => Entry::File(Source::Lower(rel.to_owned())),
-                Kind::Symlink => Entry::Symlink(
-                    self.lower
-                        .read_link_contents(rel)?
-                        .to_string_lossy()
-                        .into_owned(),
-                ),
-            }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Entry::Absent),
-            // A component that is a file: nothing below it.
-            Err(e) if e.raw_os_error() == Some(20) => Ok(Entry::Absent),
-            Err(e) => Err(e.into()),
+            Ok(m) => Ok(Some(m)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
         }
+    }
+
+    /// The entry the lower `rel` with metadata `m` is.
+    fn lower_as_entry(&self, rel: &str, m: &cap_std::fs::Metadata) -> Result<Entry, FsError> {
+        Ok(match kind_of(m.file_type()) {
+            Kind::Dir => Entry::Dir,
+            Kind::File => Entry::File(Source::Lower(rel.to_owned())),
+            Kind::Symlink => Entry::Symlink(
+                self.lower
+                    .read_link_contents(rel)?
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+        })
     }
 
     /// Whether the lower entry at `rel` is hidden by an upper ancestor.
@@ -442,28 +448,17 @@ impl Overlay {
         if rel.is_empty() {
             return Ok(Entry::Dir);
         }
-        match self.lower.symlink_metadata(rel) {
-            Ok(m) => {
-                let kind = kind_of(m.file_type());
-                if kind != Kind::Dir && !st.seen.contains_key(rel) {
+        match self.lower_lstat(rel)? {
+            Some(m) => {
+                if !m.is_dir() && !st.seen.contains_key(rel) {
                     st.seen.insert(rel.to_owned(), seen_of(&m));
                 }
-                Ok(match kind {
-                    Kind::Dir => Entry::Dir,
-                    Kind::File => Entry::File(Source::Lower(rel.to_owned())),
-                    Kind::Symlink => Entry::Symlink(
-                        self.lower
-                            .read_link_contents(rel)?
-                            .to_string_lossy()
-                            .into_owned(),
-                    ),
-                })
+                self.lower_as_entry(rel, &m)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(20) => {
+            None => {
                 st.seen.entry(rel.to_owned()).or_insert(Seen::Absent);
                 Ok(Entry::Absent)
             }
-            Err(e) => Err(e.into()),
         }
     }
 

@@ -330,14 +330,13 @@ fn grant_effects(i: usize, guest: &str, o: &Overlay) -> Result<Vec<Effect>, FsEr
             e.lines = None;
         }
     }
-    let mut n = 0;
-    out.retain(|_| {
-        let keep = !gone.contains(&n);
-        n += 1;
-        keep
-    });
     // (The commit deletes a renamed file's old path: a rename is one effect.)
-    Ok(out)
+    Ok(out
+        .into_iter()
+        .enumerate()
+        .filter(|(n, _)| !gone.contains(n))
+        .map(|(_, e)| e)
+        .collect())
 }
 
 fn diff_into(e: &mut Effect, before: &[u8], after: &[u8]) {

@@ -408,7 +408,7 @@ fn served_dir(set: &ToolSet) -> anyhow::Result<PathBuf> {
 }
 
 async fn host(
-    (cache, journal_dir, sync): (Option<PathBuf>, &Path, bool),
+    (cache, journal_dir, sync): (Option<PathBuf>, Option<&Path>, bool),
     max_instances: u32,
     set: &ToolSet,
 ) -> anyhow::Result<Arc<Host>> {
@@ -417,7 +417,7 @@ async fn host(
         cache_dir: cache,
         max_instances,
         on_compile: Some(Arc::new(TerminalProgress::default())),
-        journal_dir: Some(journal_dir.to_path_buf()),
+        journal_dir: journal_dir.map(Path::to_path_buf),
         journal_sync: sync,
         ..HostConfig::default()
     })?;
@@ -499,8 +499,14 @@ async fn run() -> anyhow::Result<()> {
         .journal
         .clone()
         .or_else(|| cli.cache_dir.as_ref().map(|d| d.join("journal")))
-        .or_else(default_journal_dir)
-        .context("no cache directory for the journal (set HOME or --cache-dir)")?;
+        .or_else(default_journal_dir);
+    // Only the journal's own commands need it named; a host without one
+    // journals in a directory of its own (see HostConfig::journal_dir).
+    let journal_named = || {
+        journal_dir
+            .as_deref()
+            .context("no cache directory for the journal (set HOME, --cache-dir or --journal)")
+    };
     let cache = if cli.no_cache {
         None
     } else {
@@ -531,7 +537,7 @@ async fn run() -> anyhow::Result<()> {
                 cache_dir: cache,
                 max_instances,
                 on_compile: Some(Arc::new(notices.clone())),
-                journal_dir: Some(journal_dir.clone()),
+                journal_dir: journal_dir.clone(),
                 journal_sync: cli.sync_commits,
                 ..HostConfig::default()
             })?);
@@ -640,7 +646,7 @@ async fn run() -> anyhow::Result<()> {
             seed,
         } => {
             let host = host(
-                (cache, &journal_dir, cli.sync_commits),
+                (cache, journal_dir.as_deref(), cli.sync_commits),
                 default_instances,
                 &tools,
             )
@@ -685,7 +691,7 @@ async fn run() -> anyhow::Result<()> {
                 .map(|c| (c.tool.clone(), c.arguments_text()))
                 .collect();
             let host = host(
-                (cache, &journal_dir, cli.sync_commits),
+                (cache, journal_dir.as_deref(), cli.sync_commits),
                 default_instances,
                 &tools,
             )
@@ -714,7 +720,7 @@ async fn run() -> anyhow::Result<()> {
             };
             let replay = Replay::open(&cassette, Mode::Replay, layer)?;
             let host = host(
-                (cache, &journal_dir, cli.sync_commits),
+                (cache, journal_dir.as_deref(), cli.sync_commits),
                 default_instances,
                 &tools,
             )
@@ -750,7 +756,7 @@ async fn run() -> anyhow::Result<()> {
         }
         Cmd::Tools { tools, format } => {
             let host = host(
-                (cache, &journal_dir, cli.sync_commits),
+                (cache, journal_dir.as_deref(), cli.sync_commits),
                 default_instances,
                 &tools,
             )
@@ -1006,7 +1012,7 @@ async fn run() -> anyhow::Result<()> {
             );
         }
         Cmd::History { session, json } => {
-            let (journal, _) = Journal::open(&journal_dir)?;
+            let (journal, _) = Journal::open(journal_named()?)?;
             let entries: Vec<_> = journal
                 .entries()?
                 .into_iter()
@@ -1015,7 +1021,7 @@ async fn run() -> anyhow::Result<()> {
             if json {
                 out!("{}", serde_json::to_string_pretty(&entries)?);
             } else if entries.is_empty() {
-                out!("no committed calls in {}", journal_dir.display());
+                out!("no committed calls in {}", journal_named()?.display());
             } else {
                 for r in &entries {
                     let state = match (r.state, &r.undoes) {
@@ -1035,12 +1041,12 @@ async fn run() -> anyhow::Result<()> {
             }
         }
         Cmd::Undo { call, session } => {
-            let (journal, _) = Journal::open(&journal_dir)?;
+            let (journal, _) = Journal::open(journal_named()?)?;
             let r = journal.undo(call.as_deref(), session.as_deref())?;
             out!("undone: {}", r.headline);
         }
         Cmd::Redo { call, session } => {
-            let (journal, _) = Journal::open(&journal_dir)?;
+            let (journal, _) = Journal::open(journal_named()?)?;
             let r = journal.redo(call.as_deref(), session.as_deref())?;
             out!("redone: {}", r.headline);
         }

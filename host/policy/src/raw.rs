@@ -125,6 +125,11 @@ pub(crate) fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Resolve
         text: Some(text),
     };
     let probe: VersionProbe = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
+    if probe.version.is_none() {
+        // The probe skips other values unchecked: a syntax error (an
+        // integer out of range, say) comes first, with its line.
+        toml::from_str::<toml::Table>(text).map_err(|e| ctx.toml_error(&e))?;
+    }
     check_version(&ctx, probe.version)?;
     let raw: RawPolicy = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
     resolve(&ctx, raw, base_dir)

@@ -354,6 +354,11 @@ impl Toolbox {
             builtins,
         };
         let probe: VersionProbe = toml::from_str(text).map_err(|e| file.toml_error(&e))?;
+        if probe.version.is_none() {
+            // The probe skips other values unchecked: a syntax error (an
+            // integer out of range, say) comes first, with its line.
+            toml::from_str::<toml::Table>(text).map_err(|e| file.toml_error(&e))?;
+        }
         file.check_version(probe.version)?;
         let raw: RawToolbox = toml::from_str(text).map_err(|e| file.toml_error(&e))?;
         let components = match raw.component {

@@ -1,5 +1,6 @@
 //! What a tool declares about itself.
 
+use crate::visible::{Escaped, escape_json, escape_string};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -109,6 +110,179 @@ pub enum DescriptorError {
     /// Two tools of one component share a name.
     #[error("tool `{0}` is declared twice")]
     Duplicate(String),
+    /// The component declares more tools than its bound.
+    #[error(
+        "it declares {count} tools, more than `descriptors.max_tools` = {limit} allows (a bound on what a component may put into every client's context)"
+    )]
+    TooManyTools {
+        /// How many it declared.
+        count: usize,
+        /// The bound.
+        limit: u64,
+    },
+    /// One text of a tool is larger than its bound.
+    #[error(
+        "tool `{tool}`: its {what} is {bytes} bytes, more than `descriptors.{key}` = {limit} allows"
+    )]
+    TooLarge {
+        /// The tool.
+        tool: String,
+        /// `description`, `title`, `input schema` or `output schema`.
+        what: &'static str,
+        /// The policy key of the bound.
+        key: &'static str,
+        /// Its size.
+        bytes: usize,
+        /// The bound.
+        limit: u64,
+    },
+    /// All the component's descriptors together are larger than the bound.
+    #[error(
+        "its tool descriptors take {bytes} bytes or more, more than `descriptors.max_total_bytes` = {limit} allows"
+    )]
+    TooLargeInAll {
+        /// The size counted when the bound was passed.
+        bytes: usize,
+        /// The bound.
+        limit: u64,
+    },
+}
+
+/// Default [`DescriptorLimits::max_tools`]: real MCP servers publish up to
+/// about a hundred tools (GitHub's, the largest in common use, about 90
+/// with every toolset on); ten times that is never met by an honest tool.
+pub const DEFAULT_MAX_TOOLS: u64 = 1_024;
+/// Default [`DescriptorLimits::max_description_bytes`]: published
+/// descriptions run from one line to about 3 KiB (the longest common one,
+/// sequential-thinking's, is 2.9 KB); 16 KiB is five times that.
+pub const DEFAULT_MAX_DESCRIPTION_BYTES: u64 = 16 * 1024;
+/// Default [`DescriptorLimits::max_schema_bytes`]: real input schemas are
+/// a few KiB; generated ones for large APIs (Notion's, say) reach tens of
+/// KiB. 256 KiB leaves room for those.
+pub const DEFAULT_MAX_SCHEMA_BYTES: u64 = 256 * 1024;
+/// Default [`DescriptorLimits::max_total_bytes`]: the whole `tools/list`
+/// of GitHub's server is about 100 KiB; 1 MiB is what a client may be sent
+/// for one component at most.
+pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 1024 * 1024;
+
+/// Bounds on what one component may declare about its tools, checked at
+/// load before anything it declared is parsed. Past one, the component is
+/// not served: cutting a description would change what it says, and
+/// cutting a schema would change what it accepts, so toolhost refuses
+/// rather than cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DescriptorLimits {
+    /// Tools per component.
+    pub max_tools: u64,
+    /// Bytes of one description (and of one title).
+    pub max_description_bytes: u64,
+    /// Bytes of one input or output schema, as declared.
+    pub max_schema_bytes: u64,
+    /// Bytes of every descriptor of the component together.
+    pub max_total_bytes: u64,
+}
+
+impl Default for DescriptorLimits {
+    /// The `DEFAULT_MAX_*` constants.
+    fn default() -> Self {
+        DescriptorLimits {
+            max_tools: DEFAULT_MAX_TOOLS,
+            max_description_bytes: DEFAULT_MAX_DESCRIPTION_BYTES,
+            max_schema_bytes: DEFAULT_MAX_SCHEMA_BYTES,
+            max_total_bytes: DEFAULT_MAX_TOTAL_BYTES,
+        }
+    }
+}
+
+/// What one declared tool weighs, before it is parsed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeclaredSizes<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// Bytes of its description.
+    pub description: usize,
+    /// Bytes of its title.
+    pub title: usize,
+    /// Bytes of its input schema.
+    pub input_schema: usize,
+    /// Bytes of its output schema.
+    pub output_schema: usize,
+    /// Bytes of its path and URL pointers.
+    pub pointers: usize,
+}
+
+impl DescriptorLimits {
+    /// Checks the number of tools a component declares.
+    pub fn check_count(&self, count: usize) -> Result<(), DescriptorError> {
+        if count as u64 > self.max_tools {
+            return Err(DescriptorError::TooManyTools {
+                count,
+                limit: self.max_tools,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks one tool's texts, and adds its size to `total`, the size of
+    /// the component's descriptors so far.
+    pub fn check_tool(
+        &self,
+        sizes: &DeclaredSizes<'_>,
+        total: &mut usize,
+    ) -> Result<(), DescriptorError> {
+        let too_large = |what, key, bytes: usize, limit: u64| {
+            (bytes as u64 > limit).then(|| DescriptorError::TooLarge {
+                tool: sizes.name.to_owned(),
+                what,
+                key,
+                bytes,
+                limit,
+            })
+        };
+        let checks = [
+            too_large(
+                "description",
+                "max_description_bytes",
+                sizes.description,
+                self.max_description_bytes,
+            ),
+            too_large(
+                "title",
+                "max_description_bytes",
+                sizes.title,
+                self.max_description_bytes,
+            ),
+            too_large(
+                "input schema",
+                "max_schema_bytes",
+                sizes.input_schema,
+                self.max_schema_bytes,
+            ),
+            too_large(
+                "output schema",
+                "max_schema_bytes",
+                sizes.output_schema,
+                self.max_schema_bytes,
+            ),
+        ];
+        if let Some(e) = checks.into_iter().flatten().next() {
+            return Err(e);
+        }
+        *total = total
+            .saturating_add(sizes.name.len())
+            .saturating_add(sizes.description)
+            .saturating_add(sizes.title)
+            .saturating_add(sizes.input_schema)
+            .saturating_add(sizes.output_schema)
+            .saturating_add(sizes.pointers);
+        if *total as u64 > self.max_total_bytes {
+            return Err(DescriptorError::TooLargeInAll {
+                bytes: *total,
+                limit: self.max_total_bytes,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Whether `name` is a valid tool name.
@@ -192,6 +366,37 @@ impl ToolDescriptor {
         self.urls = urls;
         Ok(self)
     }
+
+    /// Escapes what a person cannot see (see [`crate::visible`]) in every
+    /// text the descriptor advertises: description, title, every string
+    /// of both schemas (keys too) and the argument pointers, which name
+    /// schema keys. What was escaped is returned.
+    pub fn escape_invisible(&mut self) -> Escaped {
+        let mut found = Escaped::default();
+        escape_string(&mut self.description, &mut found);
+        if let Some(t) = &mut self.title {
+            escape_string(t, &mut found);
+        }
+        escape_json(&mut self.input_schema, &mut found);
+        escape_json(&mut self.output_schema, &mut found);
+        for p in &mut self.paths {
+            escape_string(&mut p.pointer, &mut found);
+        }
+        for u in &mut self.urls {
+            escape_string(u, &mut found);
+        }
+        found
+    }
+
+    /// The descriptor's pin: `sha256:` and the SHA-256 of the canonical
+    /// JSON of everything it advertises or the host acts on (name, title,
+    /// description, schemas, annotations, path and URL arguments). Equal
+    /// descriptors have equal digests whatever order their schema keys
+    /// came in.
+    pub fn digest(&self) -> String {
+        let v = serde_json::to_value(self).unwrap_or(Value::Null);
+        format!("sha256:{}", crate::canonical_sha256(&v))
+    }
 }
 
 #[cfg(test)]
@@ -228,6 +433,61 @@ mod tests {
         assert!(matches!(
             raw("x", "{"),
             Err(DescriptorError::BadSchema { .. })
+        ));
+    }
+
+    #[test]
+    fn the_digest_pins_what_is_advertised_not_key_order() {
+        let a = raw("x", r#"{"type":"object","properties":{"a":{},"b":{}}}"#).unwrap();
+        let b = raw("x", r#"{"properties":{"b":{},"a":{}},"type":"object"}"#).unwrap();
+        assert_eq!(a.digest(), b.digest());
+        assert!(a.digest().starts_with("sha256:") && a.digest().len() == 71);
+        let mut c = a.clone();
+        c.description.push('.');
+        assert_ne!(a.digest(), c.digest());
+        let mut d = a.clone();
+        d.annotations.destructive = true;
+        assert_ne!(a.digest(), d.digest());
+    }
+
+    #[test]
+    fn limits_name_the_bound_and_the_size() {
+        let limits = DescriptorLimits {
+            max_tools: 2,
+            max_description_bytes: 10,
+            max_schema_bytes: 100,
+            max_total_bytes: 150,
+        };
+        assert!(limits.check_count(2).is_ok());
+        assert_eq!(
+            limits.check_count(3).unwrap_err().to_string(),
+            "it declares 3 tools, more than `descriptors.max_tools` = 2 allows (a bound on what a component may put into every client's context)"
+        );
+        let mut total = 0;
+        let sizes = DeclaredSizes {
+            name: "t",
+            description: 11,
+            ..Default::default()
+        };
+        assert_eq!(
+            limits
+                .check_tool(&sizes, &mut total)
+                .unwrap_err()
+                .to_string(),
+            "tool `t`: its description is 11 bytes, more than `descriptors.max_description_bytes` = 10 allows"
+        );
+        let sizes = DeclaredSizes {
+            name: "t",
+            input_schema: 90,
+            ..Default::default()
+        };
+        assert!(limits.check_tool(&sizes, &mut total).is_ok());
+        assert!(matches!(
+            limits.check_tool(&sizes, &mut total),
+            Err(DescriptorError::TooLargeInAll {
+                bytes: 182,
+                limit: 150
+            })
         ));
     }
 }

@@ -23,6 +23,11 @@ pub struct ToolCallEvent {
     /// The parent call, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// The digest of the descriptor the tool was served with
+    /// ([`crate::ToolDescriptor::digest`]; absent when no such tool was
+    /// served): which description and schemas the model had read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<String>,
 }
 
 /// The event written when a call has its final result. The value itself is

@@ -21,17 +21,22 @@
 //! This crate has no wasm or I/O dependencies; the only clock read in the core
 //! lives in [`clock::SystemClock`].
 
+mod canonical;
 pub mod clock;
 mod code;
 mod content;
 mod descriptor;
 mod event;
 mod result;
+pub mod visible;
 
+pub use canonical::{HashWriter, canonical_json, canonical_sha256};
 pub use code::{ErrorCode, FailureCode};
 pub use content::ContentBlock;
 pub use descriptor::{
-    Annotations, DescriptorError, PathAccess, PathParam, ToolDescriptor, valid_name,
+    Annotations, DEFAULT_MAX_DESCRIPTION_BYTES, DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_TOOLS,
+    DEFAULT_MAX_TOTAL_BYTES, DeclaredSizes, DescriptorError, DescriptorLimits, PathAccess,
+    PathParam, ToolDescriptor, valid_name,
 };
 pub use event::{SessionEvent, ToolCallEvent, ToolResultEvent};
 pub use result::{

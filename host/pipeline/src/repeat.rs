@@ -5,6 +5,7 @@ use crate::call::{FrozenCall, ParsedArguments};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use tokio::sync::Notify;
+use toolhost_contract::HashWriter;
 
 /// Identity of a call for the repeat check: SHA-256 of agent, tool and
 /// canonical arguments.
@@ -26,20 +27,6 @@ pub(crate) fn fingerprint(call: &FrozenCall) -> Fingerprint {
         ParsedArguments::Raw(r) => h.update(r.as_bytes()),
     }
     h.finalize().into()
-}
-
-/// Feeds `io::Write` output into a hasher (also the replay key's canonical
-/// hash).
-pub(crate) struct HashWriter<'a>(pub(crate) &'a mut sha2::Sha256);
-
-impl std::io::Write for HashWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        sha2::Digest::update(self.0, buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 const PENDING: u8 = 0;

@@ -177,6 +177,7 @@ impl PolicyBuilder {
             fs: Some(raw_fs(self.fs)),
             env: Some(raw_env(self.env_allow, self.env_set)),
             network: Some(raw_network(self.network)),
+            descriptors: None,
             tools,
         };
         let mut resolved = raw::resolve(&ctx, raw, &self.base_dir)?;

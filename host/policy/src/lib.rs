@@ -65,6 +65,7 @@ mod types;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+pub use toolhost_contract::DescriptorLimits;
 
 use serde::Deserialize;
 
@@ -89,6 +90,7 @@ pub const POLICY_VERSION: i64 = raw::SUPPORTED_VERSION;
 pub struct Policy {
     component: ToolPolicy,
     tools: BTreeMap<String, ToolPolicy>,
+    descriptors: DescriptorLimits,
 }
 
 impl Policy {
@@ -152,7 +154,14 @@ impl Policy {
         Policy {
             component: resolved.component,
             tools: resolved.tools,
+            descriptors: resolved.descriptors,
         }
+    }
+
+    /// The bounds on what the component may declare about its tools
+    /// (`[descriptors]`; the defaults when absent).
+    pub fn descriptor_limits(&self) -> DescriptorLimits {
+        self.descriptors
     }
 }
 
@@ -506,7 +515,7 @@ fs = []
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy]\ndecision = \"allow\"\nfuel = 5\n",
-                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `limits`, `fs`, `env`, `network`, `tools`",
+                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `limits`, `fs`, `env`, `network`, `descriptors`, `tools`",
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy.limits]\nfuel = 0\n",

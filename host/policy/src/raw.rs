@@ -12,6 +12,7 @@ use crate::error::{Ctx, PolicyError};
 use crate::types::{
     ApproveMode, Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, ToolPolicy,
 };
+use toolhost_contract::DescriptorLimits;
 
 /// The only policy format version this crate understands.
 pub(crate) const SUPPORTED_VERSION: i64 = 1;
@@ -38,8 +39,21 @@ pub(crate) struct RawPolicy {
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
     pub network: Option<RawNetwork>,
+    /// Component level only: what the component may declare.
+    pub descriptors: Option<RawDescriptors>,
     #[serde(default)]
     pub tools: BTreeMap<Spanned<String>, RawTool>,
+}
+
+/// `[descriptors]`: bounds on what the component declares; every key
+/// optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDescriptors {
+    pub max_tools: Option<Spanned<u64>>,
+    pub max_description_bytes: Option<Spanned<u64>>,
+    pub max_schema_bytes: Option<Spanned<u64>>,
+    pub max_total_bytes: Option<Spanned<u64>>,
 }
 
 /// `[tools.NAME]`: every part optional; present parts override the component.
@@ -116,6 +130,7 @@ struct Section {
 pub(crate) struct Resolved {
     pub component: ToolPolicy,
     pub tools: BTreeMap<String, ToolPolicy>,
+    pub descriptors: DescriptorLimits,
 }
 
 /// Parses and validates a policy file.
@@ -191,6 +206,7 @@ pub(crate) fn resolve(
         network: raw.network,
     };
     let component = resolve_section(ctx, "", top, &ToolPolicy::default(), base_dir)?;
+    let descriptors = resolve_descriptors(ctx, raw.descriptors)?;
     let mut tools = BTreeMap::new();
     for (name, tool) in raw.tools {
         check_tool_name(ctx, &name)?;
@@ -207,7 +223,51 @@ pub(crate) fn resolve(
         let resolved = resolve_section(ctx, &prefix, section, &component, base_dir)?;
         tools.insert(name.into_inner(), resolved);
     }
-    Ok(Resolved { component, tools })
+    Ok(Resolved {
+        component,
+        tools,
+        descriptors,
+    })
+}
+
+/// `[descriptors]` over the defaults; every bound greater than zero.
+fn resolve_descriptors(
+    ctx: &Ctx<'_>,
+    raw: Option<RawDescriptors>,
+) -> Result<DescriptorLimits, PolicyError> {
+    let mut out = DescriptorLimits::default();
+    let Some(raw) = raw else {
+        return Ok(out);
+    };
+    for (name, value, slot) in [
+        ("max_tools", raw.max_tools, &mut out.max_tools),
+        (
+            "max_description_bytes",
+            raw.max_description_bytes,
+            &mut out.max_description_bytes,
+        ),
+        (
+            "max_schema_bytes",
+            raw.max_schema_bytes,
+            &mut out.max_schema_bytes,
+        ),
+        (
+            "max_total_bytes",
+            raw.max_total_bytes,
+            &mut out.max_total_bytes,
+        ),
+    ] {
+        if let Some(v) = value {
+            if *v.get_ref() == 0 {
+                return Err(ctx.at(
+                    v.span(),
+                    format!("`descriptors.{name}` must be greater than 0"),
+                ));
+            }
+            *slot = v.into_inner();
+        }
+    }
+    Ok(out)
 }
 
 /// Applies `section` over `parent`: decision and each limit replace the

@@ -101,6 +101,16 @@ fn full_policy_uses_every_key() {
     assert_eq!(l.http_timeout_ms, 10_000);
     assert_eq!(l.max_write_bytes, 16_777_216);
     assert_eq!(l.max_files_created, 500);
+    let d = policy.descriptor_limits();
+    assert_eq!(
+        (
+            d.max_tools,
+            d.max_description_bytes,
+            d.max_schema_bytes,
+            d.max_total_bytes
+        ),
+        (64, 4_096, 65_536, 524_288)
+    );
     let s = &component.sandbox;
     assert_eq!(s.fs.len(), 2);
     assert_eq!(s.fs[0].host, Path::new("/base"));

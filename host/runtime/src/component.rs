@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{ToolDescriptor, sha256_hex};
+use toolhost_contract::visible::Escaped;
+use toolhost_contract::{
+    DeclaredSizes, DescriptorError, DescriptorLimits, ToolDescriptor, sha256_hex,
+};
 use toolhost_policy::{Policy, Sandbox};
 
 /// CPU budget for `list-tools` at load: generous for any honest component,
@@ -28,6 +31,8 @@ pub struct LoadedComponent {
     path: PathBuf,
     id: String,
     tools: Vec<ToolDescriptor>,
+    /// Tools whose descriptors had invisible characters, escaped.
+    escaped: Vec<(String, Escaped)>,
     imports: Imports,
     cache: CacheOutcome,
     compile_time: Duration,
@@ -65,9 +70,23 @@ impl Runtime {
         origin: &Path,
         bytes: Vec<u8>,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
+        self.load_bytes_with(origin, bytes, &DescriptorLimits::default())
+            .await
+    }
+
+    /// Loads a component from its bytes, refusing it when what it declares
+    /// about its tools passes `limits` (its policy's `[descriptors]`).
+    pub async fn load_bytes_with(
+        &self,
+        origin: &Path,
+        bytes: Vec<u8>,
+        limits: &DescriptorLimits,
+    ) -> Result<Arc<LoadedComponent>, LoadError> {
         use tracing::Instrument;
         let span = tracing::info_span!("load", path = %origin.display());
-        self.load_inner(origin, bytes).instrument(span).await
+        self.load_inner(origin, bytes, limits)
+            .instrument(span)
+            .await
     }
 
     /// Loads a component whose compiled form came with it (a built-in,
@@ -94,16 +113,24 @@ impl Runtime {
         .flatten();
         match embedded {
             Some((component, id)) => {
-                self.finish_load(origin, id, component, CacheOutcome::Precompiled, started)
-                    .instrument(span)
-                    .await
+                let limits = DescriptorLimits::default();
+                self.finish_load(
+                    origin,
+                    id,
+                    component,
+                    CacheOutcome::Precompiled,
+                    started,
+                    &limits,
+                )
+                .instrument(span)
+                .await
             }
             None => {
                 tracing::info!(
                     origin = %origin.display(),
                     "the precompiled built-in does not fit this engine; compiling it"
                 );
-                self.load_inner(origin, bytes.to_vec())
+                self.load_inner(origin, bytes.to_vec(), &DescriptorLimits::default())
                     .instrument(span)
                     .await
             }
@@ -114,6 +141,7 @@ impl Runtime {
         &self,
         path: &Path,
         bytes: Vec<u8>,
+        limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
         let id = sha256_hex(&bytes);
         let started = Instant::now();
@@ -156,7 +184,8 @@ impl Runtime {
                 (c, outcome)
             }
         };
-        self.finish_load(path, id, component, cache, started).await
+        self.finish_load(path, id, component, cache, started, limits)
+            .await
     }
 
     /// The rest of a load once the component is compiled: its imports
@@ -168,6 +197,7 @@ impl Runtime {
         component: wasmtime::component::Component,
         cache: CacheOutcome,
         started: Instant,
+        limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
         let compile_time = started.elapsed();
         let engine = &self.inner.engine;
@@ -202,27 +232,49 @@ impl Runtime {
             path: path.to_owned(),
             id,
             tools: Vec::new(),
+            escaped: Vec::new(),
             imports: Imports::new(imports),
             cache,
             compile_time,
         };
-        loaded.tools = loaded.list_tools().await?;
+        let listed = Instant::now();
+        (loaded.tools, loaded.escaped) = loaded.list_tools(limits).await?;
+        let list_time = listed.elapsed();
         tracing::info!(
             tools = loaded.tools.len(),
             ?cache,
             ?compile_time,
+            ?list_time,
             "component loaded"
         );
+        for (tool, escaped) in &loaded.escaped {
+            tracing::info!(
+                component = %path.display(),
+                tool,
+                "escaped {escaped} in its descriptor: text a person cannot see is shown as \\u{{…}}"
+            );
+        }
         Ok(Arc::new(loaded))
     }
 }
 
 impl LoadedComponent {
-    async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, LoadError> {
+    /// Asks the component for its tools, and checks what it declared:
+    /// first against `limits` (the count, then each text's size, before
+    /// anything is parsed), then each descriptor's form; invisible
+    /// characters are escaped.
+    async fn list_tools(
+        &self,
+        limits: &DescriptorLimits,
+    ) -> Result<(Vec<ToolDescriptor>, Vec<(String, Escaped)>), LoadError> {
         let path = self.path.clone();
         let fail = |reason: String| LoadError::ListTools {
             path: path.clone(),
             reason,
+        };
+        let refuse = |source: DescriptorError| LoadError::Descriptor {
+            path: path.clone(),
+            source: Box::new(source),
         };
         let policy = Policy::deny_all().component();
         let budget = Budget {
@@ -253,9 +305,25 @@ impl LoadedComponent {
                 return Err(fail(reason));
             }
         };
+        limits.check_count(raw.len()).map_err(refuse)?;
+        let mut total = 0usize;
+        for t in &raw {
+            let sizes = DeclaredSizes {
+                name: &t.name,
+                description: t.description.len(),
+                title: t.title.as_ref().map_or(0, String::len),
+                input_schema: t.input_schema.len(),
+                output_schema: t.output_schema.len(),
+                pointers: t.paths.iter().map(|p| p.pointer.len()).sum::<usize>()
+                    + t.urls.iter().map(String::len).sum::<usize>(),
+            };
+            limits.check_tool(&sizes, &mut total).map_err(refuse)?;
+        }
         let mut out: Vec<ToolDescriptor> = Vec::with_capacity(raw.len());
+        let mut names = std::collections::HashSet::with_capacity(raw.len());
+        let mut escaped = Vec::new();
         for t in raw {
-            let d = ToolDescriptor::from_raw(
+            let mut d = ToolDescriptor::from_raw(
                 t.name,
                 t.description,
                 &t.input_schema,
@@ -264,19 +332,17 @@ impl LoadedComponent {
                 t.paths,
             )
             .and_then(|d| d.with_v2(t.title, t.urls))
-            .map_err(|source| LoadError::Descriptor {
-                path: self.path.clone(),
-                source,
-            })?;
-            if out.iter().any(|o| o.name == d.name) {
-                return Err(LoadError::Descriptor {
-                    path: self.path.clone(),
-                    source: toolhost_contract::DescriptorError::Duplicate(d.name),
-                });
+            .map_err(refuse)?;
+            if !names.insert(d.name.clone()) {
+                return Err(refuse(DescriptorError::Duplicate(d.name)));
+            }
+            let found = d.escape_invisible();
+            if !found.is_empty() {
+                escaped.push((d.name.clone(), found));
             }
             out.push(d);
         }
-        Ok(out)
+        Ok((out, escaped))
     }
 
     /// The file it was loaded from (or the origin given to [`Runtime::load_bytes`]).
@@ -292,6 +358,12 @@ impl LoadedComponent {
     /// The tools it declared, in its order.
     pub fn tools(&self) -> &[ToolDescriptor] {
         &self.tools
+    }
+
+    /// The tools whose descriptors held characters a person cannot see
+    /// (escaped as `\u{…}` in what they advertise), with what was found.
+    pub fn escaped(&self) -> &[(String, Escaped)] {
+        &self.escaped
     }
 
     /// One declared tool.

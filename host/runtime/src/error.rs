@@ -63,12 +63,20 @@ pub enum LoadError {
         /// Why.
         reason: String,
     },
-    /// A declared tool is malformed.
+    /// Its tool descriptors are not those its lock pinned.
+    #[error("component {path}: {reason}")]
+    Pinned {
+        /// The origin.
+        path: PathBuf,
+        /// What changed, and what to do.
+        reason: String,
+    },
+    /// A declared tool is malformed, or what it declares passes a bound.
     #[error("component {path}: {source}")]
     Descriptor {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        source: toolhost_contract::DescriptorError,
+        source: Box<toolhost_contract::DescriptorError>,
     },
 }

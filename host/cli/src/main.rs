@@ -345,7 +345,7 @@ fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
         let policy = match (&set.policy, &source) {
             (Some(p), _) => PolicySource::File(cwd.join(p)),
             (None, Source::Builtin(_)) => PolicySource::BuiltinDefault,
-            (None, _) => PolicySource::Inline(toolhost_policy::Policy::deny_all()),
+            (None, _) => PolicySource::Inline(Box::default()),
         };
         return Ok(Toolbox::of(
             "<command line>",
@@ -601,6 +601,9 @@ async fn run() -> anyhow::Result<()> {
                             format!("not serving {component}: it did not load: {why}"),
                         );
                     }
+                    for w in &report.warnings {
+                        notices.say(Severity::Warning, w.clone());
+                    }
                     // Hot reload watches what the first load named.
                     if let Some((source, since)) = reload {
                         reload::watch(server, source, since, reload::DEFAULT_INTERVAL, stop).await;
@@ -794,6 +797,9 @@ async fn run() -> anyhow::Result<()> {
                     for s in &report.skipped {
                         out!("{:<14} {:<6} not served: {}", s.name, "-", s.reason);
                     }
+                    for w in &report.warnings {
+                        out!("warning: {w}");
+                    }
                     for p in report.provenance.values() {
                         out!(
                             "\n{}: locked to {}{}; signed: {}",
@@ -870,7 +876,9 @@ async fn run() -> anyhow::Result<()> {
                 return Ok(());
             }
             let store = toolhost_toolbox::remote::open_store(None)?;
-            let changes = toolhost_toolbox::remote::lock(&tb, &store, &Moving::Unlocked).await?;
+            let rt = supply::runtime(cache.clone())?;
+            let changes =
+                toolhost_toolbox::remote::lock(&tb, &store, &Moving::Unlocked, &rt).await?;
             for c in &changes {
                 out!(
                     "locked {} → {} ({})",
@@ -892,16 +900,12 @@ async fn run() -> anyhow::Result<()> {
         Cmd::Update { names, tools } => {
             let tb = toolbox(&tools, &served_dir(&tools)?)?;
             let store = toolhost_toolbox::remote::open_store(None)?;
+            let rt = supply::runtime(cache.clone())?;
             let changes =
-                toolhost_toolbox::remote::lock(&tb, &store, &Moving::Update(names)).await?;
+                toolhost_toolbox::remote::lock(&tb, &store, &Moving::Update(names), &rt).await?;
             if changes.is_empty() {
                 out!("no pin moved: every remote component still resolves to what is locked");
             }
-            let rt = toolhost_runtime::Runtime::new(toolhost_runtime::RuntimeConfig {
-                cache_dir: cache.clone(),
-                on_compile: Some(Arc::new(TerminalProgress::default())),
-                ..Default::default()
-            })?;
             for c in &changes {
                 out!("{}", c.source);
                 let before = c.before.as_ref();
@@ -941,7 +945,7 @@ async fn run() -> anyhow::Result<()> {
                         let loaded = rt.load_bytes(Path::new("component"), bytes).await.ok()?;
                         let tools: Vec<String> =
                             loaded.tools().iter().map(|t| t.name.clone()).collect();
-                        Some((loaded.imports().to_vec(), tools))
+                        Some((loaded.imports().to_vec(), tools, loaded.tools().to_vec()))
                     }
                 };
                 let old = match before {
@@ -949,8 +953,8 @@ async fn run() -> anyhow::Result<()> {
                     None => None,
                 };
                 let new = describe(&c.after.component).await;
-                if let Some((imports, tools)) = &new {
-                    let (old_imports, old_tools) = old.clone().unwrap_or_default();
+                if let Some((imports, tools, descriptors)) = &new {
+                    let (old_imports, old_tools, old_descriptors) = old.clone().unwrap_or_default();
                     out!(
                         "  imports:   {}",
                         diff_list(&old_imports, imports, old.is_some())
@@ -959,6 +963,19 @@ async fn run() -> anyhow::Result<()> {
                         "  tools:     {}",
                         diff_list(&old_tools, tools, old.is_some())
                     );
+                    // What the model will read from now on, tool by tool.
+                    if old.is_some() {
+                        let lines =
+                            toolhost_toolbox::descriptors::diff(&old_descriptors, descriptors);
+                        if lines.is_empty() {
+                            out!("  descriptors: unchanged");
+                        } else {
+                            out!("  descriptors:");
+                            for line in lines {
+                                out!("    {line}");
+                            }
+                        }
+                    }
                 }
             }
         }

@@ -14,8 +14,10 @@ use toolhost_toolbox::file::{Digest, OciRef, Source, Toolbox};
 use toolhost_toolbox::remote;
 use toolhost_toolbox::suggest;
 
-/// A runtime for describing components (compiled into `cache`).
-fn runtime(cache: Option<PathBuf>) -> anyhow::Result<Runtime> {
+/// A runtime for describing components (compiled into `cache`): `add`,
+/// `policy suggest`, and `lock` and `update`, which pin and compare what
+/// components declare.
+pub fn runtime(cache: Option<PathBuf>) -> anyhow::Result<Runtime> {
     Ok(Runtime::new(RuntimeConfig {
         cache_dir: cache,
         on_compile: Some(Arc::new(TerminalProgress::default())),
@@ -197,10 +199,10 @@ pub async fn add(
     {
         bail!("{source} is already in {}", toolbox_path.display());
     }
-    let loaded = fetch_and_load(&source, Some(&toolbox), cache).await?;
+    let loaded = fetch_and_load(&source, Some(&toolbox), cache.clone()).await?;
     let policy = suggest::minimal_policy(&loaded, &source.to_string());
     let store = remote::open_store(None)?;
-    let changes = remote::lock(&toolbox, &store, &Moving::Unlocked).await?;
+    let changes = remote::lock(&toolbox, &store, &Moving::Unlocked, &runtime(cache)?).await?;
     std::fs::create_dir_all(base_dir.join("policies"))?;
     std::fs::write(base_dir.join(&policy_rel), &policy)
         .with_context(|| format!("writing {policy_rel}"))?;

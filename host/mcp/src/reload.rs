@@ -76,7 +76,16 @@ fn stamp(files: &[PathBuf]) -> Stamp {
 /// Reloads the toolbox now and tells the sessions; on error nothing changed.
 pub async fn reload_now(server: &Server, source: &ToolboxSource) -> Result<(), HostError> {
     let toolbox = find_toolbox(source.explicit.as_deref(), &source.dir)?;
-    server.host().load(&toolbox).await?;
+    let report = server.host().load(&toolbox).await?;
+    // Changed descriptors were logged by the host as it swapped them in;
+    // the rest (escapes, shadowing) is said again for the new tools.
+    for w in report
+        .warnings
+        .iter()
+        .filter(|w| !w.contains("changed since the previous load"))
+    {
+        tracing::warn!("{w}");
+    }
     server.tools_changed();
     Ok(())
 }

@@ -609,6 +609,11 @@ impl Pipeline {
                     arguments: frozen.raw_arguments().to_owned(),
                     agent: frozen.agent().map(str::to_owned),
                     parent: frozen.parent().map(str::to_owned),
+                    descriptor: self
+                        .b
+                        .registry
+                        .resolve(frozen.name(), frozen.agent())
+                        .map(|t| t.digest.clone()),
                 }))
                 .map_err(|e| e.to_string()),
         };

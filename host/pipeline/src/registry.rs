@@ -36,6 +36,8 @@ pub struct RegisteredTool {
     pub body: Arc<dyn ToolBody>,
     /// Where it came from (component path or a label).
     pub source: String,
+    /// The descriptor's digest ([`ToolDescriptor::digest`]), computed once.
+    pub digest: String,
     pub(crate) input: Validator,
     pub(crate) output: Validator,
 }
@@ -237,6 +239,7 @@ impl Registry {
             let input = compile("input", &t.descriptor.input_schema)?;
             let output = compile("output", &t.descriptor.output_schema)?;
             compiled.push(RegisteredTool {
+                digest: t.descriptor.digest(),
                 descriptor: t.descriptor,
                 policy: t.policy,
                 body: t.body,

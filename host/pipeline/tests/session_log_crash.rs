@@ -28,6 +28,7 @@ fn event(call_id: &str, arguments: String) -> SessionEvent {
         arguments,
         agent: None,
         parent: None,
+        descriptor: None,
     })
 }
 

@@ -330,7 +330,7 @@ pub enum PolicySource {
     /// toolbox file's directory).
     File(PathBuf),
     /// An inline `[component.policy]` table, already validated.
-    Inline(Policy),
+    Inline(Box<Policy>),
     /// No `policy` key: the built-in tool's own default policy applies.
     BuiltinDefault,
 }
@@ -612,12 +612,9 @@ impl File<'_> {
                     RawPolicySource::File(path) => {
                         PolicySource::File(self.path(&path, policy_span, "policy")?)
                     }
-                    RawPolicySource::Inline(inline) => PolicySource::Inline(Policy::from_inline(
-                        *inline,
-                        self.origin,
-                        self.text,
-                        self.base_dir,
-                    )?),
+                    RawPolicySource::Inline(inline) => PolicySource::Inline(Box::new(
+                        Policy::from_inline(*inline, self.origin, self.text, self.base_dir)?,
+                    )),
                 }
             }
             None if matches!(source, Source::Builtin(_)) => PolicySource::BuiltinDefault,
@@ -1017,7 +1014,7 @@ policy = { decision = "ask", network = { allow = ["example.com:443"] } }
         let toolbox = parse("version = 1\n[[component]]\nsource = \"a.wasm\"\npolicy = {}\n");
         assert_eq!(
             toolbox.components[0].policy,
-            PolicySource::Inline(Policy::deny_all())
+            PolicySource::Inline(Box::new(Policy::deny_all()))
         );
     }
 

@@ -12,12 +12,19 @@
 //! manifest = "sha256:…"      # the manifest the tag named (OCI sources)
 //! component = "sha256:…"     # the component's bytes
 //! signer = "key sha256:…"    # who signed it, as verified ("unsigned" when no rule required it)
+//!
+//! [component.tools]           # each tool's descriptor digest (name, title,
+//! read_csv = "sha256:…"       # description, schemas, annotations, arguments)
 //! ```
+//!
+//! A served component must declare exactly the descriptors its entry pins;
+//! `toolhost update` shows how they changed before it pins new ones.
 //!
 //! Unknown keys are errors naming the line, as in every toolhost file.
 
 use crate::remote::Digest;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Spanned;
 use toolhost_policy::{PolicyError, line_column};
@@ -43,6 +50,9 @@ pub struct LockEntry {
     pub component: Digest,
     /// The signer that was verified, or `unsigned`.
     pub signer: String,
+    /// Each tool's descriptor digest, by name (`None`: a lock written
+    /// before descriptors were pinned; `toolhost lock` pins them).
+    pub tools: Option<BTreeMap<String, Digest>>,
     /// 1-based line in the lock file (0 for an entry not read from one).
     pub line: usize,
 }
@@ -61,6 +71,7 @@ struct RawEntry {
     manifest: Option<Spanned<String>>,
     component: Spanned<String>,
     signer: String,
+    tools: Option<BTreeMap<String, Spanned<String>>>,
 }
 
 impl LockFile {
@@ -88,6 +99,15 @@ impl LockFile {
             };
             let manifest = entry.manifest.as_ref().map(digest).transpose()?;
             let component = digest(&entry.component)?;
+            let tools = entry
+                .tools
+                .as_ref()
+                .map(|t| {
+                    t.iter()
+                        .map(|(name, d)| Ok((name.clone(), digest(d)?)))
+                        .collect::<Result<BTreeMap<_, _>, PolicyError>>()
+                })
+                .transpose()?;
             if entries.iter().any(|e| e.source == entry.source) {
                 return Err(PolicyError::new(
                     origin,
@@ -99,6 +119,7 @@ impl LockFile {
                 manifest,
                 component,
                 signer: entry.signer,
+                tools,
                 line,
             });
         }
@@ -154,6 +175,18 @@ impl LockFile {
             }
             out.push_str(&format!("component = {}\n", quote(e.component.as_str())));
             out.push_str(&format!("signer = {}\n", quote(&e.signer)));
+            if let Some(tools) = &e.tools {
+                out.push_str("\n[component.tools]\n");
+                for (name, digest) in tools {
+                    // Tool names are bare keys; anything else is quoted.
+                    let bare = !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                    let key = if bare { name.clone() } else { quote(name) };
+                    out.push_str(&format!("{key} = {}\n", quote(digest.as_str())));
+                }
+            }
         }
         out
     }
@@ -184,6 +217,7 @@ mod tests {
             manifest: Some(Digest::parse(D1).expect("digest")),
             component: Digest::parse(D2).expect("digest"),
             signer: "unsigned".into(),
+            tools: Some([("echo".to_owned(), Digest::parse(D1).expect("digest"))].into()),
             line: 0,
         }
     }
@@ -197,10 +231,22 @@ mod tests {
         let parsed = LockFile::parse(&text, "toolhost.lock").expect("parses");
         let sources: Vec<&str> = parsed.entries.iter().map(|e| e.source.as_str()).collect();
         assert_eq!(sources, ["oci://r.io/a:\"1\"", "oci://r.io/b:1"]);
-        assert_eq!(parsed.get("oci://r.io/b:1").map(|e| e.line), Some(11));
+        assert_eq!(parsed.get("oci://r.io/b:1").map(|e| e.line), Some(14));
         assert_eq!(
             parsed.get("oci://r.io/a:\"1\"").map(|e| &e.component),
             Some(&Digest::parse(D2).expect("digest"))
+        );
+        assert_eq!(
+            parsed.entries,
+            lock.entries
+                .iter()
+                .rev()
+                .cloned()
+                .map(|mut e| {
+                    e.line = parsed.get(&e.source).map_or(0, |p| p.line);
+                    e
+                })
+                .collect::<Vec<_>>()
         );
     }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, valid_name};
+use toolhost_contract::{ContentBlock, DescriptorLimits, ToolDescriptor, ToolFailure, valid_name};
 use toolhost_effects::{Journal, Recovery};
 use toolhost_pipeline::bound::Artifacts;
 use toolhost_pipeline::{
@@ -213,6 +213,12 @@ pub struct LoadReport {
     pub failed: Vec<(String, String)>,
     /// Where each remote component's bytes came from, by origin.
     pub provenance: crate::remote::ProvenanceMap,
+    /// What a person should look at in what the served components declare
+    /// (see [`crate::descriptors`]): characters a person cannot see,
+    /// escaped; a description naming another component's tool (possible
+    /// shadowing); descriptors changed since the previous load, or not
+    /// pinned by the lock. One line each.
+    pub warnings: Vec<String>,
 }
 
 /// A runtime, a registry and the toolbox currently served.
@@ -357,7 +363,11 @@ impl Host {
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             let toolbox = shared.clone();
-            loads.spawn(async move { (i, load_source(&rt, source, &toolbox).await) });
+            // A policy that does not resolve fails the load later, by name.
+            let limits = resolve_policy(&toolbox, &toolbox.components[i])
+                .map(|p| p.descriptor_limits())
+                .unwrap_or_default();
+            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &limits).await) });
         }
         let mut loaded: Vec<Option<Result<Loaded, LoadError>>> =
             (0..toolbox.components.len()).map(|_| None).collect();
@@ -452,7 +462,11 @@ impl Host {
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             let toolbox = shared.clone();
-            loads.spawn(async move { (i, load_source(&rt, source, &toolbox).await) });
+            // A policy that does not resolve fails the load later, by name.
+            let limits = resolve_policy(&toolbox, &toolbox.components[i])
+                .map(|p| p.descriptor_limits())
+                .unwrap_or_default();
+            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &limits).await) });
         }
         let mut components: Vec<Option<Arc<LoadedComponent>>> = (0..n).map(|_| None).collect();
         let mut provenance = crate::remote::ProvenanceMap::new();
@@ -584,12 +598,17 @@ impl Host {
     ) -> Result<LoadReport, HostError> {
         let Assembled { specs, mut report } = assembled;
         let mut current = self.lock();
+        let new: Vec<Arc<LoadedComponent>> = prepared.iter().map(|p| p.component.clone()).collect();
+        for change in crate::descriptors::changes(&current.components, &new) {
+            tracing::warn!("{change}");
+            report.warnings.push(change);
+        }
         let registration = match &current.registration {
             Some(old) => self.registry.replace(old, Scope::Global, specs)?,
             None => self.registry.register(Scope::Global, specs)?,
         };
         current.registration = Some(registration);
-        current.components = prepared.iter().map(|p| p.component.clone()).collect();
+        current.components = new;
         report.failed = failed.clone();
         current.report = report.clone();
         drop(current);
@@ -652,7 +671,7 @@ enum Loadable {
     /// An embedded built-in.
     Builtin(&'static toolhost_builtins::Builtin),
     /// A remote component, pinned by the lock (fetched when loaded).
-    Remote(crate::remote::Pin, toolhost_registry::Store),
+    Remote(Box<crate::remote::Pin>, toolhost_registry::Store),
 }
 
 /// A loaded component, and where its bytes came from when it is remote.
@@ -727,7 +746,7 @@ impl Host {
                             source_name: entry.source.to_string(),
                             reason: "no component store".into(),
                         })?;
-                        Ok(Loadable::Remote(pin, store))
+                        Ok(Loadable::Remote(Box::new(pin), store))
                     }
                 }
             })
@@ -787,6 +806,7 @@ fn assemble(
     mut strictness: Strictness<'_>,
 ) -> Result<Assembled, HostError> {
     let mut specs = Vec::new();
+    let mut served = Vec::new();
     let mut owners: BTreeMap<String, String> = BTreeMap::new();
     // Every file the toolbox names, loaded or not: a fix to a component
     // that failed is a change to reload for.
@@ -824,6 +844,9 @@ fn assemble(
                 }
             }
         }
+        report
+            .warnings
+            .extend(crate::descriptors::escaped(&origin, &p.component));
         for d in p.component.tools() {
             let name = prefixed(&p.entry, &d.name);
             owners.insert(name.clone(), at.clone());
@@ -841,9 +864,26 @@ fn assemble(
                 component: origin.clone(),
                 decision: policy.decision,
             });
+            served.push((name.clone(), p.index, d));
             specs.push(spec(&p.component, d, name, policy, &origin));
         }
     }
+    let origins: Vec<String> = toolbox
+        .components
+        .iter()
+        .map(|e| e.source.to_string())
+        .collect();
+    let served: Vec<crate::descriptors::Served<'_>> = served
+        .into_iter()
+        .map(|(name, index, descriptor)| crate::descriptors::Served {
+            name,
+            origin: &origins[index],
+            descriptor,
+        })
+        .collect();
+    report
+        .warnings
+        .extend(crate::descriptors::shadowing(&served));
     report.served.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(Assembled { specs, report })
 }
@@ -873,9 +913,10 @@ async fn load_source(
     rt: &Runtime,
     source: Loadable,
     toolbox: &Toolbox,
+    limits: &DescriptorLimits,
 ) -> Result<Loaded, LoadError> {
     match source {
-        Loadable::File(path, bytes) => Ok((rt.load_bytes(&path, bytes).await?, None)),
+        Loadable::File(path, bytes) => Ok((rt.load_bytes_with(&path, bytes, limits).await?, None)),
         Loadable::Builtin(b) => Ok((
             rt.load_precompiled(Path::new(&b.origin()), b.wasm, b.precompiled)
                 .await?,
@@ -890,12 +931,24 @@ async fn load_source(
                         path: origin.clone(),
                         source: std::io::Error::other(reason),
                     })?;
-            Ok((rt.load_bytes(&origin, bytes).await?, Some(provenance)))
+            let loaded = rt.load_bytes_with(&origin, bytes, limits).await?;
+            if let Some(pinned) = &pin.locked.tools {
+                crate::descriptors::check_pins(&loaded, pinned).map_err(|reason| {
+                    LoadError::Pinned {
+                        path: origin.clone(),
+                        reason,
+                    }
+                })?;
+            }
+            Ok((loaded, Some(provenance)))
         }
     }
 }
 
-fn resolve_policy(toolbox: &Toolbox, entry: &ComponentEntry) -> Result<Policy, HostError> {
+pub(crate) fn resolve_policy(
+    toolbox: &Toolbox,
+    entry: &ComponentEntry,
+) -> Result<Policy, HostError> {
     let wrap = |error: PolicyError| HostError::Policy {
         origin: toolbox.origin.clone(),
         line: entry.line,
@@ -903,7 +956,7 @@ fn resolve_policy(toolbox: &Toolbox, entry: &ComponentEntry) -> Result<Policy, H
         error: Box::new(error),
     };
     match (&entry.policy, &entry.source) {
-        (PolicySource::Inline(p), _) => Ok(p.clone()),
+        (PolicySource::Inline(p), _) => Ok((**p).clone()),
         (PolicySource::File(path), _) => Policy::load(path, &toolbox.base_dir).map_err(wrap),
         (PolicySource::BuiltinDefault, Source::Builtin(name)) => {
             let b = toolhost_builtins::get(name).ok_or_else(|| {

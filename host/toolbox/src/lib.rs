@@ -8,6 +8,7 @@
 /// The toolbox file (its own crate, `toolhost-toolbox-file`, so its parser
 /// can be fuzzed without building the sandbox).
 pub use toolhost_toolbox_file as file;
+pub mod descriptors;
 pub mod host;
 pub mod remote;
 pub mod suggest;

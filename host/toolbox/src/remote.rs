@@ -83,10 +83,42 @@ pub(crate) fn pin(
         }
         _ => {}
     }
+    if locked.tools.is_none() {
+        return Err(unlocked(
+            "its lock entry pins no tool descriptors (it predates descriptor pins)".into(),
+        ));
+    }
     Ok(Pin {
         source: entry.source.clone(),
         locked,
     })
+}
+
+/// Each tool's descriptor digest of the component `locked` names: its
+/// bytes fetched as serving fetches them, loaded under its policy's
+/// descriptor bounds.
+async fn descriptor_pins(
+    runtime: &toolhost_runtime::Runtime,
+    toolbox: &Toolbox,
+    entry: &ComponentEntry,
+    locked: &LockEntry,
+    store: &Store,
+) -> Result<BTreeMap<String, Digest>, String> {
+    let pin = Pin {
+        source: entry.source.clone(),
+        locked: locked.clone(),
+    };
+    let (bytes, _) = fetch(&pin, toolbox, store).await?;
+    // `toolhost add` locks before it writes the new entry's policy file:
+    // a policy that does not resolve yet bounds with the defaults.
+    let limits = crate::host::resolve_policy(toolbox, entry)
+        .map(|p| p.descriptor_limits())
+        .unwrap_or_default();
+    let loaded = runtime
+        .load_bytes_with(Path::new(&entry.source.to_string()), bytes, &limits)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(crate::descriptors::pins(&loaded))
 }
 
 /// A registry client for `toolbox`'s registries.
@@ -227,11 +259,13 @@ pub struct Change {
 
 /// Resolves `toolbox`'s remote sources as `moving` says (tags to manifest
 /// digests, pulled into `store`, signatures verified against their trust
-/// rules) and writes the lock file; what changed.
+/// rules), pins each one's tool descriptors (loaded in `runtime`), and
+/// writes the lock file; what changed.
 pub async fn lock(
     toolbox: &Toolbox,
     store: &Store,
     moving: &Moving,
+    runtime: &toolhost_runtime::Runtime,
 ) -> Result<Vec<Change>, HostError> {
     let lock_path = toolbox.lock_path();
     let mut lock = LockFile::load(&lock_path)
@@ -253,21 +287,40 @@ pub async fn lock(
         sources.push(source.clone());
         let before = lock.get(&source).cloned();
         let resolve = match moving {
-            Moving::Unlocked => before.is_none() || pin(toolbox, entry, Some(&lock)).is_err(),
+            // A pin from before descriptor pins is kept (and gets them
+            // below) unless something else about it is wrong.
+            Moving::Unlocked => before.as_ref().is_none_or(|b| {
+                let mut probe = lock.clone();
+                let mut kept = b.clone();
+                kept.tools.get_or_insert_default();
+                probe.set(kept);
+                pin(toolbox, entry, Some(&probe)).is_err()
+            }),
             Moving::Update(names) => {
                 names.is_empty() || names.iter().any(|n| source.contains(n.as_str()))
             }
         };
-        if !resolve {
-            continue;
-        }
         let failed = |reason: String| HostError::Remote {
             origin: toolbox.origin.clone(),
             line: entry.line,
             source_name: source.clone(),
             reason,
         };
-        let after = match &entry.source {
+        if !resolve {
+            // Kept; a pin from before descriptor pins gets them now, of
+            // the bytes it already pins.
+            if let Some(b) = before.as_ref().filter(|b| b.tools.is_none()) {
+                let mut kept = b.clone();
+                kept.tools = Some(
+                    descriptor_pins(runtime, toolbox, entry, b, store)
+                        .await
+                        .map_err(failed)?,
+                );
+                lock.set(kept);
+            }
+            continue;
+        }
+        let mut after = match &entry.source {
             Source::Oci(r) => {
                 let pulled = client
                     .pull(r, store)
@@ -281,6 +334,7 @@ pub async fn lock(
                     manifest: Some(pulled.manifest),
                     component: pulled.component,
                     signer: signer_of(&verified),
+                    tools: None,
                     line: 0,
                 }
             }
@@ -299,15 +353,22 @@ pub async fn lock(
                     manifest: None,
                     component: digest.clone(),
                     signer: "unsigned".into(),
+                    tools: None,
                     line: 0,
                 }
             }
             _ => continue,
         };
+        after.tools = Some(
+            descriptor_pins(runtime, toolbox, entry, &after, store)
+                .await
+                .map_err(failed)?,
+        );
         let moved = before.as_ref().is_none_or(|b| {
             b.manifest != after.manifest
                 || b.component != after.component
                 || b.signer != after.signer
+                || b.tools != after.tools
         });
         lock.set(after.clone());
         if moved {

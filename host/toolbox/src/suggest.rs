@@ -44,6 +44,11 @@ pub fn describe(component: &LoadedComponent) -> String {
             out.push_str(&format!("    URL argument {u}\n"));
         }
     }
+    for (tool, found) in component.escaped() {
+        out.push_str(&format!(
+            "warning: `{tool}`: its descriptor held {found} that a person cannot see (shown escaped, as \\u{{…}})\n"
+        ));
+    }
     out
 }
 

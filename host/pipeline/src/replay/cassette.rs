@@ -44,6 +44,10 @@ pub struct Header {
     pub policies: BTreeMap<String, String>,
     /// SHA-256 of the advertised MCP schemas' canonical JSON.
     pub schemas: String,
+    /// Tool name → its descriptor's digest ([`toolhost_contract::ToolDescriptor::digest`]):
+    /// what each tool said about itself when the recording was made.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub descriptors: BTreeMap<String, String>,
 }
 
 impl Header {
@@ -51,8 +55,10 @@ impl Header {
     pub fn describe(registry: &Registry, seed: u64) -> Header {
         let mut components = BTreeMap::new();
         let mut policies = BTreeMap::new();
+        let mut descriptors = BTreeMap::new();
         for t in registry.visible(None) {
             let name = t.descriptor.name.clone();
+            descriptors.insert(name.clone(), t.digest.clone());
             if let Some(id) = t.body.component_id() {
                 components.insert(name.clone(), id.to_owned());
             }
@@ -66,6 +72,7 @@ impl Header {
             components,
             policies,
             schemas: canonical_sha256(&advertised),
+            descriptors,
         }
     }
 }

@@ -112,6 +112,12 @@ pub enum Divergence {
     },
     /// The advertised schemas are not the recorded ones.
     Schemas,
+    /// A tool's descriptor (description, schemas, annotations, arguments)
+    /// is not the recorded one.
+    Descriptor {
+        /// The tool.
+        tool: String,
+    },
     /// Recorded calls that the session never made.
     Unused {
         /// Their indexes and keys.
@@ -189,6 +195,10 @@ impl fmt::Display for Divergence {
             Divergence::Schemas => {
                 write!(f, "the advertised schemas differ from the recorded ones")
             }
+            Divergence::Descriptor { tool } => write!(
+                f,
+                "tool `{tool}` describes itself differently from the recording (its descriptor digest differs)"
+            ),
             Divergence::Unused { entries } => {
                 write!(f, "{} recorded call(s) never made:", entries.len())?;
                 for (i, k) in entries.iter().take(20) {

@@ -371,8 +371,49 @@ fn header_divergences(recorded: &Header, live: &Header) -> Vec<Divergence> {
             out.push(Divergence::Policy { tool: tool.clone() });
         }
     }
+    // Cassettes recorded before descriptor digests have none to compare.
+    for (tool, digest) in &recorded.descriptors {
+        if live.descriptors.get(tool).is_some_and(|d| d != digest) {
+            out.push(Divergence::Descriptor { tool: tool.clone() });
+        }
+    }
     if recorded.schemas != live.schemas {
         out.push(Divergence::Schemas);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn header(descriptors: &[(&str, &str)]) -> Header {
+        Header {
+            format: cassette::FORMAT.into(),
+            version: cassette::VERSION,
+            seed: 1,
+            components: BTreeMap::new(),
+            policies: BTreeMap::new(),
+            schemas: "s".into(),
+            descriptors: descriptors
+                .iter()
+                .map(|(t, d)| ((*t).to_owned(), (*d).to_owned()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_changed_descriptor_is_a_divergence_and_an_old_cassette_has_none() {
+        let recorded = header(&[("notes", "sha256:a"), ("lookup", "sha256:b")]);
+        let live = header(&[("notes", "sha256:c"), ("lookup", "sha256:b")]);
+        let found = header_divergences(&recorded, &live);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].to_string(),
+            "tool `notes` describes itself differently from the recording (its descriptor digest differs)"
+        );
+        // Recorded before descriptor digests: nothing to compare.
+        assert!(header_divergences(&header(&[]), &live).is_empty());
+    }
 }

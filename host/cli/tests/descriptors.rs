@@ -333,6 +333,40 @@ fn a_server_serves_the_rest_and_logs_why_a_bomb_is_not_served() {
     }
 }
 
+/// Over MCP too, a client's `tools/list` holds no character a person
+/// cannot see, and the escaped property name is the one validated.
+#[test]
+fn an_mcp_client_never_receives_invisible_characters() {
+    let p = Project::new("invisibl", "");
+    let mut s = Server::start(p.path(), false);
+    assert!(s.tool_names(1).contains(&"notes".to_owned()));
+    let r = s.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
+    let raw = r.to_string();
+    assert!(!raw.chars().any(hidden), "{raw}");
+    let notes = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "notes")
+        .unwrap()
+        .clone();
+    let key = notes["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    assert!(key.starts_with("mode\\u{E0069}"), "{key}");
+    let value = notes["inputSchema"]["properties"][&key]["enum"][0].clone();
+    let r = s.request(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"notes","arguments":{key.clone(): value}}}));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    let r = s.request(json!({"jsonrpc":"2.0","id":4,"method":"tools/call",
+        "params":{"name":"notes","arguments":{key: "fast"}}}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+}
+
 /// Hot reload of a local component whose descriptions changed logs the
 /// change as a diff (a rug pull is seen, not served silently).
 #[test]

@@ -148,21 +148,23 @@ pub enum DescriptorError {
     },
 }
 
-/// Default [`DescriptorLimits::max_tools`]: real MCP servers publish up to
-/// about a hundred tools (GitHub's, the largest in common use, about 90
-/// with every toolset on); ten times that is never met by an honest tool.
+/// Default [`DescriptorLimits::max_tools`]: the largest public MCP servers
+/// list about two hundred tools (ToolAPI 193, ToolPipe 135), and clients
+/// already warn past forty; five times the largest is never met by an
+/// honest component, and a thousand small tools load in milliseconds.
 pub const DEFAULT_MAX_TOOLS: u64 = 1_024;
-/// Default [`DescriptorLimits::max_description_bytes`]: published
-/// descriptions run from one line to about 3 KiB (the longest common one,
-/// sequential-thinking's, is 2.9 KB); 16 KiB is five times that.
+/// Default [`DescriptorLimits::max_description_bytes`]: published tool
+/// descriptions run from one line to a few KiB; 16 KiB leaves room for
+/// the long ones, and is what a model reads of one tool at most.
 pub const DEFAULT_MAX_DESCRIPTION_BYTES: u64 = 16 * 1024;
-/// Default [`DescriptorLimits::max_schema_bytes`]: real input schemas are
-/// a few KiB; generated ones for large APIs (Notion's, say) reach tens of
-/// KiB. 256 KiB leaves room for those.
+/// Default [`DescriptorLimits::max_schema_bytes`]: hand-written input
+/// schemas are a few KiB, generated ones for large APIs tens of KiB;
+/// 256 KiB leaves room for those.
 pub const DEFAULT_MAX_SCHEMA_BYTES: u64 = 256 * 1024;
-/// Default [`DescriptorLimits::max_total_bytes`]: the whole `tools/list`
-/// of GitHub's server is about 100 KiB; 1 MiB is what a client may be sent
-/// for one component at most.
+/// Default [`DescriptorLimits::max_total_bytes`]: what one component may
+/// put into every client's `tools/list` at most. A thousand small tools
+/// take about 120 KiB; 1 MiB is about 250,000 tokens of context, already
+/// more than most models hold.
 pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 1024 * 1024;
 
 /// Bounds on what one component may declare about its tools, checked at

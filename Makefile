@@ -51,6 +51,7 @@ test: setup
 	$(CARGO) bench --profile dev -p toolhost --bench startup -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench supply -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench effects -- --quick
+	$(CARGO) bench --profile dev -p toolhost --bench descriptors -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -64,6 +65,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench startup
 	$(CARGO) bench -p toolhost --bench supply
 	$(CARGO) bench -p toolhost --bench effects
+	$(CARGO) bench -p toolhost --bench descriptors
 
 cassettes: setup
 	rm -rf target/demo-workspace

@@ -163,7 +163,7 @@ pub const DEFAULT_MAX_DESCRIPTION_BYTES: u64 = 16 * 1024;
 pub const DEFAULT_MAX_SCHEMA_BYTES: u64 = 256 * 1024;
 /// Default [`DescriptorLimits::max_total_bytes`]: what one component may
 /// put into every client's `tools/list` at most. A thousand small tools
-/// take about 120 KiB; 1 MiB is about 250,000 tokens of context, already
+/// advertise about 270 KiB; 1 MiB is about 250,000 tokens of context, already
 /// more than most models hold.
 pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 1024 * 1024;
 

@@ -216,8 +216,8 @@ pub struct LoadReport {
     /// What a person should look at in what the served components declare
     /// (see [`crate::descriptors`]): characters a person cannot see,
     /// escaped; a description naming another component's tool (possible
-    /// shadowing); descriptors changed since the previous load, or not
-    /// pinned by the lock. One line each.
+    /// shadowing); descriptors changed since the previous load (a hot
+    /// reload). One line each.
     pub warnings: Vec<String>,
 }
 

@@ -935,45 +935,42 @@ async fn run() -> anyhow::Result<()> {
                     "  signer:    {}",
                     field(before.map(|b| b.signer.clone()), c.after.signer.clone())
                 );
-                let describe = |digest: &toolhost_toolbox::file::Digest| {
-                    let rt = rt.clone();
-                    let bytes = store.get(digest);
-                    async move {
-                        let Ok(Some(bytes)) = bytes else {
-                            return None;
-                        };
-                        let loaded = rt.load_bytes(Path::new("component"), bytes).await.ok()?;
-                        let tools: Vec<String> =
-                            loaded.tools().iter().map(|t| t.name.clone()).collect();
-                        Some((loaded.imports().to_vec(), tools, loaded.tools().to_vec()))
+                // The component before, from the store (it may have left).
+                let old = match before.map(|b| store.get(&b.component)) {
+                    Some(Ok(Some(bytes))) => {
+                        rt.load_bytes(Path::new("component"), bytes).await.ok()
                     }
+                    _ => None,
                 };
-                let old = match before {
-                    Some(b) => describe(&b.component).await,
-                    None => None,
+                let names = |c: &toolhost_runtime::LoadedComponent| -> Vec<String> {
+                    c.tools().iter().map(|t| t.name.clone()).collect()
                 };
-                let new = describe(&c.after.component).await;
-                if let Some((imports, tools, descriptors)) = &new {
-                    let (old_imports, old_tools, old_descriptors) = old.clone().unwrap_or_default();
-                    out!(
-                        "  imports:   {}",
-                        diff_list(&old_imports, imports, old.is_some())
-                    );
-                    out!(
-                        "  tools:     {}",
-                        diff_list(&old_tools, tools, old.is_some())
-                    );
-                    // What the model will read from now on, tool by tool.
-                    if old.is_some() {
-                        let lines =
-                            toolhost_toolbox::descriptors::diff(&old_descriptors, descriptors);
-                        if lines.is_empty() {
-                            out!("  descriptors: unchanged");
-                        } else {
-                            out!("  descriptors:");
-                            for line in lines {
-                                out!("    {line}");
-                            }
+                let new = &c.component;
+                out!(
+                    "  imports:   {}",
+                    diff_list(
+                        old.as_ref().map_or(&[][..], |o| o.imports()),
+                        new.imports(),
+                        old.is_some()
+                    )
+                );
+                out!(
+                    "  tools:     {}",
+                    diff_list(
+                        &old.as_deref().map(names).unwrap_or_default(),
+                        &names(new),
+                        old.is_some()
+                    )
+                );
+                // What the model will read from now on, tool by tool.
+                if let Some(old) = &old {
+                    let lines = toolhost_toolbox::descriptors::diff(old.tools(), new.tools());
+                    if lines.is_empty() {
+                        out!("  descriptors: unchanged");
+                    } else {
+                        out!("  descriptors:");
+                        for line in lines {
+                            out!("    {line}");
                         }
                     }
                 }

@@ -77,13 +77,9 @@ fn stamp(files: &[PathBuf]) -> Stamp {
 pub async fn reload_now(server: &Server, source: &ToolboxSource) -> Result<(), HostError> {
     let toolbox = find_toolbox(source.explicit.as_deref(), &source.dir)?;
     let report = server.host().load(&toolbox).await?;
-    // Changed descriptors were logged by the host as it swapped them in;
-    // the rest (escapes, shadowing) is said again for the new tools.
-    for w in report
-        .warnings
-        .iter()
-        .filter(|w| !w.contains("changed since the previous load"))
-    {
+    // Descriptors changed since the previous load, and escapes and
+    // shadowing in the new tools.
+    for w in &report.warnings {
         tracing::warn!("{w}");
     }
     server.tools_changed();

@@ -363,10 +363,7 @@ impl Host {
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             let toolbox = shared.clone();
-            // A policy that does not resolve fails the load later, by name.
-            let limits = resolve_policy(&toolbox, &toolbox.components[i])
-                .map(|p| p.descriptor_limits())
-                .unwrap_or_default();
+            let limits = descriptor_limits(&toolbox, &toolbox.components[i]);
             loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &limits).await) });
         }
         let mut loaded: Vec<Option<Result<Loaded, LoadError>>> =
@@ -462,10 +459,7 @@ impl Host {
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             let toolbox = shared.clone();
-            // A policy that does not resolve fails the load later, by name.
-            let limits = resolve_policy(&toolbox, &toolbox.components[i])
-                .map(|p| p.descriptor_limits())
-                .unwrap_or_default();
+            let limits = descriptor_limits(&toolbox, &toolbox.components[i]);
             loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &limits).await) });
         }
         let mut components: Vec<Option<Arc<LoadedComponent>>> = (0..n).map(|_| None).collect();
@@ -599,10 +593,9 @@ impl Host {
         let Assembled { specs, mut report } = assembled;
         let mut current = self.lock();
         let new: Vec<Arc<LoadedComponent>> = prepared.iter().map(|p| p.component.clone()).collect();
-        for change in crate::descriptors::changes(&current.components, &new) {
-            tracing::warn!("{change}");
-            report.warnings.push(change);
-        }
+        report
+            .warnings
+            .extend(crate::descriptors::changes(&current.components, &new));
         let registration = match &current.registration {
             Some(old) => self.registry.replace(old, Scope::Global, specs)?,
             None => self.registry.register(Scope::Global, specs)?,
@@ -943,6 +936,16 @@ async fn load_source(
             Ok((loaded, Some(provenance)))
         }
     }
+}
+
+/// The bounds on what `entry`'s component may declare, from its policy;
+/// the defaults when the policy does not resolve (a serving load then
+/// fails on it by name, and `toolhost add` locks before it writes the
+/// new entry's policy file).
+pub(crate) fn descriptor_limits(toolbox: &Toolbox, entry: &ComponentEntry) -> DescriptorLimits {
+    resolve_policy(toolbox, entry)
+        .map(|p| p.descriptor_limits())
+        .unwrap_or_default()
 }
 
 pub(crate) fn resolve_policy(

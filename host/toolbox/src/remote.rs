@@ -13,7 +13,9 @@ use crate::host::HostError;
 use crate::trust::{self, Verified};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use toolhost_registry::{Client, Limits, RegistryError, Store};
+use toolhost_runtime::LoadedComponent;
 
 /// Where a served remote component's bytes came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,8 +46,8 @@ pub(crate) fn lock_of(toolbox: &Toolbox) -> Result<Option<LockFile>, HostError> 
     LockFile::load(&toolbox.lock_path()).map_err(|e| HostError::Lock(Box::new(e)))
 }
 
-/// The pin of a remote `entry`: its lock entry, which must exist and agree
-/// with what the source itself pins.
+/// The pin of a remote `entry`: its lock entry, which must exist, agree
+/// with what the source itself pins and pin the tools' descriptors.
 pub(crate) fn pin(
     toolbox: &Toolbox,
     entry: &ComponentEntry,
@@ -62,27 +64,7 @@ pub(crate) fn pin(
         .and_then(|l| l.get(&source))
         .cloned()
         .ok_or_else(|| unlocked(format!("it is not in {}", toolbox.lock_path().display())))?;
-    match &entry.source {
-        Source::Oci(r) => {
-            if locked.manifest.is_none() {
-                return Err(unlocked("its lock entry names no manifest".into()));
-            }
-            if let (Some(pinned), Some(m)) = (&r.digest, &locked.manifest)
-                && pinned != m
-            {
-                return Err(unlocked(format!(
-                    "the source pins {pinned} and the lock {m}"
-                )));
-            }
-        }
-        Source::Https { digest, .. } if *digest != locked.component => {
-            return Err(unlocked(format!(
-                "the toolbox pins {digest} and the lock {}",
-                locked.component
-            )));
-        }
-        _ => {}
-    }
+    agrees(entry, &locked).map_err(unlocked)?;
     if locked.tools.is_none() {
         return Err(unlocked(
             "its lock entry pins no tool descriptors (it predates descriptor pins)".into(),
@@ -94,31 +76,49 @@ pub(crate) fn pin(
     })
 }
 
-/// Each tool's descriptor digest of the component `locked` names: its
-/// bytes fetched as serving fetches them, loaded under its policy's
+/// Whether `locked` pins what `entry`'s source itself pins (its digest,
+/// when it names one); why not.
+fn agrees(entry: &ComponentEntry, locked: &LockEntry) -> Result<(), String> {
+    match &entry.source {
+        Source::Oci(r) => {
+            let Some(m) = &locked.manifest else {
+                return Err("its lock entry names no manifest".into());
+            };
+            match &r.digest {
+                Some(pinned) if pinned != m => {
+                    Err(format!("the source pins {pinned} and the lock {m}"))
+                }
+                _ => Ok(()),
+            }
+        }
+        Source::Https { digest, .. } if *digest != locked.component => Err(format!(
+            "the toolbox pins {digest} and the lock {}",
+            locked.component
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The component `locked` names, loaded to pin its tools' descriptors:
+/// its bytes fetched as serving fetches them, loaded under its policy's
 /// descriptor bounds.
-async fn descriptor_pins(
+async fn load_locked(
     runtime: &toolhost_runtime::Runtime,
     toolbox: &Toolbox,
     entry: &ComponentEntry,
     locked: &LockEntry,
     store: &Store,
-) -> Result<BTreeMap<String, Digest>, String> {
+) -> Result<Arc<LoadedComponent>, String> {
     let pin = Pin {
         source: entry.source.clone(),
         locked: locked.clone(),
     };
     let (bytes, _) = fetch(&pin, toolbox, store).await?;
-    // `toolhost add` locks before it writes the new entry's policy file:
-    // a policy that does not resolve yet bounds with the defaults.
-    let limits = crate::host::resolve_policy(toolbox, entry)
-        .map(|p| p.descriptor_limits())
-        .unwrap_or_default();
-    let loaded = runtime
+    let limits = crate::host::descriptor_limits(toolbox, entry);
+    runtime
         .load_bytes_with(Path::new(&entry.source.to_string()), bytes, &limits)
         .await
-        .map_err(|e| e.to_string())?;
-    Ok(crate::descriptors::pins(&loaded))
+        .map_err(|e| e.to_string())
 }
 
 /// A registry client for `toolbox`'s registries.
@@ -255,6 +255,9 @@ pub struct Change {
     pub before: Option<LockEntry>,
     /// The pin now.
     pub after: LockEntry,
+    /// The component the pin now names, as loaded to pin its tools'
+    /// descriptors (for `update` to show what changed).
+    pub component: Arc<LoadedComponent>,
 }
 
 /// Resolves `toolbox`'s remote sources as `moving` says (tags to manifest
@@ -288,14 +291,8 @@ pub async fn lock(
         let before = lock.get(&source).cloned();
         let resolve = match moving {
             // A pin from before descriptor pins is kept (and gets them
-            // below) unless something else about it is wrong.
-            Moving::Unlocked => before.as_ref().is_none_or(|b| {
-                let mut probe = lock.clone();
-                let mut kept = b.clone();
-                kept.tools.get_or_insert_default();
-                probe.set(kept);
-                pin(toolbox, entry, Some(&probe)).is_err()
-            }),
+            // below) unless it disagrees with its source.
+            Moving::Unlocked => before.as_ref().is_none_or(|b| agrees(entry, b).is_err()),
             Moving::Update(names) => {
                 names.is_empty() || names.iter().any(|n| source.contains(n.as_str()))
             }
@@ -310,12 +307,11 @@ pub async fn lock(
             // Kept; a pin from before descriptor pins gets them now, of
             // the bytes it already pins.
             if let Some(b) = before.as_ref().filter(|b| b.tools.is_none()) {
+                let loaded = load_locked(runtime, toolbox, entry, b, store)
+                    .await
+                    .map_err(failed)?;
                 let mut kept = b.clone();
-                kept.tools = Some(
-                    descriptor_pins(runtime, toolbox, entry, b, store)
-                        .await
-                        .map_err(failed)?,
-                );
+                kept.tools = Some(crate::descriptors::pins(&loaded));
                 lock.set(kept);
             }
             continue;
@@ -359,11 +355,10 @@ pub async fn lock(
             }
             _ => continue,
         };
-        after.tools = Some(
-            descriptor_pins(runtime, toolbox, entry, &after, store)
-                .await
-                .map_err(failed)?,
-        );
+        let component = load_locked(runtime, toolbox, entry, &after, store)
+            .await
+            .map_err(failed)?;
+        after.tools = Some(crate::descriptors::pins(&component));
         let moved = before.as_ref().is_none_or(|b| {
             b.manifest != after.manifest
                 || b.component != after.component
@@ -376,6 +371,7 @@ pub async fn lock(
                 source,
                 before,
                 after,
+                component,
             });
         }
     }

@@ -152,9 +152,8 @@ def modern(s: Any) -> bool:
 
 
 def stateless(opts: Opts, s: Any) -> bool:
-    """2026-07-28 over HTTP: every request is its own session, so a read does not give a later
-    edit its fresh baseline (that takes baseline handles: toolhost issue 26). Scenarios that edit
-    what they read do so only where the session lasts."""
+    """2026-07-28 over HTTP: every request is its own session, so a read gives a later edit its
+    fresh baseline only through the baseline handle its result carries."""
     return modern(s) and opts.transport == "http"
 
 
@@ -312,21 +311,16 @@ async def scenario_ask_accept(opts: Opts) -> None:
             await s.call_tool("write", {"path": "/workspace/created.txt", "content": WRITTEN}), "write (accepted)"
         )
         expect(written.get("created") is True, f"write did not report created: {written}")
+        read = await s.call_tool("read", {"path": NOTES})
+        edit = {"path": NOTES, "old_text": "alpha line", "new_text": "ALPHA LINE"}
         if stateless(opts, s):
-            # The same approval path, for a second file (see `stateless`).
-            edited = value(
-                await s.call_tool("write", {"path": "/workspace/second.txt", "content": WRITTEN}),
-                "a second write (accepted)",
-            )
-            paths = ["/workspace/created.txt", "/workspace/second.txt"]
+            # Every request is its own session: the edit presents the read's handle.
+            edit["baseline"] = issued(read, NOTES, "read before edit")
         else:
-            value(await s.call_tool("read", {"path": NOTES}), "read before edit")
-            edited = value(
-                await s.call_tool("edit", {"path": NOTES, "old_text": "alpha line", "new_text": "ALPHA LINE"}),
-                "edit (accepted)",
-            )
-            expect(edited.get("replacements") == 1, f"edit replaced {edited.get('replacements')} times")
-            paths = ["/workspace/created.txt", NOTES]
+            value(read, "read before edit")
+        edited = value(await s.call_tool("edit", edit), "edit (accepted)")
+        expect(edited.get("replacements") == 1, f"edit replaced {edited.get('replacements')} times")
+        paths = ["/workspace/created.txt", NOTES]
     expect(len(answers.asked) == 2, f"expected 2 elicitations, got {answers.asked}")
     for asked, path in zip(answers.asked, paths, strict=True):
         expect(asked["mode"] == "form", f"not a form elicitation: {asked}")
@@ -335,10 +329,7 @@ async def scenario_ask_accept(opts: Opts) -> None:
         expect(approve.get("type") == "boolean", f"no boolean `approve` field: {asked}")
     FACTS["asked"] = [a["message"] for a in answers.asked]
     FACTS["write"] = written
-    if "replacements" in edited:
-        FACTS["edit"] = {k: edited[k] for k in ("path", "replacements", "added", "removed")}
-    else:
-        FACTS["second_write"] = edited
+    FACTS["edit"] = {k: edited[k] for k in ("path", "replacements", "added", "removed")}
 
 
 async def scenario_ask_decline(opts: Opts) -> None:
@@ -465,6 +456,88 @@ async def scenario_sessions(opts: Opts) -> None:
             "A edits a file B changed since",
         )
     FACTS["asked"] = {"a": len(a_answers.asked), "b": len(b_answers.asked)}
+
+
+def issued(result: types.CallToolResult, path: str, what: str) -> str:
+    """The baseline handle a successful call issued for `path`: in its value and in its text."""
+    v = value(result, what)
+    handle = (v.get("baselines") or {}).get(path)
+    expect(isinstance(handle, str) and handle.startswith("bh1."), f"{what}: no baseline handle for {path}: {describe(result)}")
+    expect(handle in text_of(result), f"{what}: the handle is not in the text the model reads: {text_of(result)[:300]!r}")
+    return handle
+
+
+def baseline_error(result: types.CallToolResult, case: str, what: str) -> dict[str, Any]:
+    e = error(result, "stale_baseline", what)
+    info = (((result.meta or {}).get("toolhost") or {}).get("error") or {}).get("info") or {}
+    expect(info.get("baseline") == case, f"{what}: expected baseline case {case!r}, got {info}: {describe(result)}")
+    return e
+
+
+async def scenario_handles(opts: Opts) -> None:
+    """Read → edit → edit with baseline handles, where every request is its own session (2026-07-28
+    over HTTP): each result carries the handle the next change presents. Without a handle, with a
+    handle replayed after the file changed, or with one sealed by another server, the edit is
+    refused `stale_baseline` (and nobody is asked to approve it). `foreign_url=URL`: a server with
+    another secret over the same directory, whose handle of the file must not open here."""
+    yes = [accept({"approve": True}) for _ in range(8)]
+    answers = Elicitations(*yes)
+    async with connect(opts, elicitation=answers) as a:
+        expect(stateless(opts, a), "the handles scenario is about stateless requests (2026-07-28 over HTTP)")
+        tools = {t.name: t for t in (await a.list_tools()).tools}
+        expect("baseline" in tools["edit"].input_schema.get("properties", {}), "edit does not advertise `baseline`")
+        expect(
+            "baselines" in (tools["read"].output_schema or {}).get("properties", {}),
+            "read does not advertise `baselines` in its output schema",
+        )
+        h1 = issued(await a.call_tool("read", {"path": NOTES}), NOTES, "read")
+        h2 = issued(
+            await a.call_tool("edit", {"path": NOTES, "old_text": "alpha line", "new_text": "ALPHA LINE", "baseline": h1}),
+            NOTES,
+            "edit with the read's handle",
+        )
+        h3 = issued(
+            await a.call_tool("edit", {"path": NOTES, "old_text": "omega line", "new_text": "OMEGA LINE", "baseline": h2}),
+            NOTES,
+            "a second edit with the first edit's handle",
+        )
+        asked = len(answers.asked)
+        FACTS["replayed"] = baseline_error(
+            await a.call_tool("edit", {"path": NOTES, "old_text": "needle", "new_text": "NEEDLE", "baseline": h1}),
+            "changed",
+            "the read's handle replayed after the file changed",
+        )
+        if "foreign_url" in opts.args:
+            async with Client(opts.args["foreign_url"], mode=opts.mode) as other:
+                foreign = issued(await other.call_tool("read", {"path": NOTES}), NOTES, "a read on the other server")
+            FACTS["foreign"] = baseline_error(
+                await a.call_tool(
+                    "edit", {"path": NOTES, "old_text": "needle", "new_text": "NEEDLE", "baseline": foreign}
+                ),
+                "invalid",
+                "a handle sealed by a server with another secret",
+            )
+        # One character of the content digest changed: the tag no longer matches.
+        forged = h3[:20] + ("A" if h3[20] != "A" else "B") + h3[21:]
+        FACTS["forged"] = baseline_error(
+            await a.call_tool("edit", {"path": NOTES, "old_text": "needle", "new_text": "NEEDLE", "baseline": forged}),
+            "invalid",
+            "a forged handle",
+        )
+        expect(len(answers.asked) == asked, f"a refused edit was put to the user: {answers.asked[asked:]}")
+        # The repeat check, without sessions: per principal.
+        missing = {"path": "/workspace/missing.txt"}
+        first = await a.call_tool("read", missing)
+        expect(first.is_error, f"reading a missing file succeeded: {describe(first)}")
+        FACTS["repeated"] = error(await a.call_tool("read", missing), "repeated_failure", "the same failing read again")
+    async with connect(opts, elicitation=Elicitations(*yes)) as b:
+        FACTS["unread"] = baseline_error(
+            await b.call_tool("edit", {"path": NOTES, "old_text": "needle", "new_text": "NEEDLE"}),
+            "unread",
+            "a second client edits without a read",
+        )
+    FACTS["handle"] = h3
+    FACTS["asked"] = len(answers.asked)
 
 
 async def listed(s: Any, tool: str, within: float = 120.0) -> None:
@@ -842,6 +915,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "cold": scenario_cold,
     "call": scenario_call,
     "effects": scenario_effects,
+    "handles": scenario_handles,
 }
 
 

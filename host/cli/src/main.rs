@@ -104,6 +104,12 @@ enum Cmd {
         /// (required when --http binds a non-loopback address).
         #[arg(long, value_name = "FILE", requires = "http")]
         token_file: Option<PathBuf>,
+        /// A file holding the secret (at least 32 bytes) that seals what
+        /// clients carry between requests: baseline handles and approval
+        /// states. Replicas behind one load balancer must share it.
+        /// Default: a random secret of this process.
+        #[arg(long, value_name = "FILE")]
+        state_secret_file: Option<PathBuf>,
         /// Extra Host header values to accept over HTTP (DNS-rebinding
         /// protection accepts loopback names only by default).
         #[arg(long, value_name = "HOST", requires = "http")]
@@ -518,6 +524,7 @@ async fn run() -> anyhow::Result<()> {
             tools,
             http,
             token_file,
+            state_secret_file,
             allow_host,
             allow_origin,
             log,
@@ -556,6 +563,10 @@ async fn run() -> anyhow::Result<()> {
                 Some(p) => Some(Arc::new(SessionLog::open(&p)?)),
                 None => None,
             };
+            let state_secret = match &state_secret_file {
+                Some(f) => Some(read_secret(f)?),
+                None => None,
+            };
             let server = Server::new(
                 host.clone(),
                 ServerOptions {
@@ -564,8 +575,9 @@ async fn run() -> anyhow::Result<()> {
                     seed,
                     cassette: cassette.clone(),
                     notices: notices.clone(),
+                    state_secret,
                 },
-            );
+            )?;
             let changed = {
                 let server = server.clone();
                 Arc::new(move || server.tools_changed())
@@ -1111,4 +1123,21 @@ async fn run() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The state secret in `path`: its bytes, without surrounding whitespace (a
+/// `base64` or hex secret is used as the text it is).
+fn read_secret(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let raw = std::fs::read(path)
+        .with_context(|| format!("reading the state secret file {}", path.display()))?;
+    let text = raw.trim_ascii();
+    anyhow::ensure!(
+        text.len() >= toolhost_pipeline::baseline::MIN_SECRET_BYTES,
+        "the state secret file {} holds {} bytes; at least {} are needed (e.g. `head -c 32 /dev/urandom | base64 > {}`)",
+        path.display(),
+        text.len(),
+        toolhost_pipeline::baseline::MIN_SECRET_BYTES,
+        path.display()
+    );
+    Ok(text.to_vec())
 }

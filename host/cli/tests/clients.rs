@@ -589,13 +589,6 @@ fn written_by(lang: Lang) -> &'static str {
     }
 }
 
-/// Whether `lang` speaks 2026-07-28 over `transport` statelessly: every
-/// HTTP request its own session, so a read gives no later edit its
-/// baseline (issue 26); the scenarios then approve writes instead of edits.
-fn stateless(lang: Lang, transport: Transport) -> bool {
-    matches!(lang, Lang::PyClient(AUTO | MODERN)) && transport == Transport::Http
-}
-
 /// 5a. `ask` accepted through the client's elicitation handler (from
 ///     2026-07-28: an `input_required` result the client answers and sends
 ///     again).
@@ -604,18 +597,13 @@ fn ask_accept(lang: Lang, transport: Transport) {
     let f = run(&ws, lang, transport, "ask_accept", &[]).facts;
     assert_eq!(ws.file("created.txt").as_deref(), Some(written_by(lang)));
     assert_eq!(f["write"]["created"], true);
-    let second = if stateless(lang, transport) {
-        assert_eq!(ws.file("second.txt").as_deref(), Some(written_by(lang)));
-        assert_eq!(ws.file("notes.txt").as_deref(), Some(NOTES));
-        "/workspace/second.txt"
-    } else {
-        assert_eq!(
-            ws.file("notes.txt").as_deref(),
-            Some("ALPHA LINE\nneedle: the quick brown fox\nomega line\n")
-        );
-        assert_eq!(f["edit"]["replacements"], 1);
-        "/workspace/notes.txt"
-    };
+    // Stateless clients edit with the read's baseline handle.
+    assert_eq!(
+        ws.file("notes.txt").as_deref(),
+        Some("ALPHA LINE\nneedle: the quick brown fox\nomega line\n")
+    );
+    assert_eq!(f["edit"]["replacements"], 1);
+    let second = "/workspace/notes.txt";
     let asked = f["asked"].as_array().expect("asked");
     assert_eq!(asked.len(), 2);
     assert!(
@@ -724,6 +712,47 @@ fn separate_sessions(lang: Lang, transport: Transport) {
     assert_eq!(
         ws.file("notes.txt").as_deref(),
         Some("ALPHA LINE\nneedle: the quick brown fox\nOMEGA LINE\n")
+    );
+}
+
+/// 7b. Stateless read → edit → edit with baseline handles (2026-07-28 over
+///     HTTP, where every request is its own session), with the refusals:
+///     no handle, a handle replayed after the file changed, a forged one,
+///     and one sealed by a server with another secret (the same directory
+///     served by a second process, as a replica with the wrong key would).
+fn baseline_handles(lang: Lang, transport: Transport) {
+    let mut ws = Workspace::new();
+    let secret = |name: &str, byte: char| {
+        let path = ws.tmp.path().join(name);
+        std::fs::write(&path, byte.to_string().repeat(40)).expect("write secret");
+        path.display().to_string()
+    };
+    let (ours, theirs) = (secret("ours.key", 'a'), secret("theirs.key", 'b'));
+    ws.serve_args = vec!["--state-secret-file".into(), theirs];
+    let other = HttpServer::start(&ws);
+    ws.serve_args = vec!["--state-secret-file".into(), ours];
+    let foreign_url = format!("foreign_url={}", other.url);
+    let f = run(&ws, lang, transport, "handles", &[&foreign_url]).facts;
+    assert_eq!(
+        ws.file("notes.txt").as_deref(),
+        Some("ALPHA LINE\nneedle: the quick brown fox\nOMEGA LINE\n"),
+        "{f}"
+    );
+    for case in ["replayed", "forged", "unread", "foreign"] {
+        assert_eq!(f[case]["code"], "stale_baseline", "{case}: {f}");
+    }
+    // The two edits were asked about, none of the refused ones.
+    assert_eq!(f["asked"], 2, "{f}");
+    // The principal is in the session log.
+    let principals: Vec<Value> = ws
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "tool/call")
+        .map(|e| e["principal"].clone())
+        .collect();
+    assert!(
+        !principals.is_empty() && principals.iter().all(|p| p == "http:anonymous"),
+        "{principals:?}"
     );
 }
 
@@ -1241,6 +1270,8 @@ client_tests! {
     pyclient_modern_stdio_ask_accept => ask_accept(MODERN, Stdio);
     pyclient_modern_http_tools_list => tools_list(MODERN, Http);
     pyclient_modern_http_ask_accept => ask_accept(MODERN, Http);
+    pyclient_modern_http_baseline_handles => baseline_handles(MODERN, Http);
+    pyclient_auto_http_baseline_handles => baseline_handles(AUTO, Http);
 
     pyclient_legacy_stdio_tools_list => tools_list(LEGACY, Stdio);
     pyclient_legacy_stdio_ask_accept => ask_accept(LEGACY, Stdio);

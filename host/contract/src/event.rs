@@ -28,6 +28,10 @@ pub struct ToolCallEvent {
     /// served): which description and schemas the model had read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub descriptor: Option<String>,
+    /// Who made the call, as the front end identified them (a bearer
+    /// token's digest, an OAuth subject, `stdio`); absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 /// The event written when a call has its final result. The value itself is

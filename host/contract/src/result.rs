@@ -22,6 +22,10 @@ pub struct ToolCall {
     /// The parent call, for calls made on behalf of another call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// Who is calling, as the front end identified them (a bearer token's
+    /// digest, an OAuth subject, `stdio`). Baseline handles are bound to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 impl ToolCall {
@@ -37,6 +41,7 @@ impl ToolCall {
             arguments: arguments.into(),
             agent: None,
             parent: None,
+            principal: None,
         }
     }
 }

@@ -321,28 +321,12 @@ pub(crate) fn binding(principal: &str, tool: &str, arguments: &Value) -> Vec<u8>
 
 impl StateSeal {
     /// A seal with `key` (at least 32 bytes) whose states live `ttl`.
-    #[cfg(test)]
     pub(crate) fn new(key: &[u8], ttl: Duration) -> Result<StateSeal, String> {
         Ok(StateSeal {
             codec: RequestStateCodec::try_new(key).map_err(|e| e.to_string())?,
             ttl,
             used: Mutex::new(HashMap::new()),
         })
-    }
-
-    /// A seal with a random key of this process (states do not survive a
-    /// restart, nor open on another process).
-    pub(crate) fn random(ttl: Duration) -> StateSeal {
-        let mut key = Vec::with_capacity(32);
-        key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
-        key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
-        StateSeal {
-            // 32 bytes from the system's random source (two v4 UUIDs carry
-            // 244 random bits): the length `try_new` would check.
-            codec: RequestStateCodec::new_unchecked(key),
-            ttl,
-            used: Mutex::new(HashMap::new()),
-        }
     }
 
     /// The `input_required` result asking `request`, bound to `binding`.

@@ -22,7 +22,7 @@
 //! use toolhost_toolbox::{Host, HostConfig, embedded_default};
 //! let host = Arc::new(Host::new(HostConfig::default())?);
 //! host.load(&embedded_default(&std::env::current_dir()?)).await?;
-//! Server::new(host, ServerOptions::default()).serve_stdio().await?;
+//! Server::new(host, ServerOptions::default())?.serve_stdio().await?;
 //! # Ok(()) }
 //! ```
 

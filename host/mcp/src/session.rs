@@ -23,8 +23,9 @@ use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 use toolhost_contract::FailureCode;
 use toolhost_pipeline::advertise::{self, Format};
+use toolhost_pipeline::baseline::{HandleKey, derive_key};
 use toolhost_pipeline::replay::Replay;
-use toolhost_pipeline::{Pipeline, SessionLog};
+use toolhost_pipeline::{Pipeline, RepeatScopes, SessionLog};
 use toolhost_toolbox::Host;
 
 /// Default time the person at the client has to answer an approval.
@@ -53,6 +54,12 @@ pub struct ServerOptions {
     /// What the server says while it runs (components compiling, failing):
     /// sent as log messages to the clients that asked.
     pub notices: Notices,
+    /// The secret (at least 32 bytes) that seals what a client carries
+    /// between requests: baseline handles and approval states. Replicas
+    /// behind one load balancer share it, so any of them opens what another
+    /// sealed. `None`: a random secret of this process (or, with `seed`,
+    /// one derived from the seed).
+    pub state_secret: Option<Vec<u8>>,
 }
 
 impl Default for ServerOptions {
@@ -63,6 +70,7 @@ impl Default for ServerOptions {
             seed: None,
             cassette: None,
             notices: Notices::new(),
+            state_secret: None,
         }
     }
 }
@@ -79,6 +87,10 @@ struct Shared {
     sessions: AtomicU64,
     /// Seals the state of approvals asked inline (2026-07-28).
     seal: StateSeal,
+    /// Seals baseline handles.
+    handles: HandleKey,
+    /// The repeat check of stateless requests, per principal.
+    repeat: RepeatScopes,
 }
 
 /// The MCP server: a host, the options, and the sessions' shared state.
@@ -90,11 +102,31 @@ pub struct Server {
 
 impl Server {
     /// A server over `host`.
-    pub fn new(host: Arc<Host>, options: ServerOptions) -> Server {
+    ///
+    /// Fails only when `options.state_secret` is shorter than 32 bytes.
+    pub fn new(host: Arc<Host>, options: ServerOptions) -> Result<Server, ServeError> {
         let (changed, _) = broadcast::channel(16);
+        let secret = match (&options.state_secret, options.seed) {
+            (Some(s), _) => s.clone(),
+            (None, Some(seed)) => {
+                derive_key(&seed.to_be_bytes(), "toolhost/seeded-state/v1").to_vec()
+            }
+            (None, None) => {
+                let mut key = Vec::with_capacity(32);
+                key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+                key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+                key
+            }
+        };
+        let handles = HandleKey::from_secret(&secret)
+            .map_err(|e| ServeError::Config(format!("the state secret: {e}")))?;
         // A state lives as long as the user may take to answer.
-        let seal = StateSeal::random(options.approval_timeout);
-        Server {
+        let seal = StateSeal::new(
+            &derive_key(&secret, "toolhost/approval-state/v1"),
+            options.approval_timeout,
+        )
+        .map_err(ServeError::Config)?;
+        Ok(Server {
             shared: Arc::new(Shared {
                 host,
                 options,
@@ -104,8 +136,10 @@ impl Server {
                 idle: Notify::new(),
                 sessions: AtomicU64::new(0),
                 seal,
+                handles,
+                repeat: RepeatScopes::default(),
             }),
-        }
+        })
     }
 
     /// The host.
@@ -128,7 +162,8 @@ impl Server {
             .host
             .session()
             .session_id(id)
-            .approver(approver.clone());
+            .approver(approver.clone())
+            .baseline_handles(self.shared.handles.clone());
         if let Some(seed) = options.seed {
             b = b.deterministic(seed.wrapping_add(number - 1));
         }
@@ -339,15 +374,16 @@ impl Session {
             .protocol_version()
             .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
         let capabilities = context.client_capabilities();
+        let principal = principal(&context);
         if !is_modern(&context) {
-            let call = convert::tool_call(&context.id.to_string(), request);
+            let mut call = convert::tool_call(&context.id.to_string(), request);
+            call.principal = Some(principal);
             let _routed =
                 self.approver
                     .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
             let result = self.pipeline.execute(call, context.ct.clone()).await;
             return convert::call_result(result, object_only).into();
         }
-        let principal = principal(&context);
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let bound = binding(&principal, &request.name, &arguments);
         let answer: Option<Answer> = request.request_state.as_deref().map(|state| {
@@ -355,11 +391,21 @@ impl Session {
                 .seal
                 .answer(state, &bound, request.input_responses.as_ref())
         });
-        let call = convert::tool_call(&context.id.to_string(), request);
+        let mut call = convert::tool_call(&context.id.to_string(), request);
+        call.principal = Some(principal);
         let routed = self
             .approver
             .inline(&call.call_id, capabilities.as_ref(), answer);
-        let result = self.pipeline.execute(call, context.ct.clone()).await;
+        // Over HTTP every 2026-07-28 request is its own session: the
+        // repeat check looks at the principal's latest call instead.
+        let over_http = context.extensions.get::<http::request::Parts>().is_some();
+        let result = if over_http {
+            self.pipeline
+                .execute_stateless(call, context.ct.clone(), &self.shared.repeat)
+                .await
+        } else {
+            self.pipeline.execute(call, context.ct.clone()).await
+        };
         if result.failed_with(FailureCode::ApprovalPending)
             && let Some(asked) = routed.asked()
         {
@@ -494,7 +540,11 @@ impl ServerHandler for Session {
         self.listed
             .store(self.shared.version.load(Ordering::SeqCst), Ordering::SeqCst);
         let registry = self.pipeline.registry();
-        let all = advertise::schemas(registry, None, Format::Mcp);
+        let all = if self.pipeline.issues_handles() {
+            advertise::schemas_with_handles(registry, None, Format::Mcp)
+        } else {
+            advertise::schemas(registry, None, Format::Mcp)
+        };
         let mut page =
             convert::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
         // Never "no tools" in silence: what is still loading, and what

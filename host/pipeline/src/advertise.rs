@@ -82,3 +82,30 @@ pub fn schemas(registry: &Registry, agent: Option<&str>, format: Format) -> Vec<
         .map(|t| project(&t.descriptor, format))
         .collect()
 }
+
+/// As [`schemas`], for a host that issues baseline handles: the tools that
+/// take or return them show the `baseline` argument and the `baselines`
+/// value ([`crate::baseline::advertised_schemas`]).
+pub fn schemas_with_handles(
+    registry: &Registry,
+    agent: Option<&str>,
+    format: Format,
+) -> Vec<Value> {
+    registry
+        .visible(agent)
+        .iter()
+        .map(|t| {
+            let d = &t.descriptor;
+            if !crate::baseline::takes_handles(d) && !crate::baseline::returns_handles(d) {
+                return project(d, format);
+            }
+            let (input_schema, output_schema) = crate::baseline::advertised_schemas(d);
+            let shown = ToolDescriptor {
+                input_schema,
+                output_schema,
+                ..d.clone()
+            };
+            project(&shown, format)
+        })
+        .collect()
+}

@@ -38,6 +38,7 @@ struct Frozen {
     arguments: ParsedArguments,
     agent: Option<String>,
     parent: Option<String>,
+    principal: Option<String>,
     token: ExecutionToken,
 }
 
@@ -55,6 +56,7 @@ impl FrozenCall {
             arguments,
             agent: call.agent,
             parent: call.parent,
+            principal: call.principal,
             token,
         }))
     }
@@ -89,6 +91,10 @@ impl FrozenCall {
     /// The parent call.
     pub fn parent(&self) -> Option<&str> {
         self.0.parent.as_deref()
+    }
+    /// Who is calling, when the front end said.
+    pub fn principal(&self) -> Option<&str> {
+        self.0.principal.as_deref()
     }
     /// The execution token.
     pub fn token(&self) -> &ExecutionToken {

@@ -48,7 +48,7 @@ pub use listeners::{
     Approval, ApprovalRequest, ApproveAll, Approver, Guard, GuardDenial, ListenerError, PostAction,
     PostExecute, PreDecision, PreExecute, ResultListener,
 };
-pub use pipeline::{Pipeline, PipelineBuilder, StageObserver};
+pub use pipeline::{Pipeline, PipelineBuilder, RepeatScopes, StageObserver};
 pub use registry::{
     Availability, RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec,
 };

@@ -26,7 +26,7 @@
 //! ```
 //! Validation comes before approval: nobody is asked to approve an invalid call.
 
-use crate::baseline::Baselines;
+use crate::baseline::{self, Baselines, HandleKey, Presented};
 use crate::bound::{Artifacts, bound};
 use crate::call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
 use crate::determinism::{CallEnv, InOrder};
@@ -78,9 +78,18 @@ pub struct PipelineBuilder {
     artifacts: Option<Arc<Artifacts>>,
     cassette: Option<Arc<Replay>>,
     journal: Option<Arc<Journal>>,
+    handles: Option<HandleKey>,
 }
 
 impl PipelineBuilder {
+    /// Issues and accepts baseline handles sealed with `key` (see
+    /// [`crate::baseline`]): a call that reads or writes a file returns its
+    /// handle, and a later change of the file may present it as its
+    /// `baseline` argument instead of relying on this session's memory.
+    pub fn baseline_handles(mut self, key: HandleKey) -> Self {
+        self.handles = Some(key);
+        self
+    }
     /// Names the session (it prefixes every execution token and artifact
     /// id). Default: the seed in hex, else the clock and process id.
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
@@ -219,6 +228,65 @@ struct Admission {
     last: Option<Previous>,
 }
 
+/// The repeat check of stateless requests (MCP 2026-07-28, where every
+/// request is its own session): the latest call of each principal, shared
+/// by the requests of one process. Bounded: past [`RepeatScopes::CAPACITY`]
+/// principals the least recently seen one is forgotten (its next call is
+/// checked against nothing). Replicas do not share it: a repeated call that
+/// lands on another replica runs (and fails) once more there.
+#[derive(Default)]
+pub struct RepeatScopes {
+    inner: Mutex<Scopes>,
+}
+
+#[derive(Default)]
+struct Scopes {
+    /// The latest call of each principal, with when it was seen.
+    last: std::collections::HashMap<String, (u64, Previous)>,
+    /// Admissions so far (the recency stamp).
+    stamp: u64,
+}
+
+impl RepeatScopes {
+    /// Most principals remembered.
+    pub const CAPACITY: usize = 4096;
+
+    /// Makes `next` the latest call of `principal`; returns the one before.
+    fn replace(&self, principal: &str, next: Previous) -> Option<Previous> {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        s.stamp += 1;
+        let stamp = s.stamp;
+        if let Some(slot) = s.last.get_mut(principal) {
+            return Some(std::mem::replace(slot, (stamp, next)).1);
+        }
+        if s.last.len() >= Self::CAPACITY
+            && let Some(oldest) = s
+                .last
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(k, _)| k.clone())
+        {
+            s.last.remove(&oldest);
+        }
+        s.last.insert(principal.to_owned(), (stamp, next));
+        None
+    }
+
+    /// Principals remembered now.
+    pub fn len(&self) -> usize {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last
+            .len()
+    }
+
+    /// Whether no principal is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A call as the next call's repeat check sees it.
 #[derive(Clone)]
 struct Previous {
@@ -329,7 +397,18 @@ impl Pipeline {
             artifacts: None,
             cassette: None,
             journal: None,
+            handles: None,
         }
+    }
+
+    /// Whether this pipeline issues baseline handles.
+    pub fn issues_handles(&self) -> bool {
+        self.b.handles.is_some()
+    }
+
+    /// Whether `tool` takes its `baseline` argument from the host.
+    fn takes_handles(&self, tool: &RegisteredTool) -> bool {
+        self.b.handles.is_some() && baseline::takes_handles(&tool.descriptor)
     }
 
     /// How many calls reached a tool body (a cassette replay reaches none).
@@ -565,7 +644,21 @@ impl Pipeline {
     /// every outcome is a [`ToolResult`].
     pub async fn execute(&self, call: ToolCall, signal: CancellationToken) -> ToolResult {
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
-        let admitted = self.admit(call);
+        let admitted = self.admit(call, None);
+        self.run(admitted, signal).instrument(span).await
+    }
+
+    /// As [`execute`](Self::execute), for a stateless request: its repeat
+    /// check looks at the latest call of the same principal in `repeat`
+    /// (shared by the process's requests), not at this pipeline's.
+    pub async fn execute_stateless(
+        &self,
+        call: ToolCall,
+        signal: CancellationToken,
+        repeat: &RepeatScopes,
+    ) -> ToolResult {
+        let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
+        let admitted = self.admit(call, Some(repeat));
         self.run(admitted, signal).instrument(span).await
     }
 
@@ -574,7 +667,7 @@ impl Pipeline {
     /// environment, and its `tool/call` event (on disk before anything runs;
     /// if it cannot be, nothing runs). One critical section, so positions,
     /// keys and `tool/call` events agree on the order.
-    fn admit(&self, call: ToolCall) -> Admitted {
+    fn admit(&self, call: ToolCall, scopes: Option<&RepeatScopes>) -> Admitted {
         // Parsed before the critical section: it needs no position.
         let arguments = parse_arguments(&call.arguments);
         let mut adm = self.admission.lock().unwrap_or_else(|e| e.into_inner());
@@ -584,10 +677,14 @@ impl Pipeline {
         let frozen = FrozenCall::freeze(call, arguments, token);
         let fingerprint = fingerprint(&frozen);
         let (done, waiter) = outcome();
-        let previous = adm.last.replace(Previous {
+        let latest = Previous {
             fingerprint,
             outcome: waiter,
-        });
+        };
+        let previous = match scopes {
+            Some(scopes) => scopes.replace(frozen.principal().unwrap_or_default(), latest),
+            None => adm.last.replace(latest),
+        };
         let replay = self.b.cassette.as_ref().map(|c| c.admit(&frozen));
         let env = match (self.b.seed, &replay) {
             (Some(seed), Some((_, Plan::Verify(i)))) => {
@@ -614,6 +711,7 @@ impl Pipeline {
                         .registry
                         .resolve(frozen.name(), frozen.agent())
                         .map(|t| t.digest.clone()),
+                    principal: frozen.principal().map(str::to_owned),
                 }))
                 .map_err(|e| e.to_string()),
         };
@@ -854,6 +952,26 @@ impl Pipeline {
 
         // ── schema ──────────────────────────────────────────────────────
         self.enter(call, Stage::Schema);
+        // The host's `baseline` argument is the host's: out before the tool
+        // (and its schema) sees the arguments.
+        let (args, handles) = match self.takes_handles(&tool) {
+            false => (Cow::Borrowed(args), Vec::new()),
+            true => {
+                let handles = baseline::presented(args).map_err(|why| {
+                    run.deny(
+                        Stage::Schema,
+                        "baseline",
+                        ToolFailure::new(FailureCode::InvalidArguments, why),
+                    )
+                })?;
+                let mut rest = args.clone();
+                if let Some(o) = rest.as_object_mut() {
+                    o.remove(baseline::BASELINE_ARG);
+                }
+                (Cow::Owned(rest), handles)
+            }
+        };
+        let args: &Value = &args;
         let errors = crate::schema::errors(&tool.input, args, "arguments");
         if !errors.is_empty() {
             return Err(run.deny(
@@ -875,7 +993,15 @@ impl Pipeline {
         // ── path ────────────────────────────────────────────────────────
         self.enter(call, Stage::Path);
         let paths = crate::paths::check_paths(&tool.descriptor, args, &tool.policy.sandbox)
-            .and_then(|p| self.baselines.check(&p).map(|()| p))
+            .and_then(|p| {
+                let presented = Presented {
+                    key: self.b.handles.as_ref(),
+                    principal: call.principal().unwrap_or_default(),
+                    now_ms: run.env.clock.wall_ms(),
+                    handles: &handles,
+                };
+                self.baselines.check_with(&p, presented).map(|()| p)
+            })
             .map_err(|f| run.deny(Stage::Path, "paths", f))?;
         run.pass(Stage::Path, "paths");
 
@@ -1141,8 +1267,17 @@ impl Pipeline {
         // ── commit (file effects, all or nothing) ───────────────────────
         self.enter(call, Stage::Commit);
         self.commit(run, &tool, staged, signal).await?;
-        // The call succeeded: remember what it read or wrote.
-        self.baselines.record(&paths);
+        // The call succeeded: remember what it read or wrote, and hand the
+        // caller a handle of each such file when this host issues them.
+        let issued = self.baselines.record_with(
+            &paths,
+            self.b
+                .handles
+                .as_ref()
+                .filter(|_| baseline::returns_handles(&tool.descriptor)),
+            call.principal().unwrap_or_default(),
+            run.env.clock.wall_ms(),
+        );
 
         // ── render ──────────────────────────────────────────────────────
         self.enter(call, Stage::Render);
@@ -1181,6 +1316,9 @@ impl Pipeline {
             }
         };
         run.pass(Stage::Render, if host_renders { "host" } else { "render" });
+        // Issued handles: in the value and first in the text, so the model
+        // sees them whatever the bound cuts.
+        let (value, content) = baseline::attach(value, content, &issued);
         let mut result = ToolResult::Success(ToolSuccess {
             value,
             content,

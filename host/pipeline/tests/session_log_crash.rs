@@ -29,6 +29,7 @@ fn event(call_id: &str, arguments: String) -> SessionEvent {
         agent: None,
         parent: None,
         descriptor: None,
+        principal: None,
     })
 }
 

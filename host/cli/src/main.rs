@@ -118,8 +118,16 @@ enum Cmd {
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         allow_origin: Vec<String>,
         /// Append every session's call and result events to this log.
-        #[arg(long, value_name = "FILE")]
+        /// A directory (an existing one, or a path ending in `/`): this
+        /// replica's own log in it, named by host name and process id, so
+        /// replicas can share one directory (`toolhost log DIR` merges them).
+        #[arg(long, value_name = "FILE|DIR")]
         log: Option<PathBuf>,
+        /// Keep truncated results' full text (artifacts) in this directory
+        /// instead of in memory: replicas that share it serve each other's
+        /// artifacts, each to the principal whose call made it.
+        #[arg(long, value_name = "DIR")]
+        artifacts_dir: Option<PathBuf>,
         /// Seconds the person at the client has to answer an approval.
         #[arg(long, value_name = "SECS", default_value_t = 120)]
         approval_timeout: u64,
@@ -283,9 +291,10 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
-    /// Pretty-print a session log.
+    /// Pretty-print a session log, or every replica's log in a directory
+    /// merged in time order.
     Log {
-        /// The log file.
+        /// The log file, or a directory of logs (`serve --log DIR/`).
         file: PathBuf,
     },
     /// List the calls whose file changes were committed, oldest first, with
@@ -528,6 +537,7 @@ async fn run() -> anyhow::Result<()> {
             allow_host,
             allow_origin,
             log,
+            artifacts_dir,
             approval_timeout,
             no_reload,
             max_instances,
@@ -546,6 +556,7 @@ async fn run() -> anyhow::Result<()> {
                 on_compile: Some(Arc::new(notices.clone())),
                 journal_dir: journal_dir.clone(),
                 journal_sync: cli.sync_commits,
+                artifacts_dir,
                 ..HostConfig::default()
             })?);
             let tb = toolbox(&tools, &dir)?;
@@ -560,7 +571,7 @@ async fn run() -> anyhow::Result<()> {
                 (None, None) => None,
             };
             let log = match log {
-                Some(p) => Some(Arc::new(SessionLog::open(&p)?)),
+                Some(p) => Some(Arc::new(SessionLog::open(&replica_log(&p)?)?)),
                 None => None,
             };
             let state_secret = match &state_secret_file {
@@ -598,6 +609,7 @@ async fn run() -> anyhow::Result<()> {
                 let stop = stop.clone();
                 tokio::spawn(async move {
                     let report = startup.finished().await;
+                    server.mark_ready();
                     for s in &report.skipped {
                         notices.say(
                             Severity::Warning,
@@ -1077,13 +1089,18 @@ async fn run() -> anyhow::Result<()> {
             out!("redone: {}", r.headline);
         }
         Cmd::Log { file } => {
-            let contents =
-                read_log(&file).with_context(|| format!("reading {}", file.display()))?;
+            let contents = if file.is_dir() {
+                toolhost_pipeline::session_log::read_log_dir(&file)
+            } else {
+                read_log(&file)
+            }
+            .with_context(|| format!("reading {}", file.display()))?;
             for ev in &contents.events {
                 match ev {
-                    SessionEvent::ToolCall(c) => {
-                        out!("→ {} {} {}", c.call_id, c.tool, c.arguments);
-                    }
+                    SessionEvent::ToolCall(c) => match &c.principal {
+                        Some(p) => out!("→ {} {} {} (by {p})", c.call_id, c.tool, c.arguments),
+                        None => out!("→ {} {} {}", c.call_id, c.tool, c.arguments),
+                    },
                     SessionEvent::ToolResult(r) => {
                         let status = r
                             .code
@@ -1140,4 +1157,26 @@ fn read_secret(path: &Path) -> anyhow::Result<Vec<u8>> {
         path.display()
     );
     Ok(text.to_vec())
+}
+
+/// The session log file `--log PATH` names: PATH itself, or, when PATH is
+/// a directory (or ends in `/`), this replica's own file in it:
+/// `HOST-PID.jsonl`.
+fn replica_log(path: &Path) -> anyhow::Result<PathBuf> {
+    let is_dir = path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/');
+    if !is_dir {
+        return Ok(path.to_owned());
+    }
+    std::fs::create_dir_all(path)
+        .with_context(|| format!("creating the log directory {}", path.display()))?;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        })
+        .unwrap_or_else(|| "host".into());
+    Ok(path.join(format!("{host}-{}.jsonl", std::process::id())))
 }

@@ -107,6 +107,14 @@ pub enum SessionEvent {
 }
 
 impl SessionEvent {
+    /// When it was written, ms since the epoch.
+    pub fn ts_ms(&self) -> u64 {
+        match self {
+            SessionEvent::ToolCall(e) => e.ts_ms,
+            SessionEvent::ToolResult(e) => e.ts_ms,
+        }
+    }
+
     /// The call id the event belongs to.
     pub fn call_id(&self) -> &str {
         match self {

@@ -2,6 +2,11 @@
 //! told otherwise, with DNS-rebinding protection (`Host` and `Origin`
 //! checked), an optional bearer token (required off loopback), bounded
 //! request bodies and concurrency, and a graceful shutdown.
+//!
+//! Beside it, for operators and orchestrators, without authentication (they
+//! say nothing about any call's content): `/healthz` (200 while the process
+//! serves), `/readyz` (200 once the toolbox's first load finished, 503
+//! before) and `/metrics` (Prometheus text format, see [`crate::metrics`]).
 
 use crate::{ServeError, Server};
 use axum::Router;
@@ -105,6 +110,46 @@ async fn require_token(token: Arc<String>, request: Request, next: Next) -> Resp
     }
 }
 
+/// `/healthz`, `/readyz` and `/metrics`: outside authentication and the
+/// request limit, so a busy or locked-down server still answers its probes.
+fn operations(server: Server) -> Router {
+    let ready = server.clone();
+    let metrics = server;
+    Router::new()
+        .route("/healthz", axum::routing::get(|| async { "ok\n" }))
+        .route(
+            "/readyz",
+            axum::routing::get(move || {
+                let ready = ready.is_ready();
+                async move {
+                    if ready {
+                        (http::StatusCode::OK, "ready\n")
+                    } else {
+                        (
+                            http::StatusCode::SERVICE_UNAVAILABLE,
+                            "loading the toolbox\n",
+                        )
+                    }
+                }
+            }),
+        )
+        .route(
+            "/metrics",
+            axum::routing::get(move || {
+                let text = metrics.metrics_text();
+                async move {
+                    (
+                        [(
+                            http::header::CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        )],
+                        text,
+                    )
+                }
+            }),
+        )
+}
+
 /// Serves `server` over streamable HTTP at `http://BIND/mcp` until
 /// `shutdown` is cancelled; then stops accepting, lets running calls finish
 /// for up to the grace period, and ends every session.
@@ -146,9 +191,11 @@ pub async fn serve(
             require_token(token.clone(), req, next)
         }));
     }
-    let app = app.layer(tower::limit::GlobalConcurrencyLimitLayer::new(
-        options.max_concurrent_requests,
-    ));
+    let app = app
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            options.max_concurrent_requests,
+        ))
+        .merge(operations(server.clone()));
     tracing::info!("serving MCP over streamable HTTP at http://{local}/mcp");
     eprintln!("toolhost: serving MCP at http://{local}/mcp");
 

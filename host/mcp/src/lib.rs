@@ -31,6 +31,7 @@ mod approve;
 /// fuzzed without building the sandbox).
 use toolhost_mcp_wire as convert;
 pub mod http;
+pub mod metrics;
 pub mod notices;
 pub mod reload;
 mod session;

@@ -7,6 +7,7 @@
 use crate::ServeError;
 use crate::approve::{Answer, Approvals, StateSeal, binding};
 use crate::convert;
+use crate::metrics::{Gauges, Metrics};
 use crate::notices::{Notice, Notices, Severity};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult,
@@ -17,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
@@ -91,6 +92,10 @@ struct Shared {
     handles: HandleKey,
     /// The repeat check of stateless requests, per principal.
     repeat: RepeatScopes,
+    /// What `/metrics` shows.
+    metrics: Metrics,
+    /// Whether the first load of the toolbox finished (`/readyz`).
+    ready: AtomicBool,
 }
 
 /// The MCP server: a host, the options, and the sessions' shared state.
@@ -138,6 +143,8 @@ impl Server {
                 seal,
                 handles,
                 repeat: RepeatScopes::default(),
+                metrics: Metrics::default(),
+                ready: AtomicBool::new(false),
             }),
         })
     }
@@ -188,6 +195,33 @@ impl Server {
         self.shared.version.fetch_add(1, Ordering::SeqCst);
         // No receiver means no session is listening: nothing to tell.
         let _ = self.shared.changed.send(());
+    }
+
+    /// Says the toolbox's first load finished: `/readyz` answers 200 from now on.
+    pub fn mark_ready(&self) {
+        self.shared.ready.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the toolbox's first load finished.
+    pub fn is_ready(&self) -> bool {
+        self.shared.ready.load(Ordering::SeqCst)
+    }
+
+    /// The server's counters (for the front ends that refuse requests
+    /// before a call runs).
+    pub fn metrics(&self) -> &Metrics {
+        &self.shared.metrics
+    }
+
+    /// Every metric, in the Prometheus text format.
+    pub fn metrics_text(&self) -> String {
+        let host = &self.shared.host;
+        self.shared.metrics.render(&Gauges {
+            in_flight: self.in_flight(),
+            runtime: host.runtime().stats(),
+            artifact_bytes: host.artifacts().bytes() as u64,
+            tools: host.registry().visible(None).len(),
+        })
     }
 
     /// Calls running now, across sessions.
@@ -362,6 +396,12 @@ impl Session {
         }
     }
 
+    /// Counts a finished call in the server's metrics.
+    fn count(&self, name: &str, result: &toolhost_contract::ToolResult) {
+        let known = self.pipeline.registry().resolve(name, None).is_some();
+        self.shared.metrics.record(name, known, result);
+    }
+
     /// Runs `request` through the pipeline. From 2026-07-28 an `ask` ends
     /// the request `input_required` (or uses the answer it brought); before,
     /// it asks with `elicitation/create` while the call waits.
@@ -381,7 +421,9 @@ impl Session {
             let _routed =
                 self.approver
                     .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
+            let name = call.name.clone();
             let result = self.pipeline.execute(call, context.ct.clone()).await;
+            self.count(&name, &result);
             return convert::call_result(result, object_only).into();
         }
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
@@ -399,6 +441,7 @@ impl Session {
         // Over HTTP every 2026-07-28 request is its own session: the
         // repeat check looks at the principal's latest call instead.
         let over_http = context.extensions.get::<http::request::Parts>().is_some();
+        let name = call.name.clone();
         let result = if over_http {
             self.pipeline
                 .execute_stateless(call, context.ct.clone(), &self.shared.repeat)
@@ -406,6 +449,9 @@ impl Session {
         } else {
             self.pipeline.execute(call, context.ct.clone()).await
         };
+        if !result.failed_with(FailureCode::ApprovalPending) {
+            self.count(&name, &result);
+        }
         if result.failed_with(FailureCode::ApprovalPending)
             && let Some(asked) = routed.asked()
         {
@@ -615,7 +661,7 @@ impl ServerHandler for Session {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         // The URI that was not found goes in the error's data (SEP-2164).
@@ -627,7 +673,13 @@ impl ServerHandler for Session {
                 "no resource `{uri}`: toolhost serves only toolhost://artifacts/ID[?offset=N&limit=M]"
             )));
         };
-        match self.pipeline.artifacts().page(&id, offset, limit) {
+        // Only the principal whose call made it reads it.
+        let owner = principal(&context);
+        match self
+            .pipeline
+            .artifacts()
+            .page_owned(&owner, &id, offset, limit)
+        {
             Some((text, total)) => {
                 Ok(convert::artifact_page(&uri, &id, offset, text, total)?.into())
             }

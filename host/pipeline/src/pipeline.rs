@@ -467,15 +467,16 @@ impl Pipeline {
             sanitize(call.call_id())
         );
         let diff = set.diff();
+        let owner = call.principal().unwrap_or_default();
         let diff_uri = match deferred {
             Some(reason) => {
                 // Stored first: the approval links it.
-                let uri = self.artifacts.put(&diff_id, diff.clone());
+                let uri = self.artifacts.put_owned(owner, &diff_id, diff.clone());
                 self.approve_effects(run, tool, &set, (&diff, &uri), reason, signal)
                     .await?;
                 uri
             }
-            None => self.artifacts.put(&diff_id, diff),
+            None => self.artifacts.put_owned(owner, &diff_id, diff),
         };
         let journal = self
             .journal()
@@ -869,9 +870,13 @@ impl Pipeline {
             .map_or_else(Limits::default, |t| t.policy.limits.clone());
         let budget = usize::try_from(limits.result_byte_budget()).unwrap_or(usize::MAX);
         let artifact_id = || format!("{}-{}", call.token().as_str(), sanitize(call.call_id()));
-        if let Some((bounded, total)) =
-            bound(result.content(), budget, artifact_id, &self.artifacts)
-        {
+        if let Some((bounded, total)) = bound(
+            result.content(),
+            budget,
+            call.principal().unwrap_or_default(),
+            artifact_id,
+            &self.artifacts,
+        ) {
             *result.content_mut() = bounded;
             run.trace.push(
                 Stage::Bound,

@@ -35,6 +35,19 @@ pub enum CacheOutcome {
     Precompiled,
 }
 
+impl CacheOutcome {
+    /// Its place in the runtime's load counters.
+    pub(crate) fn index(self) -> usize {
+        match self {
+            CacheOutcome::Disabled => 0,
+            CacheOutcome::Hit => 1,
+            CacheOutcome::Miss => 2,
+            CacheOutcome::Stale => 3,
+            CacheOutcome::Precompiled => 4,
+        }
+    }
+}
+
 pub(crate) struct ArtifactCache {
     dir: Option<(Dir, PathBuf)>,
     engine_key: String,

@@ -200,6 +200,7 @@ impl Runtime {
         limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
         let compile_time = started.elapsed();
+        self.inner.loads[cache.index()].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let engine = &self.inner.engine;
         let imports: Vec<String> = component
             .component_type()

@@ -96,6 +96,27 @@ pub(crate) struct RuntimeInner {
     pub(crate) slots: tokio::sync::Semaphore,
     /// One compilation at a time (FIFO).
     pub(crate) compiles: tokio::sync::Semaphore,
+    /// Calls waiting for a pool slot now.
+    pub(crate) queued: std::sync::atomic::AtomicUsize,
+    /// Loads so far by how the cache served them, in [`crate::CacheOutcome`] order.
+    pub(crate) loads: [std::sync::atomic::AtomicU64; 5],
+}
+
+/// What a [`Runtime`] is doing now, and has done (for metrics).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Sandbox instances that may run at once.
+    pub slots: usize,
+    /// Instances running now.
+    pub slots_in_use: usize,
+    /// Calls waiting for a free slot now.
+    pub queued: usize,
+    /// Components loaded from the compiled-component cache.
+    pub cache_hits: u64,
+    /// Components compiled (no artifact, or a stale one).
+    pub cache_misses: u64,
+    /// Built-ins loaded precompiled.
+    pub precompiled: u64,
 }
 
 /// Loads and runs tool components. Cheap to clone; one per process is enough.
@@ -137,6 +158,8 @@ impl Runtime {
                 config,
                 slots,
                 compiles: tokio::sync::Semaphore::new(1),
+                queued: Default::default(),
+                loads: Default::default(),
             }),
         })
     }
@@ -144,6 +167,23 @@ impl Runtime {
     /// The wasmtime engine.
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
+    }
+
+    /// What the runtime is doing now, and the cache's record so far.
+    pub fn stats(&self) -> RuntimeStats {
+        use std::sync::atomic::Ordering::Relaxed;
+        let i = &self.inner;
+        let slots = i.config.max_instances.max(1) as usize;
+        use crate::cache::CacheOutcome;
+        let load = |o: CacheOutcome| i.loads[o.index()].load(Relaxed);
+        RuntimeStats {
+            slots,
+            slots_in_use: slots.saturating_sub(i.slots.available_permits()),
+            queued: i.queued.load(Relaxed),
+            cache_hits: load(CacheOutcome::Hit),
+            cache_misses: load(CacheOutcome::Miss) + load(CacheOutcome::Stale),
+            precompiled: load(CacheOutcome::Precompiled),
+        }
     }
 }
 

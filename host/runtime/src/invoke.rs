@@ -320,14 +320,17 @@ impl LoadedComponent {
         let _slot = match self.rt.slots.try_acquire() {
             Ok(p) => p,
             Err(tokio::sync::TryAcquireError::Closed) => return (Err(shutting_down()), report),
-            Err(tokio::sync::TryAcquireError::NoPermits) => tokio::select! {
-                biased;
-                () = cancel.cancelled() => return (Err(cancelled()), report),
-                permit = self.rt.slots.acquire() => match permit {
-                    Ok(p) => p,
-                    Err(_) => return (Err(shutting_down()), report),
-                },
-            },
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let _waiting = Queued::enter(&self.rt.queued);
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return (Err(cancelled()), report),
+                    permit = self.rt.slots.acquire() => match permit {
+                        Ok(p) => p,
+                        Err(_) => return (Err(shutting_down()), report),
+                    },
+                }
+            }
         };
         let started = Instant::now();
         let t_start = clock.monotonic_ns();
@@ -658,6 +661,22 @@ fn with_stderr_tail(f: &mut ToolFailure, state: &HostState) {
 /// The last `max` bytes of `s`, on a char boundary.
 fn tail(s: &str, max: usize) -> &str {
     &s[s.ceil_char_boundary(s.len().saturating_sub(max))..]
+}
+
+/// Counts a call as waiting for a pool slot until dropped.
+struct Queued<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Queued<'a> {
+    fn enter(count: &'a std::sync::atomic::AtomicUsize) -> Queued<'a> {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Queued(count)
+    }
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ mod write_budget;
 
 pub use cache::CacheOutcome;
 pub use component::LoadedComponent;
-pub use engine::{CompileProgress, Runtime, RuntimeConfig};
+pub use engine::{CompileProgress, Runtime, RuntimeConfig, RuntimeStats};
 pub use entropy::Entropy;
 pub use error::{LoadError, RuntimeError};
 pub use imports::{ImportCheck, ImportVerdict};

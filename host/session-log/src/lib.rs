@@ -147,6 +147,41 @@ pub fn read_log(path: &Path) -> Result<LogContents, LogError> {
     parse_log(&bytes, path)
 }
 
+/// Reads every log (`*.jsonl`) in `dir`, one per replica, merged in time
+/// order (events of one log keep their order; equal times keep the logs'
+/// name order). Torn last lines are skipped; the first one found is
+/// reported.
+pub fn read_log_dir(dir: &Path) -> Result<LogContents, LogError> {
+    let io = |source| LogError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+        .collect();
+    files.sort();
+    let mut all: Vec<(u64, usize, usize, SessionEvent)> = Vec::new();
+    let mut torn_tail = None;
+    for (f, path) in files.iter().enumerate() {
+        let log = read_log(path)?;
+        torn_tail = torn_tail.or(log.torn_tail);
+        all.extend(
+            log.events
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| (e.ts_ms(), f, i, e)),
+        );
+    }
+    all.sort_by_key(|(ts, f, i, _)| (*ts, *f, *i));
+    Ok(LogContents {
+        events: all.into_iter().map(|(_, _, _, e)| e).collect(),
+        torn_tail,
+    })
+}
+
 /// Parses the contents of a log (`path` names it in errors): the events in
 /// order, and a torn last line (no newline, not an event) reported apart.
 /// Invalid UTF-8 is read lossily; a malformed line anywhere else is an

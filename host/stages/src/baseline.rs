@@ -605,7 +605,8 @@ mod tests {
         let a = resolved(dir.path(), "a.txt", PathAccess::Read);
         let b = resolved(dir.path(), "b.txt", PathAccess::Read);
         let k = key(1);
-        let issued = Baselines::default().record_with(std::slice::from_ref(&a), Some(&k), "alice", NOW);
+        let issued =
+            Baselines::default().record_with(std::slice::from_ref(&a), Some(&k), "alice", NOW);
         assert_eq!(issued.len(), 1);
         let (path, h) = &issued[0];
         assert_eq!(path, "/workspace/a.txt");

@@ -33,6 +33,9 @@ pub struct HostConfig {
     /// Bytes of truncated-result overflow kept for paging, shared by every
     /// session of this host.
     pub artifact_capacity: usize,
+    /// Keep artifacts in this directory instead of in memory: replicas
+    /// that share it serve each other's artifacts to their owners.
+    pub artifacts_dir: Option<PathBuf>,
     /// Told when a component must be compiled (see [`CompileProgress`]).
     pub on_compile: Option<Arc<dyn CompileProgress>>,
     /// Where remote components are kept (content-addressed; default
@@ -54,6 +57,7 @@ impl Default for HostConfig {
             cache_dir: default_cache_dir(),
             max_instances: RuntimeConfig::default().max_instances,
             artifact_capacity: toolhost_pipeline::bound::DEFAULT_ARTIFACT_CAPACITY,
+            artifacts_dir: None,
             on_compile: None,
             journal_dir: None,
             journal_sync: false,
@@ -81,6 +85,14 @@ pub enum HostError {
     /// The runtime could not start.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// The artifacts directory cannot be created.
+    #[error("the artifacts directory {path}: {error}")]
+    Artifacts {
+        /// The directory.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
     /// The commit journal cannot be opened or recovered.
     #[error("the commit journal: {0}")]
     Journal(#[from] toolhost_effects::CommitError),
@@ -280,10 +292,19 @@ impl Host {
         for id in &recovery.rolled_back {
             tracing::warn!(entry = %id, "rolled back a commit interrupted before its commit point");
         }
+        let artifacts = match &config.artifacts_dir {
+            None => Artifacts::with_capacity(config.artifact_capacity),
+            Some(dir) => Artifacts::in_dir(dir, config.artifact_capacity).map_err(|error| {
+                HostError::Artifacts {
+                    path: dir.clone(),
+                    error,
+                }
+            })?,
+        };
         Ok(Host {
             runtime,
             registry: Registry::new(),
-            artifacts: Arc::new(Artifacts::with_capacity(config.artifact_capacity)),
+            artifacts: Arc::new(artifacts),
             current: Mutex::new(Current::default()),
             store_dir: config.store_dir,
             journal: Arc::new(journal),

@@ -1,0 +1,283 @@
+//! What an operator scrapes: `/metrics` in the Prometheus text format
+//! (version 0.0.4), kept with atomics and one small map, no metrics crate.
+//!
+//! - `toolhost_calls_total{tool,code}`: finished calls by tool and result
+//!   code (`ok`, or the stable failure code; a tool's own codes count as
+//!   `tool_error`, and a name no tool has as tool `(unknown)`, so a client
+//!   cannot grow the label set);
+//! - `toolhost_call_duration_seconds{group}`: a latency histogram per stage
+//!   group: `host` (every stage outside the sandbox), `sandbox` (the
+//!   around-dispatch wrappers and the tool body) and `total`;
+//! - `toolhost_calls_in_flight`, `toolhost_pool_slots`,
+//!   `toolhost_pool_slots_in_use`, `toolhost_pool_queue_depth`;
+//! - `toolhost_artifact_store_bytes`, `toolhost_compile_cache_loads_total{outcome}`;
+//! - `toolhost_rejected_total{reason}`: requests refused before any call
+//!   ran (authentication, scope, quota).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use toolhost_contract::{ErrorCode, ToolResult};
+
+/// Upper bounds of the latency buckets, in microseconds (10 µs to 60 s).
+const BUCKETS_US: [u64; 16] = [
+    10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 1_000_000,
+    10_000_000, 60_000_000,
+];
+
+/// A cumulative-on-render latency histogram.
+#[derive(Default)]
+struct Histogram {
+    /// Observations per bucket (not cumulative); the last slot is `+Inf`.
+    counts: [AtomicU64; BUCKETS_US.len() + 1],
+    sum_us: AtomicU64,
+}
+
+impl Histogram {
+    fn observe(&self, us: u64) {
+        let i = BUCKETS_US
+            .iter()
+            .position(|b| us <= *b)
+            .unwrap_or(BUCKETS_US.len());
+        self.counts[i].fetch_add(1, Relaxed);
+        self.sum_us.fetch_add(us, Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, group: &str) {
+        let mut cumulative = 0u64;
+        for (i, c) in self.counts.iter().enumerate() {
+            cumulative += c.load(Relaxed);
+            let le = match BUCKETS_US.get(i) {
+                Some(us) => format!("{}", *us as f64 / 1e6),
+                None => "+Inf".into(),
+            };
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{group=\"{group}\",le=\"{le}\"}} {cumulative}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{name}_sum{{group=\"{group}\"}} {}",
+            self.sum_us.load(Relaxed) as f64 / 1e6
+        );
+        let _ = writeln!(out, "{name}_count{{group=\"{group}\"}} {cumulative}");
+    }
+}
+
+/// Why a request was refused before any call ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// No valid credentials (401).
+    Unauthenticated,
+    /// Valid credentials without the scope (403).
+    Forbidden,
+    /// Over the principal's quota (429).
+    Quota,
+}
+
+impl Rejection {
+    fn label(self) -> &'static str {
+        match self {
+            Rejection::Unauthenticated => "unauthenticated",
+            Rejection::Forbidden => "forbidden",
+            Rejection::Quota => "quota",
+        }
+    }
+}
+
+/// The server's counters.
+#[derive(Default)]
+pub struct Metrics {
+    calls: Mutex<BTreeMap<(String, &'static str), u64>>,
+    host: Histogram,
+    sandbox: Histogram,
+    total: Histogram,
+    rejected: [AtomicU64; 3],
+}
+
+/// The gauges read from the host when scraped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gauges {
+    /// Calls running now.
+    pub in_flight: usize,
+    /// The runtime's pool and cache.
+    pub runtime: toolhost_runtime::RuntimeStats,
+    /// Bytes the artifact store holds.
+    pub artifact_bytes: u64,
+    /// Tools served.
+    pub tools: usize,
+}
+
+impl Metrics {
+    /// Counts a finished call of `tool` (`known`: a served tool's name).
+    pub fn record(&self, tool: &str, known: bool, result: &ToolResult) {
+        let code: &'static str = match result.error() {
+            None => "ok",
+            Some(f) => match &f.code {
+                ErrorCode::Host(c) => c.as_str(),
+                ErrorCode::Tool(_) => "tool_error",
+            },
+        };
+        let tool = if known { tool } else { "(unknown)" };
+        {
+            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+            match calls.get_mut(&(tool.to_owned(), code)) {
+                Some(n) => *n += 1,
+                None => {
+                    calls.insert((tool.to_owned(), code), 1);
+                }
+            }
+        }
+        let t = result.meta().timings;
+        self.total.observe(t.total_us);
+        self.sandbox.observe(t.dispatch_us);
+        self.host.observe(t.total_us.saturating_sub(t.dispatch_us));
+    }
+
+    /// Counts a refused request.
+    pub fn reject(&self, why: Rejection) {
+        self.rejected[why as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Everything, in the Prometheus text format.
+    pub fn render(&self, g: &Gauges) -> String {
+        let mut out = String::with_capacity(4096);
+        let head = |out: &mut String, name: &str, kind: &str, help: &str| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        };
+        head(
+            &mut out,
+            "toolhost_calls_total",
+            "counter",
+            "Tool calls finished, by tool and result code (ok, or the stable failure code).",
+        );
+        for ((tool, code), n) in self.calls.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let _ = writeln!(
+                out,
+                "toolhost_calls_total{{tool=\"{}\",code=\"{code}\"}} {n}",
+                escape(tool)
+            );
+        }
+        let name = "toolhost_call_duration_seconds";
+        head(
+            &mut out,
+            name,
+            "histogram",
+            "Call latency by stage group: host (the stages outside the sandbox), sandbox (wrappers and tool body), total.",
+        );
+        self.host.render(&mut out, name, "host");
+        self.sandbox.render(&mut out, name, "sandbox");
+        self.total.render(&mut out, name, "total");
+        let gauges: [(&str, &str, u64); 7] = [
+            (
+                "toolhost_calls_in_flight",
+                "Calls running now.",
+                g.in_flight as u64,
+            ),
+            (
+                "toolhost_pool_slots",
+                "Sandbox instances that may run at once.",
+                g.runtime.slots as u64,
+            ),
+            (
+                "toolhost_pool_slots_in_use",
+                "Sandbox instances running now.",
+                g.runtime.slots_in_use as u64,
+            ),
+            (
+                "toolhost_pool_queue_depth",
+                "Calls waiting for a free sandbox instance.",
+                g.runtime.queued as u64,
+            ),
+            (
+                "toolhost_artifact_store_bytes",
+                "Bytes of truncated results kept for paging.",
+                g.artifact_bytes,
+            ),
+            ("toolhost_tools", "Tools served.", g.tools as u64),
+            ("toolhost_up", "1 while the server runs.", 1),
+        ];
+        for (name, help, v) in gauges {
+            head(&mut out, name, "gauge", help);
+            let _ = writeln!(out, "{name} {v}");
+        }
+        head(
+            &mut out,
+            "toolhost_compile_cache_loads_total",
+            "counter",
+            "Component loads by how they were compiled: hit (from the cache), miss (compiled), precompiled (built-in).",
+        );
+        for (outcome, n) in [
+            ("hit", g.runtime.cache_hits),
+            ("miss", g.runtime.cache_misses),
+            ("precompiled", g.runtime.precompiled),
+        ] {
+            let _ = writeln!(
+                out,
+                "toolhost_compile_cache_loads_total{{outcome=\"{outcome}\"}} {n}"
+            );
+        }
+        head(
+            &mut out,
+            "toolhost_rejected_total",
+            "counter",
+            "Requests refused before any call ran, by reason.",
+        );
+        for why in [
+            Rejection::Unauthenticated,
+            Rejection::Forbidden,
+            Rejection::Quota,
+        ] {
+            let _ = writeln!(
+                out,
+                "toolhost_rejected_total{{reason=\"{}\"}} {}",
+                why.label(),
+                self.rejected[why as usize].load(Relaxed)
+            );
+        }
+        out
+    }
+}
+
+/// A label value escaped for the text format.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolhost_contract::{FailureCode, ToolFailure};
+
+    #[test]
+    fn counts_calls_by_tool_and_code_and_bounds_unknown_names() {
+        let m = Metrics::default();
+        let ok = ToolResult::from_failure(ToolFailure::new(FailureCode::Denied, "no"));
+        m.record("read", true, &ok);
+        m.record("nope\"\n", false, &ok);
+        let text = m.render(&Gauges::default());
+        assert!(text.contains("toolhost_calls_total{tool=\"read\",code=\"denied\"} 1"));
+        assert!(text.contains("toolhost_calls_total{tool=\"(unknown)\",code=\"denied\"} 1"));
+        assert!(text.contains("toolhost_call_duration_seconds_count{group=\"total\"} 2"));
+        assert!(
+            text.contains("toolhost_call_duration_seconds_bucket{group=\"host\",le=\"+Inf\"} 2")
+        );
+    }
+
+    #[test]
+    fn buckets_are_cumulative() {
+        let h = Histogram::default();
+        h.observe(5);
+        h.observe(5_000);
+        h.observe(u64::MAX / 4);
+        let mut out = String::new();
+        h.render(&mut out, "x", "g");
+        assert!(out.contains("x_bucket{group=\"g\",le=\"0.00001\"} 1"));
+        assert!(out.contains("x_bucket{group=\"g\",le=\"0.005\"} 2"));
+        assert!(out.contains("x_bucket{group=\"g\",le=\"+Inf\"} 3"));
+    }
+}

@@ -540,6 +540,35 @@ async def scenario_handles(opts: Opts) -> None:
     FACTS["asked"] = len(answers.asked)
 
 
+async def scenario_replicas(opts: Opts) -> None:
+    """One client of several replicas behind a load balancer (2026-07-28 over HTTP, every request
+    its own session, landing wherever the balancer sends it): read → edit → edit with baseline
+    handles, and a result cut to its budget whose full text (an artifact) is read back with
+    resources/read. `big=PATH`: a file whose read is cut."""
+    answers = Elicitations(*[accept({"approve": True}) for _ in range(4)])
+    async with connect(opts, elicitation=answers) as c:
+        expect(stateless(opts, c), "the replicas scenario is about stateless requests (2026-07-28 over HTTP)")
+        h = issued(await c.call_tool("read", {"path": NOTES}), NOTES, "read")
+        for old, new in (("alpha line", "ALPHA LINE"), ("omega line", "OMEGA LINE")):
+            h = issued(
+                await c.call_tool("edit", {"path": NOTES, "old_text": old, "new_text": new, "baseline": h}),
+                NOTES,
+                f"edit {old!r}",
+            )
+        big = await c.call_tool("read", {"path": opts.args["big"]})
+        links = [b for b in big.content if isinstance(b, types.ResourceLink)]
+        expect(len(links) == 1, f"the big read was not cut to an artifact: {describe(big)}")
+        uri = str(links[0].uri)
+        pages = []
+        for _ in range(3):
+            read = await c.read_resource(uri)
+            pages.append(sum(len(getattr(x, "text", "")) for x in read.contents))
+        expect(all(p > 0 for p in pages), f"the artifact read back empty: {pages}")
+        FACTS["artifact"] = uri
+        FACTS["pages"] = pages
+        FACTS["handle"] = h
+
+
 async def listed(s: Any, tool: str, within: float = 120.0) -> None:
     """Waits until `tool` is listed, as a client calls what it has seen: on a first start its
     component may still be compiling (the list then names it as loading)."""
@@ -916,6 +945,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "call": scenario_call,
     "effects": scenario_effects,
     "handles": scenario_handles,
+    "replicas": scenario_replicas,
 }
 
 

@@ -569,6 +569,58 @@ async def scenario_replicas(opts: Opts) -> None:
         FACTS["handle"] = h
 
 
+class MemoryTokens:
+    """Token storage in memory (`mcp.client.auth.TokenStorage`)."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client_info: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
+
+
+async def scenario_oauth(opts: Opts) -> None:
+    """The SDK's own OAuth client against a server that is an OAuth resource server: it meets the
+    401, follows the Protected Resource Metadata to the authorization server, gets a token with the
+    client-credentials grant (for this resource), and retries. Args: issuer, client_id,
+    client_secret, scope."""
+    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+
+    a = opts.args
+    provider = ClientCredentialsOAuthProvider(
+        server_url=opts.url or "",
+        storage=MemoryTokens(),
+        client_id=a["client_id"],
+        client_secret=a["client_secret"],
+        scope=a.get("scope"),
+        issuer=a["issuer"],
+    )
+    async with httpx.AsyncClient(auth=provider) as http:
+        async with Client(streamable_http_client(opts.url or "", http_client=http), mode=opts.mode) as c:
+            FACTS["protocol_version"] = c.protocol_version
+            FACTS["tools"] = sorted(t.name for t in (await c.list_tools()).tools)
+            h = issued(await c.call_tool("read", {"path": NOTES}), NOTES, "read with a token")
+            # `edit` needs a scope the first token lacks: 403 insufficient_scope, and the SDK
+            # steps up (a new token with the scope the challenge names) and retries.
+            edited = value(
+                await c.call_tool("edit", {"path": NOTES, "old_text": "alpha", "new_text": "ALPHA", "baseline": h}),
+                "edit after the step-up",
+            )
+            FACTS["edited"] = edited.get("replacements")
+            FACTS["tools_after"] = sorted(t.name for t in (await c.list_tools()).tools)
+            FACTS["scope"] = provider.context.current_tokens.scope if provider.context.current_tokens else None
+
+
 async def listed(s: Any, tool: str, within: float = 120.0) -> None:
     """Waits until `tool` is listed, as a client calls what it has seen: on a first start its
     component may still be compiling (the list then names it as loading)."""
@@ -946,6 +998,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "effects": scenario_effects,
     "handles": scenario_handles,
     "replicas": scenario_replicas,
+    "oauth": scenario_oauth,
 }
 
 

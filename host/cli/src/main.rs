@@ -104,6 +104,9 @@ enum Cmd {
         /// (required when --http binds a non-loopback address).
         #[arg(long, value_name = "FILE", requires = "http")]
         token_file: Option<PathBuf>,
+        /// OAuth, quotas: what serving a team takes.
+        #[command(flatten)]
+        team: Box<TeamArgs>,
         /// A file holding the secret (at least 32 bytes) that seals what
         /// clients carry between requests: baseline handles and approval
         /// states. Replicas behind one load balancer must share it.
@@ -534,6 +537,7 @@ async fn run() -> anyhow::Result<()> {
             http,
             token_file,
             state_secret_file,
+            team,
             allow_host,
             allow_origin,
             log,
@@ -587,6 +591,10 @@ async fn run() -> anyhow::Result<()> {
                     cassette: cassette.clone(),
                     notices: notices.clone(),
                     state_secret,
+                    quotas: toolhost_auth::QuotaLimits {
+                        concurrent: team.quota_concurrent,
+                        per_minute: team.quota_per_minute,
+                    },
                 },
             )?;
             let changed = {
@@ -641,6 +649,34 @@ async fn run() -> anyhow::Result<()> {
                         let token = std::fs::read_to_string(&f)
                             .with_context(|| format!("reading the token file {}", f.display()))?;
                         options.token = Some(token.trim().to_owned());
+                    }
+                    let TeamArgs {
+                        oauth_issuer,
+                        oauth_resource,
+                        oauth_jwks_uri,
+                        oauth_scope,
+                        oauth_tool_scope,
+                        ..
+                    } = *team;
+                    if let Some(issuer) = oauth_issuer {
+                        let mut scopes = toolhost_auth::ScopeRules {
+                            base: oauth_scope,
+                            ..Default::default()
+                        };
+                        for spec in &oauth_tool_scope {
+                            scopes
+                                .add(spec)
+                                .map_err(|e| anyhow::anyhow!("--oauth-tool-scope {e}"))?;
+                        }
+                        let verifier = toolhost_auth::Verifier::new(toolhost_auth::OAuthConfig {
+                            issuer,
+                            resource: oauth_resource
+                                .unwrap_or_else(|| format!("http://{bind}/mcp")),
+                            jwks_uri: oauth_jwks_uri,
+                            scopes,
+                        })
+                        .map_err(|e| anyhow::anyhow!("the OAuth resource server: {e}"))?;
+                        options.oauth = Some(Arc::new(verifier));
                     }
                     options.allowed_hosts = allow_host;
                     options.allowed_origins = allow_origin;
@@ -1157,6 +1193,44 @@ fn read_secret(path: &Path) -> anyhow::Result<Vec<u8>> {
         path.display()
     );
     Ok(text.to_vec())
+}
+
+/// `serve`'s options for running it for a team: OAuth and quotas.
+#[derive(clap::Args, Debug)]
+struct TeamArgs {
+    /// Authenticate HTTP clients with OAuth: JWT access tokens issued by
+    /// this authorization server (its issuer identifier), validated
+    /// against its published keys. Serves the Protected Resource
+    /// Metadata (RFC 9728) that points clients to it.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "http",
+        conflicts_with = "token_file"
+    )]
+    oauth_issuer: Option<String>,
+    /// This server's resource URI, which tokens must name as their
+    /// audience (default: http://ADDR/mcp of --http).
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_resource: Option<String>,
+    /// The issuer's JWKS URL (default: from its metadata).
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_jwks_uri: Option<String>,
+    /// A scope every token must grant (else 403).
+    #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
+    oauth_scope: Option<String>,
+    /// Tools that need a scope of their own: SCOPE=TOOL[,TOOL…]
+    /// (repeatable). Without it they are not listed, and calling them
+    /// is refused (403 insufficient_scope where the request names the tool).
+    #[arg(long, value_name = "SCOPE=TOOLS", requires = "oauth_issuer")]
+    oauth_tool_scope: Vec<String>,
+    /// Calls one principal may have running at once (more: an error
+    /// result `quota_exceeded`).
+    #[arg(long, value_name = "N")]
+    quota_concurrent: Option<usize>,
+    /// Calls one principal may start per minute, per replica.
+    #[arg(long, value_name = "N")]
+    quota_per_minute: Option<usize>,
 }
 
 /// The session log file `--log PATH` names: PATH itself, or, when PATH is

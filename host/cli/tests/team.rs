@@ -411,3 +411,287 @@ fn a_replica_killed_under_load_loses_no_acknowledged_call_and_applies_no_edit_tw
     assert_eq!(counts.len(), 3, "{counts:?}");
     drop(lb);
 }
+
+/// The OAuth test's server: one replica that is an OAuth resource server
+/// of a real oidc-provider, with a scope for `edit` and a quota.
+struct Protected {
+    team: Team,
+    oidc: fleet::Oidc,
+    replica: Replica,
+    resource: String,
+}
+
+impl Protected {
+    fn start() -> Protected {
+        let notes = "alpha line\nneedle: the quick brown fox\nomega line\n".to_owned();
+        let big: String = (0..3000)
+            .map(|i| format!("{i:05} {}\n", "x".repeat(70)))
+            .collect();
+        let team = Team::new(&[("notes.txt", notes), ("big.txt", big)]);
+        let port = fleet::free_port();
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        let oidc = fleet::Oidc::start(&resource);
+        let home = team.tmp.path().join("home");
+        std::fs::create_dir_all(&home).expect("mkdir");
+        let replica = Replica::start_at(
+            &team.ws(),
+            &home,
+            &format!("127.0.0.1:{port}"),
+            &[
+                "--oauth-issuer".into(),
+                oidc.issuer.clone(),
+                "--oauth-scope".into(),
+                "mcp:tools".into(),
+                "--oauth-tool-scope".into(),
+                "mcp:write=edit".into(),
+                "--quota-per-minute".into(),
+                "12".into(),
+                "--log".into(),
+                team.tmp.path().join("calls.jsonl").display().to_string(),
+                "--no-reload".into(),
+            ],
+        );
+        Protected {
+            team,
+            oidc,
+            replica,
+            resource,
+        }
+    }
+
+    fn client(&self, token: &str) -> Stateless {
+        let mut c = Stateless::new(self.replica.port);
+        c.bearer = Some(token.to_owned());
+        c
+    }
+}
+
+#[test]
+fn an_oauth_resource_server_of_a_real_authorization_server() {
+    let p = Protected::start();
+    let port = p.replica.port;
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"/workspace/notes.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let modern = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "read"),
+    ];
+
+    // No token: 401 pointing at the metadata, which points at the issuer.
+    let (status, challenge, _) = fleet::post_raw(port, &modern, call);
+    assert_eq!(status, 401);
+    let metadata_url = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    let challenge = challenge.expect("WWW-Authenticate");
+    assert!(
+        challenge.starts_with(&format!("Bearer resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+    let (status, body) =
+        fleet::get(port, "/.well-known/oauth-protected-resource/mcp").expect("metadata");
+    assert_eq!(status, 200);
+    let metadata: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(metadata["resource"], p.resource);
+    assert_eq!(metadata["authorization_servers"], json!([p.oidc.issuer]));
+
+    // A token whose signature does not verify: 401 invalid_token.
+    let agent = p
+        .oidc
+        .token("agent", "agent-secret", "mcp:tools mcp:write", &p.resource);
+    let mut forged = agent.clone();
+    forged.pop();
+    forged.push(if agent.ends_with('A') { 'B' } else { 'A' });
+    let bearer = format!("Bearer {forged}");
+    let mut headers = modern.to_vec();
+    headers.push(("Authorization", &bearer));
+    let (status, challenge, _) = fleet::post_raw(port, &headers, call);
+    assert_eq!(status, 401);
+    assert!(challenge.is_some_and(|c| c.contains("error=\"invalid_token\"")));
+
+    // The reader (mcp:tools only): reads; `edit` is not listed, and
+    // calling it is 403 insufficient_scope naming mcp:write.
+    let reader = p
+        .oidc
+        .token("reader", "reader-secret", "mcp:tools", &p.resource);
+    let mut r = p.client(&reader);
+    let listed = r
+        .request("l1", "tools/list", "", json!({}))
+        .expect("tools/list");
+    let names: Vec<&str> = result_of(&listed)["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["read"], "{listed}");
+    let bearer = format!("Bearer {reader}");
+    let edit = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"edit","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, challenge, _) = fleet::post_raw(
+        port,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "edit"),
+            ("Authorization", &bearer),
+        ],
+        edit,
+    );
+    assert_eq!(status, 403);
+    let challenge = challenge.expect("WWW-Authenticate");
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"mcp:write\""),
+        "{challenge}"
+    );
+
+    // The agent (both scopes): read → edit with the handle; its big read's
+    // artifact is its own: the reader cannot read it.
+    let mut a = p.client(&agent);
+    let read = a
+        .call("a1", "read", json!({"path": "/workspace/notes.txt"}))
+        .expect("read");
+    let handle = result_of(&read)["structuredContent"]["baselines"]["/workspace/notes.txt"]
+        .as_str()
+        .expect("a handle")
+        .to_owned();
+    let edited = a
+        .call(
+            "a2",
+            "edit",
+            json!({"path": "/workspace/notes.txt", "old_text": "alpha", "new_text": "ALPHA", "baseline": handle}),
+        )
+        .expect("edit");
+    assert_eq!(error_code(result_of(&edited)), None, "{edited}");
+    let big = a
+        .call("a3", "read", json!({"path": "/workspace/big.txt"}))
+        .expect("big read");
+    let uri = result_of(&big)["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .find_map(|b| {
+            (b["type"] == "resource_link")
+                .then(|| b["uri"].as_str())
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("no artifact link: {big}"))
+        .to_owned();
+    let own = a
+        .request("a4", "resources/read", &uri, json!({"uri": uri}))
+        .expect("resources/read");
+    assert!(own.get("result").is_some(), "{own}");
+    let other = r
+        .request("r3", "resources/read", &uri, json!({"uri": uri}))
+        .expect("resources/read");
+    assert!(
+        other.get("error").is_some(),
+        "another principal read it: {other}"
+    );
+
+    // Quota: 12 calls a minute per principal, then quota_exceeded with a wait.
+    let mut refused = None;
+    for i in 0..14 {
+        let resp = r
+            .call(
+                &format!("q{i}"),
+                "read",
+                json!({"path": "/workspace/notes.txt"}),
+            )
+            .expect("read");
+        if error_code(result_of(&resp)).as_deref() == Some("quota_exceeded") {
+            refused = Some(resp);
+            break;
+        }
+    }
+    let refused = refused.expect("the reader's 13th call in a minute was not refused");
+    let info = &result_of(&refused)["_meta"]["toolhost"]["error"]["info"];
+    assert!(
+        info["retryAfterS"]
+            .as_u64()
+            .is_some_and(|s| (1..=60).contains(&s)),
+        "{refused}"
+    );
+    // The agent has its own quota.
+    let own = a
+        .call("a5", "read", json!({"path": "/workspace/notes.txt"}))
+        .expect("read");
+    assert_eq!(error_code(result_of(&own)), None, "{own}");
+    let (_, metrics) = fleet::get(port, "/metrics").expect("metrics");
+    assert!(
+        metrics.contains("toolhost_rejected_total{reason=\"quota\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("toolhost_rejected_total{reason=\"unauthenticated\"} 2"),
+        "{metrics}"
+    );
+    promtool_accepts(&metrics);
+    // The principal is in the session log.
+    let log = std::fs::read_to_string(p.team.tmp.path().join("calls.jsonl")).expect("log");
+    let principals: std::collections::BTreeSet<String> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "tool/call")
+        .filter_map(|e| e["principal"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        principals,
+        ["oauth:agent", "oauth:reader"].map(str::to_owned).into()
+    );
+}
+
+#[test]
+fn the_python_sdk_oauth_client_gets_its_token_from_the_metadata() {
+    let p = Protected::start();
+    let clients = fleet::repo_root().join("target/clients");
+    let install = Command::new("bash")
+        .arg(fleet::repo_root().join("tests/clients/install.sh"))
+        .env("TOOLHOST_CLIENTS_DIR", &clients)
+        .stdin(Stdio::null())
+        .output()
+        .expect("tests/clients/install.sh");
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let out = Command::new(clients.join("venv/bin/python"))
+        .arg(fleet::repo_root().join("tests/clients/py_client.py"))
+        .args([
+            "--api",
+            "client",
+            "--transport",
+            "http",
+            "--url",
+            &p.resource,
+        ])
+        .arg("oauth")
+        .arg(format!("issuer={}", p.oidc.issuer))
+        .args([
+            "client_id=agent",
+            "client_secret=agent-secret",
+            "scope=mcp:tools mcp:write",
+        ])
+        .output()
+        .expect("running the Python client");
+    assert!(
+        out.status.success(),
+        "{}\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        p.replica.stderr()
+    );
+    let facts: Value = serde_json::from_str(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    )
+    .expect("facts");
+    // The first token has the scope the 401 named (mcp:tools): `edit` is
+    // not listed. Calling it is a 403 insufficient_scope naming mcp:write;
+    // the SDK steps up, and then `edit` runs and is listed.
+    assert_eq!(facts["tools"], json!(["read"]), "{facts}");
+    assert_eq!(facts["edited"], 1, "{facts}");
+    assert_eq!(facts["tools_after"], json!(["edit", "read"]), "{facts}");
+    assert_eq!(facts["protocol_version"], "2026-07-28", "{facts}");
+}

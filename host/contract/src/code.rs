@@ -100,6 +100,9 @@ failure_codes! {
     /// else (an editor, another session) before its effects were
     /// committed; nothing was committed. The path is in `info.path`.
     Conflict => "conflict",
+    /// The caller is over a quota (calls at once, or calls per minute);
+    /// nothing ran. `info.retryAfterS` says when a call would be accepted.
+    QuotaExceeded => "quota_exceeded",
 }
 
 impl fmt::Display for FailureCode {
@@ -223,6 +226,7 @@ mod tests {
                 "value_too_large",
                 "approval_pending",
                 "conflict",
+                "quota_exceeded",
             ]
         );
         for c in FailureCode::ALL {

@@ -42,8 +42,12 @@ pub struct HttpOptions {
     /// Where to listen.
     pub bind: SocketAddr,
     /// The bearer token every request must carry (`Authorization: Bearer
-    /// TOKEN`). Required when `bind` is not a loopback address.
+    /// TOKEN`). Required when `bind` is not a loopback address (unless
+    /// `oauth` is set).
     pub token: Option<String>,
+    /// An OAuth resource server instead of one shared token: JWT access
+    /// tokens of the configured issuer, scopes mapped to tools.
+    pub oauth: Option<Arc<toolhost_auth::Verifier>>,
     /// Extra `Host` values accepted besides loopback names (for a
     /// non-loopback bind, its public name).
     pub allowed_hosts: Vec<String>,
@@ -63,6 +67,7 @@ impl HttpOptions {
         HttpOptions {
             bind,
             token: None,
+            oauth: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -73,9 +78,15 @@ impl HttpOptions {
 
     /// Refuses unsafe settings: a non-loopback bind without a token.
     pub fn check(&self) -> Result<(), ServeError> {
-        if !self.bind.ip().is_loopback() && self.token.is_none() {
+        if self.token.is_some() && self.oauth.is_some() {
+            return Err(ServeError::Config(
+                "--token-file and --oauth-issuer exclude each other: one way to authenticate"
+                    .into(),
+            ));
+        }
+        if !self.bind.ip().is_loopback() && self.token.is_none() && self.oauth.is_none() {
             return Err(ServeError::Config(format!(
-                "binding {} (not loopback) needs a bearer token: pass --token-file FILE",
+                "binding {} (not loopback) needs authentication: pass --token-file FILE or --oauth-issuer URL",
                 self.bind
             )));
         }
@@ -150,6 +161,65 @@ fn operations(server: Server) -> Router {
         )
 }
 
+/// Checks a request's OAuth access token (and, for a `tools/call` that
+/// names its tool in `Mcp-Name`, the tool's scope); the caller's identity
+/// goes into the request's extensions for the session to read.
+async fn require_oauth(
+    verifier: Arc<toolhost_auth::Verifier>,
+    server: Server,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let authorization = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let tool = (headers.get("mcp-method").and_then(|v| v.to_str().ok()) == Some("tools/call"))
+        .then(|| headers.get("mcp-name").and_then(|v| v.to_str().ok()))
+        .flatten();
+    match verifier.check(authorization, tool).await {
+        Ok(identity) => {
+            request.extensions_mut().insert(Caller {
+                identity,
+                rules: verifier.clone(),
+            });
+            next.run(request).await
+        }
+        Err(refusal) => {
+            server.metrics().reject(if refusal.status == 401 {
+                crate::metrics::Rejection::Unauthenticated
+            } else {
+                crate::metrics::Rejection::Forbidden
+            });
+            let status = http::StatusCode::from_u16(refusal.status)
+                .unwrap_or(http::StatusCode::UNAUTHORIZED);
+            let challenge = http::HeaderValue::from_str(&refusal.challenge)
+                .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer"));
+            (
+                status,
+                [(http::header::WWW_AUTHENTICATE, challenge)],
+                refusal.message,
+            )
+                .into_response()
+        }
+    }
+}
+
+/// Who is calling, as the OAuth check found: put into each request's
+/// extensions (the session reads it from the request's `Parts`).
+#[derive(Clone)]
+pub(crate) struct Caller {
+    pub(crate) identity: toolhost_auth::Identity,
+    pub(crate) rules: Arc<toolhost_auth::Verifier>,
+}
+
+impl Caller {
+    /// Whether this caller may see and call `tool`.
+    pub(crate) fn allows(&self, tool: &str) -> bool {
+        self.rules.config().scopes.allows(&self.identity, tool)
+    }
+}
+
 /// Serves `server` over streamable HTTP at `http://BIND/mcp` until
 /// `shutdown` is cancelled; then stops accepting, lets running calls finish
 /// for up to the grace period, and ends every session.
@@ -191,11 +261,36 @@ pub async fn serve(
             require_token(token.clone(), req, next)
         }));
     }
-    let app = app
+    if let Some(verifier) = options.oauth.clone() {
+        let server = server.clone();
+        app = app.layer(middleware::from_fn(move |req, next| {
+            require_oauth(verifier.clone(), server.clone(), req, next)
+        }));
+    }
+    let mut app = app
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
             options.max_concurrent_requests,
         ))
         .merge(operations(server.clone()));
+    if let Some(verifier) = options.oauth.clone() {
+        // RFC 9728: at the path-inserted location, and at the bare one for
+        // clients that look there first.
+        let document = verifier.metadata();
+        let mut paths = vec![verifier.metadata_path()];
+        if paths[0] != "/.well-known/oauth-protected-resource" {
+            paths.push("/.well-known/oauth-protected-resource".into());
+        }
+        for path in paths {
+            let document = document.clone();
+            app = app.route(
+                &path,
+                axum::routing::get(move || {
+                    let document = document.to_string();
+                    async move { ([(http::header::CONTENT_TYPE, "application/json")], document) }
+                }),
+            );
+        }
+    }
     tracing::info!("serving MCP over streamable HTTP at http://{local}/mcp");
     eprintln!("toolhost: serving MCP at http://{local}/mcp");
 

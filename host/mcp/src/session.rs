@@ -7,6 +7,7 @@
 use crate::ServeError;
 use crate::approve::{Answer, Approvals, StateSeal, binding};
 use crate::convert;
+use crate::http::Caller;
 use crate::metrics::{Gauges, Metrics};
 use crate::notices::{Notice, Notices, Severity};
 use rmcp::model::{
@@ -22,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
-use toolhost_contract::FailureCode;
+use toolhost_contract::{FailureCode, ToolFailure, ToolResult};
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::baseline::{HandleKey, derive_key};
 use toolhost_pipeline::replay::Replay;
@@ -61,6 +62,9 @@ pub struct ServerOptions {
     /// sealed. `None`: a random secret of this process (or, with `seed`,
     /// one derived from the seed).
     pub state_secret: Option<Vec<u8>>,
+    /// Per-principal bounds on calls at once and per minute (a call over
+    /// one is an `isError` result `quota_exceeded`).
+    pub quotas: toolhost_auth::QuotaLimits,
 }
 
 impl Default for ServerOptions {
@@ -72,6 +76,7 @@ impl Default for ServerOptions {
             cassette: None,
             notices: Notices::new(),
             state_secret: None,
+            quotas: toolhost_auth::QuotaLimits::default(),
         }
     }
 }
@@ -94,6 +99,8 @@ struct Shared {
     repeat: RepeatScopes,
     /// What `/metrics` shows.
     metrics: Metrics,
+    /// Per-principal quotas.
+    quotas: toolhost_auth::Quotas,
     /// Whether the first load of the toolbox finished (`/readyz`).
     ready: AtomicBool,
 }
@@ -131,6 +138,7 @@ impl Server {
             options.approval_timeout,
         )
         .map_err(ServeError::Config)?;
+        let quotas = toolhost_auth::Quotas::new(options.quotas);
         Ok(Server {
             shared: Arc::new(Shared {
                 host,
@@ -144,6 +152,7 @@ impl Server {
                 handles,
                 repeat: RepeatScopes::default(),
                 metrics: Metrics::default(),
+                quotas,
                 ready: AtomicBool::new(false),
             }),
         })
@@ -329,6 +338,9 @@ fn principal(context: &RequestContext<RoleServer>) -> String {
     let Some(parts) = context.extensions.get::<http::request::Parts>() else {
         return "stdio".into();
     };
+    if let Some(caller) = parts.extensions.get::<Caller>() {
+        return caller.identity.principal.clone();
+    }
     match parts
         .headers
         .get(http::header::AUTHORIZATION)
@@ -341,6 +353,15 @@ fn principal(context: &RequestContext<RoleServer>) -> String {
         }
         None => "http:anonymous".into(),
     }
+}
+
+/// The OAuth caller of a request over HTTP, when the server checks tokens.
+fn caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<Caller>()
 }
 
 impl Session {
@@ -415,6 +436,46 @@ impl Session {
             .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
         let capabilities = context.client_capabilities();
         let principal = principal(&context);
+        // Refused before the pipeline: a tool outside the caller's scopes,
+        // and a caller over quota.
+        if let Some(caller) = caller(&context)
+            && !caller.allows(&request.name)
+        {
+            self.shared
+                .metrics
+                .reject(crate::metrics::Rejection::Forbidden);
+            let scope = caller
+                .rules
+                .config()
+                .scopes
+                .for_tool(&request.name)
+                .unwrap_or_default()
+                .to_owned();
+            let failure = ToolFailure::new(
+                FailureCode::Denied,
+                format!(
+                    "`{}` needs the scope `{scope}`, which your access token does not grant",
+                    request.name
+                ),
+            )
+            .with_info(json!({ "scope": scope }));
+            return convert::call_result(ToolResult::from_failure(failure), object_only).into();
+        }
+        let _quota = match self.shared.quotas.admit(&principal) {
+            Ok(running) => running,
+            Err(refused) => {
+                self.shared.metrics.reject(crate::metrics::Rejection::Quota);
+                let failure = ToolFailure::new(
+                    FailureCode::QuotaExceeded,
+                    format!(
+                        "over quota: {}; try again in {} s",
+                        refused.message, refused.retry_after_s
+                    ),
+                )
+                .with_info(json!({ "retryAfterS": refused.retry_after_s }));
+                return convert::call_result(ToolResult::from_failure(failure), object_only).into();
+            }
+        };
         if !is_modern(&context) {
             let mut call = convert::tool_call(&context.id.to_string(), request);
             call.principal = Some(principal);
@@ -586,11 +647,15 @@ impl ServerHandler for Session {
         self.listed
             .store(self.shared.version.load(Ordering::SeqCst), Ordering::SeqCst);
         let registry = self.pipeline.registry();
-        let all = if self.pipeline.issues_handles() {
+        let mut all = if self.pipeline.issues_handles() {
             advertise::schemas_with_handles(registry, None, Format::Mcp)
         } else {
             advertise::schemas(registry, None, Format::Mcp)
         };
+        // A tool whose scope the caller's token lacks is not listed.
+        if let Some(caller) = caller(&context) {
+            all.retain(|t| t["name"].as_str().is_some_and(|n| caller.allows(n)));
+        }
         let mut page =
             convert::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
         // Never "no tools" in silence: what is still loading, and what

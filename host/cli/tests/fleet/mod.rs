@@ -80,9 +80,14 @@ impl Replica {
     /// Starts `toolhost serve --http 127.0.0.1:0 ARGS…` in `dir` with
     /// `home` as its home, and waits until it listens and is ready.
     pub fn start(dir: &Path, home: &Path, args: &[String]) -> Replica {
+        Replica::start_at(dir, home, "127.0.0.1:0", args)
+    }
+
+    /// As [`start`](Self::start), listening at `bind`.
+    pub fn start_at(dir: &Path, home: &Path, bind: &str, args: &[String]) -> Replica {
         let mut child = Command::new(TOOLHOST)
             .arg("serve")
-            .args(["--http", "127.0.0.1:0"])
+            .args(["--http", bind])
             .args(args)
             .env("HOME", home)
             .env_remove("XDG_CACHE_HOME")
@@ -272,6 +277,11 @@ pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
 /// Reads one HTTP/1.1 response: status and body (chunked or sized, or to
 /// the end when neither).
 fn read_response(r: &mut impl BufRead) -> std::io::Result<(u16, String)> {
+    read_response_with(r).map(|(s, _, b)| (s, b))
+}
+
+/// As [`read_response`], with the `WWW-Authenticate` header's value.
+fn read_response_with(r: &mut impl BufRead) -> std::io::Result<(u16, Option<String>, String)> {
     let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_owned());
     let mut line = String::new();
     if r.read_line(&mut line)? == 0 {
@@ -287,6 +297,7 @@ fn read_response(r: &mut impl BufRead) -> std::io::Result<(u16, String)> {
         .ok_or_else(|| bad("no status"))?;
     let mut length = None;
     let mut chunked = false;
+    let mut challenge = None;
     loop {
         line.clear();
         r.read_line(&mut line)?;
@@ -300,6 +311,8 @@ fn read_response(r: &mut impl BufRead) -> std::io::Result<(u16, String)> {
             length = v.trim().parse::<usize>().ok();
         } else if k == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked") {
             chunked = true;
+        } else if k == "www-authenticate" {
+            challenge = Some(v.trim().to_owned());
         }
     }
     let mut body = Vec::new();
@@ -325,7 +338,111 @@ fn read_response(r: &mut impl BufRead) -> std::io::Result<(u16, String)> {
     } else {
         r.read_to_end(&mut body)?;
     }
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+    Ok((
+        status,
+        challenge,
+        String::from_utf8_lossy(&body).into_owned(),
+    ))
+}
+
+/// POSTs a stateless `method` request to `/mcp` with `headers`: status,
+/// `WWW-Authenticate`, body.
+pub fn post_raw(port: u16, headers: &[(&str, &str)], body: &str) -> (u16, Option<String>, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    read_response_with(&mut BufReader::new(s)).expect("a response")
+}
+
+/// oidc-provider on a loopback port (`tests/team/oidc.mjs`), killed when dropped.
+pub struct Oidc {
+    child: Child,
+    /// Its issuer identifier.
+    pub issuer: String,
+}
+
+impl Oidc {
+    /// Starts it issuing tokens for `resource`.
+    pub fn start(resource: &str) -> Oidc {
+        let dir = team_dir();
+        std::fs::copy(
+            repo_root().join("tests/team/oidc.mjs"),
+            dir.join("oidc.mjs"),
+        )
+        .expect("copy oidc.mjs next to its node_modules");
+        let port = free_port();
+        let mut child = Command::new("node")
+            .arg(dir.join("oidc.mjs"))
+            .arg(port.to_string())
+            .arg(resource)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node (tests/team/install.sh installs oidc-provider)");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if let Some(i) = line.strip_prefix("issuer ") {
+                    let _ = tx.send(i.to_owned());
+                }
+            }
+        });
+        let issuer = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("oidc-provider did not start");
+        Oidc { child, issuer }
+    }
+
+    /// A token from the client-credentials grant of `client` for `resource`.
+    pub fn token(&self, client: &str, secret: &str, scope: &str, resource: &str) -> String {
+        let port: u16 = self
+            .issuer
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port");
+        let body = format!(
+            "grant_type=client_credentials&scope={}&resource={}",
+            scope.replace(' ', "%20").replace(':', "%3A"),
+            resource.replace(':', "%3A").replace('/', "%2F")
+        );
+        use base64::Engine as _;
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!("{client}:{secret}"));
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        write!(
+            s,
+            "POST /token HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {basic}\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nConnection: close\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("write");
+        let (status, text) = read_response(&mut BufReader::new(s)).expect("token response");
+        assert_eq!(status, 200, "{text}");
+        let v: Value = serde_json::from_str(&text).expect("json");
+        v["access_token"].as_str().expect("access_token").to_owned()
+    }
+}
+
+impl Drop for Oidc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// A stateless MCP 2026-07-28 client over one keep-alive connection (made
@@ -404,10 +521,15 @@ impl Stateless {
             .as_deref()
             .map(|t| format!("Authorization: Bearer {t}\r\n"))
             .unwrap_or_default();
+        let name = if name.is_empty() {
+            String::new()
+        } else {
+            format!("Mcp-Name: {name}\r\n")
+        };
         let head = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-             Mcp-Method: {method}\r\nMcp-Name: {name}\r\n{auth}Content-Length: {}\r\n\r\n",
+             Mcp-Method: {method}\r\n{name}{auth}Content-Length: {}\r\n\r\n",
             self.port,
             body.len()
         );

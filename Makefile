@@ -52,6 +52,7 @@ test: setup
 	$(CARGO) bench --profile dev -p toolhost --bench supply -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench effects -- --quick
 	$(CARGO) bench --profile dev -p toolhost --bench descriptors -- --quick
+	$(CARGO) bench --profile dev -p toolhost --bench team -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -66,6 +67,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench supply
 	$(CARGO) bench -p toolhost --bench effects
 	$(CARGO) bench -p toolhost --bench descriptors
+	$(CARGO) bench -p toolhost --bench team
 
 cassettes: setup
 	rm -rf target/demo-workspace

@@ -295,6 +295,15 @@ pub async fn serve(
     eprintln!("toolhost: serving MCP at http://{local}/mcp");
 
     let stop = shutdown.clone();
+    // No Nagle: a response goes out in several writes (head, then event
+    // stream chunks), and Nagle's wait for the client's delayed ACK put
+    // about 40 ms into one call in a hundred.
+    use axum::serve::ListenerExt as _;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY: {e}");
+        }
+    });
     let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
         stop.cancelled().await;
     });

@@ -133,7 +133,7 @@ async def run_langchain(cmd: list[str], cwd: str, args: dict[str, str]) -> None:
     FACTS["tools"] = sorted(by_name)
     expect("read" in by_name, f"no read tool: {sorted(by_name)}")
     read = await by_name["read"].ainvoke({"path": NOTES})
-    FACTS["read"] = str(read)[:300]
+    FACTS["read"] = str(read)[:600]
     try:
         denied = await by_name["read"].ainvoke({"path": "/etc/passwd"})
         FACTS["denied"] = {"raised": False, "text": str(denied)[:300]}

@@ -339,14 +339,13 @@ async def scenario_ask_decline(opts: Opts) -> None:
         accept({"approve": False}),
     )
     async with connect(opts, elicitation=answers) as s:
+        read = await s.call_tool("read", {"path": NOTES})
+        edit_tool, edit = "edit", {"path": NOTES, "old_text": "alpha line", "new_text": "DECLINED"}
         if stateless(opts, s):
-            # The same answers, to writes of a file that must not appear (see `stateless`).
-            edit_tool, edit = "write", {"path": NOTES.replace("notes.txt", "declined.txt"), "content": "no\n"}
-            asked_first = "/workspace/declined.txt"
+            edit["baseline"] = issued(read, NOTES, "read before edit")
         else:
-            value(await s.call_tool("read", {"path": NOTES}), "read before edit")
-            edit_tool, edit = "edit", {"path": NOTES, "old_text": "alpha line", "new_text": "DECLINED"}
-            asked_first = NOTES
+            value(read, "read before edit")
+        asked_first = NOTES
         FACTS["decline"] = error(await s.call_tool(edit_tool, edit), "approval_denied", "edit (declined)")
         FACTS["cancel"] = error(
             await s.call_tool("write", {"path": "/workspace/declined.txt", "content": "no\n"}),

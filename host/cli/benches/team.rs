@@ -124,28 +124,36 @@ fn main() -> anyhow::Result<()> {
         "stateless tools/call (read, 2026-07-28 over HTTP), {CONNECTIONS} connections, {secs} s each:"
     );
     println!(
-        "{:<28} {:>9} {:>9} {:>9} {:>7} {:>22}",
-        "", "calls/s", "p50 µs", "p99 µs", "errors", "RSS KiB start → end"
+        "{:<28} {:>9} {:>9} {:>9} {:>7} {:>12} {:>22}",
+        "", "calls/s", "p50 µs", "p99 µs", "errors", "CPU µs/call", "RSS KiB start → end"
     );
-    let report = |name: &str, l: &Load, rss: &[(u64, u64)]| {
+    let report = |name: &str, l: &Load, rss: &[(u64, u64)], cpu_us: u64| {
         let rss: Vec<String> = rss.iter().map(|(a, b)| format!("{a}→{b}")).collect();
         println!(
-            "{name:<28} {:>9.0} {:>9} {:>9} {:>7} {:>22}",
+            "{name:<28} {:>9.0} {:>9} {:>9} {:>7} {:>12.0} {:>22}",
             l.calls as f64 / l.secs,
             l.p50_us,
             l.p99_us,
             l.errors,
+            cpu_us as f64 / l.calls.max(1) as f64,
             rss.join(" ")
         );
     };
+    let cpu = |rs: &[&Replica]| rs.iter().map(|r| fleet::cpu_us(r.child.id())).sum::<u64>();
     let mut rates = Vec::new();
     {
         let r = start(0);
         // Warm-up: the first calls instantiate and fill caches.
         load(r.port, 0.5);
         let before = r.rss_kib();
+        let c0 = cpu(&[&r]);
         let l = load(r.port, secs);
-        report("1 replica, direct", &l, &[(before, r.rss_kib())]);
+        report(
+            "1 replica, direct",
+            &l,
+            &[(before, r.rss_kib())],
+            cpu(&[&r]) - c0,
+        );
         rates.push(l.calls as f64 / l.secs);
     }
     {
@@ -153,8 +161,14 @@ fn main() -> anyhow::Result<()> {
         let lb = Haproxy::start(&[r.port]);
         load(lb.port, 0.5);
         let before = r.rss_kib();
+        let c0 = cpu(&[&r]);
         let l = load(lb.port, secs);
-        report("1 replica, HAProxy", &l, &[(before, r.rss_kib())]);
+        report(
+            "1 replica, HAProxy",
+            &l,
+            &[(before, r.rss_kib())],
+            cpu(&[&r]) - c0,
+        );
         rates.push(l.calls as f64 / l.secs);
     }
     {
@@ -162,13 +176,16 @@ fn main() -> anyhow::Result<()> {
         let lb = Haproxy::start(&rs.iter().map(|r| r.port).collect::<Vec<_>>());
         load(lb.port, 0.5);
         let before: Vec<u64> = rs.iter().map(Replica::rss_kib).collect();
+        let all: Vec<&Replica> = rs.iter().collect();
+        let c0 = cpu(&all);
         let l = load(lb.port, secs);
+        let used = cpu(&all) - c0;
         let rss: Vec<(u64, u64)> = before
             .iter()
             .zip(&rs)
             .map(|(b, r)| (*b, r.rss_kib()))
             .collect();
-        report("3 replicas, HAProxy", &l, &rss);
+        report("3 replicas, HAProxy", &l, &rss, used);
         rates.push(l.calls as f64 / l.secs);
     }
     println!(

@@ -196,7 +196,10 @@ fn a_non_loopback_bind_without_a_token_is_refused() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("needs a bearer token"), "{err}");
+    assert!(
+        err.contains("needs authentication: pass --token-file FILE or --oauth-issuer URL"),
+        "{err}"
+    );
 }
 
 #[test]

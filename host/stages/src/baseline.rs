@@ -391,13 +391,17 @@ impl Baselines {
                 None => match self.lock().get(&Self::key(p)).copied() {
                     Some(d) => d,
                     None => {
-                        return Err(refuse(
-                            "unread",
-                            format!(
+                        let message = match presented.key {
+                            Some(_) => format!(
                                 "`{}` exists but has not been read (no `{BASELINE_ARG}` handle for it, and not in this session); read it before changing it",
                                 p.guest
                             ),
-                        ));
+                            None => format!(
+                                "`{}` exists but has not been read in this session; read it before changing it",
+                                p.guest
+                            ),
+                        };
+                        return Err(refuse("unread", message));
                     }
                 },
             };
@@ -510,7 +514,10 @@ pub fn advertised_schemas(d: &ToolDescriptor) -> (Value, Value) {
 }
 
 /// Puts issued handles (guest path, handle) into a result: under
-/// `baselines` in an object value, and as a first text block.
+/// `baselines` in an object value, and as the first line of the first text
+/// block (a new block when the first is not text). In the first block, not
+/// a block of its own: clients that show only the first block show both,
+/// and a result cut to its budget keeps its beginning.
 pub fn attach(
     mut value: Value,
     mut content: Vec<ContentBlock>,
@@ -532,8 +539,13 @@ pub fn attach(
             "[baseline of {path}: {h} (pass it as `{BASELINE_ARG}` to change this file)]\n"
         ));
     }
-    text.pop();
-    content.insert(0, ContentBlock::Text { text });
+    match content.first_mut() {
+        Some(ContentBlock::Text { text: first }) => first.insert_str(0, &text),
+        _ => {
+            text.pop();
+            content.insert(0, ContentBlock::Text { text });
+        }
+    }
     (value, content)
 }
 

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use toolhost_contract::{ErrorCode, FailureCode, PathAccess, ToolDescriptor, ToolFailure};
 use toolhost_policy::{FsMode, PolicyBuilder, Sandbox};
 use toolhost_stages::args::{ParsedArguments, parse_arguments};
-use toolhost_stages::baseline::Baselines;
+use toolhost_stages::baseline::{self, Baselines, HandleKey};
 use toolhost_stages::paths::{ResolvedPath, check_paths};
 use toolhost_stages::summary::{MAX_SUMMARY_BYTES, approval_summary};
 use toolhost_stages::{network, schema};
@@ -24,6 +24,8 @@ pub struct World {
     /// Each tool with its compiled input schema.
     pub tools: Vec<(ToolDescriptor, jsonschema::Validator)>,
     baselines: Baselines,
+    /// The key handles are sealed with.
+    handles: HandleKey,
 }
 
 fn tool(name: &str, properties: Value, required: &[&str], paths: Value, urls: &[&str]) -> Value {
@@ -114,7 +116,13 @@ pub fn world() -> &'static World {
             })
             .collect();
         let roots = [&ws, &ro].iter().map(|r| r.canonicalize().expect("root")).collect();
-        World { roots, sandbox, tools, baselines: Baselines::default() }
+        World {
+            roots,
+            sandbox,
+            tools,
+            baselines: Baselines::default(),
+            handles: HandleKey::from_seed(0),
+        }
     })
 }
 
@@ -205,11 +213,23 @@ fn check_allowed(w: &World, r: &ResolvedPath) {
 /// it gets.
 pub fn check_call(w: &World, tool: usize, raw: &str) -> Result<Value, ToolFailure> {
     let (tool, validator) = &w.tools[tool];
-    let args = match parse_arguments(raw) {
+    let mut args = match parse_arguments(raw) {
         ParsedArguments::Json(args) => args,
         ParsedArguments::Raw(_) => {
             return Err(ToolFailure::new(FailureCode::InvalidArguments, "not JSON"));
         }
+    };
+    // The host's `baseline` argument, taken out before the schema sees the
+    // arguments (as the pipeline does when it issues handles).
+    let handles = if baseline::takes_handles(tool) {
+        let handles = baseline::presented(&args)
+            .map_err(|why| ToolFailure::new(FailureCode::InvalidArguments, why))?;
+        if let Some(o) = args.as_object_mut() {
+            o.remove(baseline::BASELINE_ARG);
+        }
+        handles
+    } else {
+        Vec::new()
     };
     let errors = schema::errors(validator, &args, "arguments");
     if !errors.is_empty() {
@@ -235,7 +255,13 @@ pub fn check_call(w: &World, tool: usize, raw: &str) -> Result<Value, ToolFailur
     for r in &paths {
         check_allowed(w, r);
     }
-    w.baselines.check(&paths).inspect_err(|f| {
+    let presented = baseline::Presented {
+        key: Some(&w.handles),
+        principal: "fuzz",
+        now_ms: 1_800_000_000_000,
+        handles: &handles,
+    };
+    w.baselines.check_with(&paths, presented).inspect_err(|f| {
         assert_eq!(f.code, ErrorCode::Host(FailureCode::StaleBaseline), "{f:?}");
     })?;
     let allowed = network::check_urls(tool, &args, &w.sandbox).inspect_err(|f| {
@@ -267,7 +293,14 @@ pub fn check_call(w: &World, tool: usize, raw: &str) -> Result<Value, ToolFailur
         .iter()
         .all(|p| matches!(p.access, PathAccess::Read | PathAccess::List))
     {
-        w.baselines.record(&paths);
+        let issued = w
+            .baselines
+            .record_with(&paths, Some(&w.handles), "fuzz", 1_800_000_000_000);
+        // A handle just issued opens for the file it names.
+        for (guest, h) in &issued {
+            assert!(h.starts_with("bh1."), "{h}");
+            assert!(paths.iter().any(|p| p.guest == *guest), "{guest}");
+        }
     }
     Ok(args)
 }

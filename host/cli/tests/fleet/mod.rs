@@ -166,6 +166,22 @@ impl Drop for Replica {
     }
 }
 
+/// A process's CPU time so far (user + system), in microseconds.
+pub fn cpu_us(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // Fields after the command name (which may hold spaces, in parentheses).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // utime and stime: fields 14 and 15, 12 and 13 after the name; in
+    // clock ticks of 1/100 s on Linux.
+    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10_000
+}
+
 /// A process's resident set size, in KiB (0 when it is gone).
 pub fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -40,19 +40,25 @@ struct Use {
 pub struct Quotas {
     limits: Limits,
     window: Duration,
-    state: Arc<Mutex<HashMap<String, Use>>>,
+    state: Shared,
 }
+
+/// The state every principal's use is counted in.
+type Shared = Arc<Mutex<HashMap<String, Use>>>;
 
 /// Holds a principal's running slot until dropped.
 pub struct Running {
-    principal: String,
-    state: Arc<Mutex<HashMap<String, Use>>>,
+    /// The principal and the state it counts in; `None` when nothing is bounded.
+    slot: Option<(String, Shared)>,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(u) = s.get_mut(&self.principal) {
+        let Some((principal, state)) = &self.slot else {
+            return;
+        };
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(u) = s.get_mut(principal) {
             u.running = u.running.saturating_sub(1);
         }
     }
@@ -84,6 +90,9 @@ impl Quotas {
 
     /// Admits a call of `principal` now, or says why not.
     pub fn admit(&self, principal: &str) -> Result<Running, QuotaRefusal> {
+        if !self.is_bounded() {
+            return Ok(Running { slot: None });
+        }
         let now = Instant::now();
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if s.len() >= SWEEP_AT {
@@ -128,10 +137,13 @@ impl Quotas {
             });
         }
         u.running += 1;
-        u.started.push_back(now);
+        // Only a rate bound needs the start times, and never more than it
+        // allows: a call past it is refused above.
+        if self.limits.per_minute.is_some() {
+            u.started.push_back(now);
+        }
         Ok(Running {
-            principal: principal.to_owned(),
-            state: self.state.clone(),
+            slot: Some((principal.to_owned(), self.state.clone())),
         })
     }
 }
@@ -152,6 +164,29 @@ mod tests {
         assert!(q.admit("bob").is_ok(), "another principal has its own");
         drop(a);
         assert!(q.admit("alice").is_ok());
+    }
+
+    #[test]
+    fn unbounded_quotas_keep_nothing() {
+        let q = Quotas::new(Limits::default());
+        for _ in 0..10_000 {
+            drop(q.admit("alice").expect("unbounded"));
+        }
+        assert!(q.state.lock().map(|s| s.is_empty()).unwrap_or(false));
+        // A concurrency bound alone keeps no start times.
+        let q = Quotas::new(Limits {
+            concurrent: Some(4),
+            per_minute: None,
+        });
+        for _ in 0..10_000 {
+            drop(q.admit("alice").expect("within"));
+        }
+        let kept = q
+            .state
+            .lock()
+            .map(|s| s["alice"].started.len())
+            .unwrap_or(usize::MAX);
+        assert_eq!(kept, 0);
     }
 
     #[test]

@@ -35,6 +35,41 @@ struct Load {
     p99_us: u64,
 }
 
+/// Samples the RSS of `pids` every `every` until `stop`: one series per pid.
+fn sample_rss(
+    pids: Vec<u32>,
+    every: Duration,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Vec<Vec<u64>>> {
+    std::thread::spawn(move || {
+        let mut series = vec![Vec::new(); pids.len()];
+        let mut next = Instant::now() + every;
+        while !stop.load(Ordering::Relaxed) {
+            if Instant::now() >= next {
+                for (s, pid) in series.iter_mut().zip(&pids) {
+                    s.push(fleet::rss_kib(*pid) / 1024);
+                }
+                next += every;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        series
+    })
+}
+
+/// `load`, with each replica's RSS sampled every tenth of the run (MiB).
+fn load_sampled(port: u16, secs: f64, replicas: &[&Replica]) -> (Load, Vec<Vec<u64>>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = sample_rss(
+        replicas.iter().map(|r| r.child.id()).collect(),
+        Duration::from_secs_f64(secs / 10.0),
+        stop.clone(),
+    );
+    let l = load(port, secs);
+    stop.store(true, Ordering::Relaxed);
+    (l, sampler.join().unwrap_or_default())
+}
+
 /// `CONNECTIONS` threads calling `read` through `port` for `secs`.
 fn load(port: u16, secs: f64) -> Load {
     let stop = Arc::new(AtomicBool::new(false));
@@ -141,13 +176,15 @@ fn main() -> anyhow::Result<()> {
     };
     let cpu = |rs: &[&Replica]| rs.iter().map(|r| fleet::cpu_us(r.child.id())).sum::<u64>();
     let mut rates = Vec::new();
+    let mut series: Vec<(&str, Vec<Vec<u64>>)> = Vec::new();
     {
         let r = start(0);
         // Warm-up: the first calls instantiate and fill caches.
         load(r.port, 0.5);
         let before = r.rss_kib();
         let c0 = cpu(&[&r]);
-        let l = load(r.port, secs);
+        let (l, rss) = load_sampled(r.port, secs, &[&r]);
+        series.push(("1 replica, direct", rss));
         report(
             "1 replica, direct",
             &l,
@@ -162,7 +199,8 @@ fn main() -> anyhow::Result<()> {
         load(lb.port, 0.5);
         let before = r.rss_kib();
         let c0 = cpu(&[&r]);
-        let l = load(lb.port, secs);
+        let (l, rss) = load_sampled(lb.port, secs, &[&r]);
+        series.push(("1 replica, HAProxy", rss));
         report(
             "1 replica, HAProxy",
             &l,
@@ -178,8 +216,9 @@ fn main() -> anyhow::Result<()> {
         let before: Vec<u64> = rs.iter().map(Replica::rss_kib).collect();
         let all: Vec<&Replica> = rs.iter().collect();
         let c0 = cpu(&all);
-        let l = load(lb.port, secs);
+        let (l, rss_series) = load_sampled(lb.port, secs, &all);
         let used = cpu(&all) - c0;
+        series.push(("3 replicas, HAProxy", rss_series));
         let rss: Vec<(u64, u64)> = before
             .iter()
             .zip(&rs)
@@ -194,6 +233,14 @@ fn main() -> anyhow::Result<()> {
         rates[2] / rates[0],
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+
+    println!("RSS of each replica (MiB), sampled every tenth of its run:");
+    for (name, s) in &series {
+        for (i, one) in s.iter().enumerate() {
+            let text: Vec<String> = one.iter().map(u64::to_string).collect();
+            println!("  {name}, replica {}: {}", i + 1, text.join(" "));
+        }
+    }
 
     handles(quick);
     jwt(quick);

@@ -17,27 +17,16 @@ dest="${TOOLHOST_SIGNER_DIR:-$root/target/registry-signer}"
 
 say() { printf 'toolhost registry tests: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=../lib/apt.sh
+source "$root/tests/lib/apt.sh"
 
 need=()
 command -v docker-registry >/dev/null || need+=(docker-registry)
 command -v skopeo >/dev/null || need+=(skopeo)
 command -v htpasswd >/dev/null || need+=(apache2-utils)
 if ((${#need[@]})); then
-    if [[ "$(id -u)" == 0 ]]; then
-        as_root=()
-    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-        as_root=(sudo -n)
-    else
-        die "needs the Debian packages ${need[*]} (apt-get install ${need[*]}), and cannot install them without root"
-    fi
     say "installing ${need[*]} (apt)"
-    mkdir -p "$root/target"
-    log="$root/target/registry-apt.log"
-    if ! { "${as_root[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${as_root[@]}" \
-        apt-get install -y -qq --no-install-recommends "${need[@]}"; } >"$log" 2>&1; then
-        cat "$log" >&2
-        die "apt-get install ${need[*]} failed"
-    fi
+    apt_install "$root/target/registry-apt.log" "${need[@]}"
 fi
 
 # One installer at a time (test binaries may run this together).

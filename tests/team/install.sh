@@ -18,37 +18,22 @@ dest="${TOOLHOST_TEAM_DIR:-$root/target/team}"
 
 say() { printf 'toolhost team tests: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
-
-need=()
-command -v haproxy >/dev/null || [[ -x /usr/sbin/haproxy ]] || need+=(haproxy)
-command -v promtool >/dev/null || need+=(prometheus)
-if ((${#need[@]})); then
-    if [[ "$(id -u)" == 0 ]]; then
-        as_root=()
-    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-        as_root=(sudo -n)
-    else
-        die "needs the Debian packages ${need[*]} (apt-get install ${need[*]}), and cannot install them without root"
-    fi
-    say "installing ${need[*]} (apt)"
-    mkdir -p "$root/target"
-    log="$root/target/team-apt.log"
-    if ! { "${as_root[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${as_root[@]}" \
-        apt-get install -y -qq --no-install-recommends "${need[@]}"; } >"$log" 2>&1; then
-        cat "$log" >&2
-        die "apt-get install ${need[*]} failed"
-    fi
-    # The package starts a Prometheus server: the tests only need promtool.
-    if [[ " ${need[*]} " == *" prometheus "* ]]; then
-        "${as_root[@]}" systemctl stop prometheus prometheus-node-exporter >/dev/null 2>&1 || true
-    fi
-fi
+# shellcheck source=../lib/apt.sh
+source "$root/tests/lib/apt.sh"
 
 # One installer at a time (test binaries may run this together).
 mkdir -p "$dest"
 if command -v flock >/dev/null; then
     exec 9>"$dest/.install.lock"
     flock 9
+fi
+
+need=()
+command -v haproxy >/dev/null || [[ -x /usr/sbin/haproxy ]] || need+=(haproxy)
+command -v promtool >/dev/null || need+=(prometheus)
+if ((${#need[@]})); then
+    say "installing ${need[*]} (apt)"
+    apt_install "$root/target/team-apt.log" "${need[@]}"
 fi
 stamp="$(cat "$here/package.json" "$here/package-lock.json" "$here/requirements.txt" | sha256sum | cut -d' ' -f1)"
 if [[ "$(cat "$dest/.stamp" 2>/dev/null)" != "$stamp" ]]; then

@@ -130,21 +130,8 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
     let lb = Haproxy::start(&replicas.iter().map(|r| r.port).collect::<Vec<_>>());
 
     // The Python SDK's high-level Client, as its README shows it.
-    let clients = fleet::repo_root().join("target/clients");
-    let install = Command::new("bash")
-        .arg(fleet::repo_root().join("tests/clients/install.sh"))
-        .env("TOOLHOST_CLIENTS_DIR", &clients)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tests/clients/install.sh");
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
-    );
-    let out = Command::new(clients.join("venv/bin/python"))
-        .arg(fleet::repo_root().join("tests/clients/py_client.py"))
-        .args([
+    let out = fleet::python_client(
+        &[
             "--api",
             "client",
             "--mode",
@@ -152,11 +139,12 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
             "--transport",
             "http",
             "--url",
-        ])
-        .arg(format!("http://127.0.0.1:{}/mcp", lb.port))
-        .args(["replicas", "big=/workspace/big.txt"])
-        .output()
-        .expect("running the Python client");
+            &format!("http://127.0.0.1:{}/mcp", lb.port),
+            "replicas",
+            "big=/workspace/big.txt",
+        ]
+        .map(str::to_owned),
+    );
     let stderrs: Vec<String> = replicas.iter().map(Replica::stderr).collect();
     assert!(
         out.status.success(),
@@ -165,13 +153,7 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
         String::from_utf8_lossy(&out.stderr),
         stderrs.join("\n---\n")
     );
-    let facts: Value = serde_json::from_str(
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .unwrap_or_default(),
-    )
-    .expect("facts");
+    let facts = fleet::facts(&out);
     eprintln!("facts: {facts}");
     assert_eq!(
         std::fs::read_to_string(team.ws().join("notes.txt")).expect("notes"),
@@ -642,37 +624,19 @@ fn an_oauth_resource_server_of_a_real_authorization_server() {
 #[test]
 fn the_python_sdk_oauth_client_gets_its_token_from_the_metadata() {
     let p = Protected::start();
-    let clients = fleet::repo_root().join("target/clients");
-    let install = Command::new("bash")
-        .arg(fleet::repo_root().join("tests/clients/install.sh"))
-        .env("TOOLHOST_CLIENTS_DIR", &clients)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tests/clients/install.sh");
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
-    );
-    let out = Command::new(clients.join("venv/bin/python"))
-        .arg(fleet::repo_root().join("tests/clients/py_client.py"))
-        .args([
-            "--api",
-            "client",
-            "--transport",
-            "http",
-            "--url",
-            &p.resource,
-        ])
-        .arg("oauth")
-        .arg(format!("issuer={}", p.oidc.issuer))
-        .args([
-            "client_id=agent",
-            "client_secret=agent-secret",
-            "scope=mcp:tools mcp:write",
-        ])
-        .output()
-        .expect("running the Python client");
+    let out = fleet::python_client(&[
+        "--api".into(),
+        "client".into(),
+        "--transport".into(),
+        "http".into(),
+        "--url".into(),
+        p.resource.clone(),
+        "oauth".into(),
+        format!("issuer={}", p.oidc.issuer),
+        "client_id=agent".into(),
+        "client_secret=agent-secret".into(),
+        "scope=mcp:tools mcp:write".into(),
+    ]);
     assert!(
         out.status.success(),
         "{}\n{}\nserver:\n{}",
@@ -680,13 +644,7 @@ fn the_python_sdk_oauth_client_gets_its_token_from_the_metadata() {
         String::from_utf8_lossy(&out.stderr),
         p.replica.stderr()
     );
-    let facts: Value = serde_json::from_str(
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .unwrap_or_default(),
-    )
-    .expect("facts");
+    let facts = fleet::facts(&out);
     // The first token has the scope the 401 named (mcp:tools): `edit` is
     // not listed. Calling it is a 403 insufficient_scope naming mcp:write;
     // the SDK steps up, and then `edit` runs and is listed.

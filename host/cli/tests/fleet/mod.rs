@@ -48,6 +48,42 @@ pub fn install() {
     });
 }
 
+/// Runs `tests/clients/py_client.py ARGS…` with the pinned Python SDK
+/// (`tests/clients/install.sh` installs it, once per process).
+pub fn python_client(args: &[String]) -> std::process::Output {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    let clients = repo_root().join("target/clients");
+    INSTALLED.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(repo_root().join("tests/clients/install.sh"))
+            .env("TOOLHOST_CLIENTS_DIR", &clients)
+            .stdin(Stdio::null())
+            .output()
+            .expect("tests/clients/install.sh");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+    Command::new(clients.join("venv/bin/python"))
+        .arg(repo_root().join("tests/clients/py_client.py"))
+        .args(args)
+        .output()
+        .expect("running the Python client")
+}
+
+/// The facts a client scenario printed last.
+pub fn facts(out: &std::process::Output) -> Value {
+    serde_json::from_str(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    )
+    .unwrap_or(Value::Null)
+}
+
 /// A free loopback port (bound, then released).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

@@ -96,7 +96,7 @@ pub fn schemas_with_handles(
         .iter()
         .map(|t| {
             let d = &t.descriptor;
-            if !crate::baseline::takes_handles(d) && !crate::baseline::returns_handles(d) {
+            if !crate::baseline::takes_handles(d) && !crate::baseline::value_carries_handles(d) {
                 return project(d, format);
             }
             let (input_schema, output_schema) = crate::baseline::advertised_schemas(d);

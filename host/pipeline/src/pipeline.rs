@@ -1323,7 +1323,12 @@ impl Pipeline {
         run.pass(Stage::Render, if host_renders { "host" } else { "render" });
         // Issued handles: in the value and first in the text, so the model
         // sees them whatever the bound cuts.
-        let (value, content) = baseline::attach(value, content, &issued);
+        let (value, content) = baseline::attach(
+            value,
+            content,
+            &issued,
+            baseline::value_carries_handles(&tool.descriptor),
+        );
         let mut result = ToolResult::Success(ToolSuccess {
             value,
             content,

@@ -465,14 +465,38 @@ pub fn takes_handles(d: &ToolDescriptor) -> bool {
             p.access,
             PathAccess::Overwrite | PathAccess::Patch | PathAccess::Write
         )
-    }) && d.input_schema.pointer("/properties/baseline").is_none()
+    }) && object_schema(&d.input_schema)
+        && d.input_schema.pointer("/properties/baseline").is_none()
 }
 
-/// Whether `d`'s results carry handles: it reads or writes a file, and its
-/// output schema declares no `baselines` of its own.
+/// Whether `d`'s results carry handles (in their text): it reads or writes
+/// a file.
 pub fn returns_handles(d: &ToolDescriptor) -> bool {
     d.paths.iter().any(|p| p.access != PathAccess::List)
+}
+
+/// Whether `d`'s value carries its handles too (`baselines`): its output
+/// schema describes an object and declares no `baselines` of its own, so
+/// the advertised schema can say the key is there.
+pub fn value_carries_handles(d: &ToolDescriptor) -> bool {
+    returns_handles(d)
+        && object_schema(&d.output_schema)
         && d.output_schema.pointer("/properties/baselines").is_none()
+}
+
+/// Whether `schema` describes an object by its own keys (`type: object` or
+/// `properties`), so a property can be added to it.
+fn object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+        || schema.get("properties").is_some_and(Value::is_object)
+}
+
+/// `schema`'s `properties`, made when it has none.
+fn properties(schema: &mut Value) -> Option<&mut serde_json::Map<String, Value>> {
+    let o = schema.as_object_mut()?;
+    o.entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()))
+        .as_object_mut()
 }
 
 /// `d`'s input and output schemas as advertised when the host issues
@@ -481,7 +505,7 @@ pub fn returns_handles(d: &ToolDescriptor) -> bool {
 pub fn advertised_schemas(d: &ToolDescriptor) -> (Value, Value) {
     let mut input = d.input_schema.clone();
     if takes_handles(d)
-        && let Some(props) = input.get_mut("properties").and_then(Value::as_object_mut)
+        && let Some(props) = properties(&mut input)
     {
         props.insert(
             BASELINE_ARG.into(),
@@ -497,8 +521,8 @@ pub fn advertised_schemas(d: &ToolDescriptor) -> (Value, Value) {
         );
     }
     let mut output = d.output_schema.clone();
-    if returns_handles(d)
-        && let Some(props) = output.get_mut("properties").and_then(Value::as_object_mut)
+    if value_carries_handles(d)
+        && let Some(props) = properties(&mut output)
     {
         props.insert(
             BASELINES_KEY.into(),
@@ -514,7 +538,8 @@ pub fn advertised_schemas(d: &ToolDescriptor) -> (Value, Value) {
 }
 
 /// Puts issued handles (guest path, handle) into a result: under
-/// `baselines` in an object value, and as the first line of the first text
+/// `baselines` in an object value when `in_value` (see
+/// [`value_carries_handles`]), and as the first line of the first text
 /// block (a new block when the first is not text). In the first block, not
 /// a block of its own: clients that show only the first block show both,
 /// and a result cut to its budget keeps its beginning.
@@ -522,11 +547,12 @@ pub fn attach(
     mut value: Value,
     mut content: Vec<ContentBlock>,
     issued: &[(String, String)],
+    in_value: bool,
 ) -> (Value, Vec<ContentBlock>) {
     if issued.is_empty() {
         return (value, content);
     }
-    if let Some(o) = value.as_object_mut() {
+    if in_value && let Some(o) = value.as_object_mut() {
         let map: serde_json::Map<String, Value> = issued
             .iter()
             .map(|(path, h)| (path.clone(), Value::String(h.clone())))
@@ -709,6 +735,45 @@ mod tests {
         );
         assert!(presented(&json!({"baseline": 3})).is_err());
         assert!(presented(&json!({"baseline": [3]})).is_err());
+    }
+
+    #[test]
+    fn handles_go_where_the_schemas_can_say_so() {
+        let d = |input: Value, output: Value, access: PathAccess| -> ToolDescriptor {
+            serde_json::from_value(json!({
+                "name": "t", "description": "t",
+                "inputSchema": input, "outputSchema": output,
+                "annotations": {"readOnly": false, "destructive": false, "idempotent": false, "openWorld": false},
+                "paths": [{"pointer": "/path", "access": access}], "urls": [],
+            }))
+            .expect("a descriptor")
+        };
+        let object = json!({"type": "object", "additionalProperties": false});
+        let edit = d(object.clone(), object.clone(), PathAccess::Patch);
+        let (input, output) = advertised_schemas(&edit);
+        assert!(input.pointer("/properties/baseline").is_some());
+        assert!(output.pointer("/properties/baselines").is_some());
+        // A value that is not an object: handles in the text only.
+        let text = d(object.clone(), json!({"type": "string"}), PathAccess::Read);
+        assert!(returns_handles(&text) && !value_carries_handles(&text));
+        let issued = [("/workspace/a".to_owned(), "bh1.x".to_owned())];
+        let (v, c) = attach(
+            json!("body"),
+            vec![ContentBlock::text("body")],
+            &issued,
+            false,
+        );
+        assert_eq!(v, json!("body"));
+        assert!(
+            matches!(&c[0], ContentBlock::Text { text } if text.starts_with("[baseline of /workspace/a: bh1.x") && text.ends_with("body"))
+        );
+        // A tool that names its own `baseline`: the host leaves it alone.
+        let own = d(
+            json!({"type": "object", "properties": {"baseline": {}}}),
+            object,
+            PathAccess::Patch,
+        );
+        assert!(!takes_handles(&own));
     }
 
     #[test]

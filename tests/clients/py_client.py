@@ -554,6 +554,15 @@ async def scenario_replicas(opts: Opts) -> None:
                 NOTES,
                 f"edit {old!r}",
             )
+        # An approval across replicas: the `input_required` result comes from one replica, the
+        # call sent again with the answer lands on another, which opens the state (the secret is
+        # shared) and records it as used in the shared directory.
+        made = value(
+            await c.call_tool("write", {"path": "/workspace/created.txt", "content": "approved across replicas\n"}),
+            "write (approved)",
+        )
+        expect(made.get("created") is True, f"write did not create: {made}")
+        expect(len(answers.asked) == 1, f"expected one approval, got {answers.asked}")
         big = await c.call_tool("read", {"path": opts.args["big"]})
         links = [b for b in big.content if isinstance(b, types.ResourceLink)]
         expect(len(links) == 1, f"the big read was not cut to an artifact: {describe(big)}")

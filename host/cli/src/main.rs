@@ -128,7 +128,9 @@ enum Cmd {
         log: Option<PathBuf>,
         /// Keep truncated results' full text (artifacts) in this directory
         /// instead of in memory: replicas that share it serve each other's
-        /// artifacts, each to the principal whose call made it.
+        /// artifacts, each to the principal whose call made it. Used
+        /// approval states are recorded there too (`.approvals/`), so an
+        /// approval opens once across the replicas.
         #[arg(long, value_name = "DIR")]
         artifacts_dir: Option<PathBuf>,
         /// Seconds the person at the client has to answer an approval.
@@ -560,7 +562,7 @@ async fn run() -> anyhow::Result<()> {
                 on_compile: Some(Arc::new(notices.clone())),
                 journal_dir: journal_dir.clone(),
                 journal_sync: cli.sync_commits,
-                artifacts_dir,
+                artifacts_dir: artifacts_dir.clone(),
                 ..HostConfig::default()
             })?);
             let tb = toolbox(&tools, &dir)?;
@@ -578,6 +580,7 @@ async fn run() -> anyhow::Result<()> {
                 Some(p) => Some(Arc::new(SessionLog::open(&replica_log(&p)?)?)),
                 None => None,
             };
+            let artifacts_dir_shared = artifacts_dir;
             let state_secret = match &state_secret_file {
                 Some(f) => Some(read_secret(f)?),
                 None => None,
@@ -595,6 +598,8 @@ async fn run() -> anyhow::Result<()> {
                         concurrent: team.quota_concurrent,
                         per_minute: team.quota_per_minute,
                     },
+                    // The shared volume records used approval states too.
+                    used_states_dir: artifacts_dir_shared.map(|d| d.join(".approvals")),
                 },
             )?;
             let changed = {

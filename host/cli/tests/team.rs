@@ -46,6 +46,8 @@ impl Team {
              [[component]]\n\
              source = \"builtin:read\"\n\
              [[component]]\n\
+             source = \"builtin:write\"\n\
+             [[component]]\n\
              source = \"builtin:edit\"\n\
              [component.policy]\n\
              decision = \"allow\"\n\
@@ -164,7 +166,8 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
     let counts = calls_per_log(&team.logs());
     assert_eq!(counts.len(), 3, "one log per replica: {counts:?}");
     assert!(counts.iter().all(|c| *c >= 1), "{counts:?}");
-    assert_eq!(counts.iter().sum::<usize>(), 4, "{counts:?}");
+    // read, edit, edit, write (asked: `input_required`), write (answered), read.
+    assert_eq!(counts.iter().sum::<usize>(), 6, "{counts:?}");
     // Every call by the anonymous loopback principal.
     assert!(
         team.events()
@@ -189,7 +192,23 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
         .filter(|l| l.starts_with('→'))
         .filter_map(|l| l.split_whitespace().nth(2))
         .collect();
-    assert_eq!(order, ["read", "edit", "edit", "read"], "{text}");
+    assert_eq!(
+        order,
+        ["read", "edit", "edit", "write", "write", "read"],
+        "{text}"
+    );
+    // The approval opened on another replica than the one that asked, and
+    // is recorded as used where every replica looks.
+    assert_eq!(
+        std::fs::read_to_string(team.ws().join("created.txt"))
+            .ok()
+            .as_deref(),
+        Some("approved across replicas\n")
+    );
+    let used = std::fs::read_dir(team.tmp.path().join("artifacts/.approvals"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(used, 1, "one used approval state recorded");
 
     // Each replica's metrics pass promtool; together they count every call.
     let mut total = 0u64;
@@ -203,7 +222,8 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
             .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
             .sum::<u64>();
     }
-    assert_eq!(total, 4);
+    // The asked write counts once: as the call that ran.
+    assert_eq!(total, 5);
     drop(lb);
 }
 
@@ -425,7 +445,7 @@ impl Protected {
                 "--oauth-scope".into(),
                 "mcp:tools".into(),
                 "--oauth-tool-scope".into(),
-                "mcp:write=edit".into(),
+                "mcp:write=edit,write".into(),
                 "--quota-per-minute".into(),
                 "12".into(),
                 "--log".into(),
@@ -650,6 +670,10 @@ fn the_python_sdk_oauth_client_gets_its_token_from_the_metadata() {
     // the SDK steps up, and then `edit` runs and is listed.
     assert_eq!(facts["tools"], json!(["read"]), "{facts}");
     assert_eq!(facts["edited"], 1, "{facts}");
-    assert_eq!(facts["tools_after"], json!(["edit", "read"]), "{facts}");
+    assert_eq!(
+        facts["tools_after"],
+        json!(["edit", "read", "write"]),
+        "{facts}"
+    );
     assert_eq!(facts["protocol_version"], "2026-07-28", "{facts}");
 }

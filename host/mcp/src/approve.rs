@@ -293,6 +293,17 @@ pub(crate) struct StateSeal {
     codec: RequestStateCodec,
     ttl: Duration,
     used: Mutex<HashMap<String, Instant>>,
+    /// A directory the replicas share, where each used state leaves a file
+    /// (created exclusively): a state opens once across every process
+    /// that records there. `None`: this process's memory only.
+    shared: Option<SharedUse>,
+}
+
+/// The shared record of used states.
+struct SharedUse {
+    dir: std::path::PathBuf,
+    /// When expired records were last swept.
+    swept: Mutex<Instant>,
 }
 
 impl std::fmt::Debug for StateSeal {
@@ -326,7 +337,19 @@ impl StateSeal {
             codec: RequestStateCodec::try_new(key).map_err(|e| e.to_string())?,
             ttl,
             used: Mutex::new(HashMap::new()),
+            shared: None,
         })
+    }
+
+    /// The same seal, recording used states in `dir` too (created if
+    /// missing), shared with the other replicas.
+    pub(crate) fn recording_in(mut self, dir: &std::path::Path) -> std::io::Result<StateSeal> {
+        std::fs::create_dir_all(dir)?;
+        self.shared = Some(SharedUse {
+            dir: dir.to_owned(),
+            swept: Mutex::new(Instant::now()),
+        });
+        Ok(self)
     }
 
     /// The `input_required` result asking `request`, bound to `binding`.
@@ -415,7 +438,62 @@ impl StateSeal {
         }
         // Kept a little past the state's own expiry (clock granularity).
         used.insert(nonce.to_owned(), now + self.ttl + Duration::from_secs(1));
-        true
+        drop(used);
+        match &self.shared {
+            None => true,
+            Some(shared) => self.first_use_shared(shared, nonce),
+        }
+    }
+
+    /// Records `nonce` in the shared directory: false when another process
+    /// (or this one) did first, or the record cannot be written (fail closed).
+    fn first_use_shared(&self, shared: &SharedUse, nonce: &str) -> bool {
+        // Nonces are ours (the state's tag verified), 32 hex digits: a file name.
+        if nonce.len() != 32 || !nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return false;
+        }
+        let keep = self.ttl + Duration::from_secs(1);
+        {
+            let mut swept = shared.swept.lock().unwrap_or_else(|e| e.into_inner());
+            if swept.elapsed() >= keep {
+                *swept = Instant::now();
+                sweep(&shared.dir, keep);
+            }
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(shared.dir.join(nonce))
+        {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+            Err(e) => {
+                tracing::error!(
+                    "the shared record of used approval states ({}) cannot be written: {e}; the approval is refused",
+                    shared.dir.display()
+                );
+                false
+            }
+        }
+    }
+}
+
+/// Deletes the records in `dir` older than `keep` (their states expired).
+fn sweep(dir: &std::path::Path, keep: Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > keep);
+        if old {
+            // Another replica may have swept it already.
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -601,6 +679,34 @@ mod tests {
         assert!(matches!(
             approvals.approve(&request()).await,
             Approval::Denied(_)
+        ));
+    }
+
+    #[test]
+    fn a_state_opens_once_across_replicas_that_share_a_directory() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let replica = || seal().recording_in(dir.path()).expect("dir");
+        let (a, b) = (replica(), replica());
+        let state = state_of(&a.ask(&request(), b"bound").expect("asks"));
+        let yes = accepted(json!({"approve": true}));
+        assert!(matches!(
+            b.answer(&state, b"bound", Some(&yes)),
+            Answer::Accepted(_)
+        ));
+        assert!(
+            matches!(a.answer(&state, b"bound", Some(&yes)), Answer::Invalid(why) if why.contains("already used")),
+            "replayed on the replica that asked"
+        );
+        // Without the shared record, each replica would have opened it once.
+        let (c, d) = (seal(), seal());
+        let state = state_of(&c.ask(&request(), b"bound").expect("asks"));
+        assert!(matches!(
+            c.answer(&state, b"bound", Some(&yes)),
+            Answer::Accepted(_)
+        ));
+        assert!(matches!(
+            d.answer(&state, b"bound", Some(&yes)),
+            Answer::Accepted(_)
         ));
     }
 }

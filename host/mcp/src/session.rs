@@ -65,6 +65,10 @@ pub struct ServerOptions {
     /// Per-principal bounds on calls at once and per minute (a call over
     /// one is an `isError` result `quota_exceeded`).
     pub quotas: toolhost_auth::QuotaLimits,
+    /// A directory the replicas share, where used approval states are
+    /// recorded, so an approval opens once across all of them (`None`:
+    /// once per process).
+    pub used_states_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -77,6 +81,7 @@ impl Default for ServerOptions {
             notices: Notices::new(),
             state_secret: None,
             quotas: toolhost_auth::QuotaLimits::default(),
+            used_states_dir: None,
         }
     }
 }
@@ -138,6 +143,15 @@ impl Server {
             options.approval_timeout,
         )
         .map_err(ServeError::Config)?;
+        let seal = match &options.used_states_dir {
+            None => seal,
+            Some(dir) => seal.recording_in(dir).map_err(|e| {
+                ServeError::Config(format!(
+                    "the record of used approval states {}: {e}",
+                    dir.display()
+                ))
+            })?,
+        };
         let quotas = toolhost_auth::Quotas::new(options.quotas);
         Ok(Server {
             shared: Arc::new(Shared {

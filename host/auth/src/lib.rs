@@ -516,14 +516,12 @@ fn resource_path(url: &str) -> &str {
     }
 }
 
-/// Whether `url` is on a loopback host.
+/// Whether `url` is plain HTTP to this machine (as registries may be).
 fn is_loopback_url(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("http://") else {
-        return false;
-    };
-    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    matches!(host, "127.0.0.1" | "localhost" | "[::1]")
+    use toolhost_toolbox_file::remote::{host_of, is_loopback_host};
+    url.strip_prefix("http://")
+        .and_then(|rest| rest.split(['/', '?', '#']).next())
+        .is_some_and(|authority| is_loopback_host(host_of(authority)))
 }
 
 #[cfg(test)]

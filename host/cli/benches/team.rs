@@ -177,55 +177,40 @@ fn main() -> anyhow::Result<()> {
     let cpu = |rs: &[&Replica]| rs.iter().map(|r| fleet::cpu_us(r.child.id())).sum::<u64>();
     let mut rates = Vec::new();
     let mut series: Vec<(&str, Vec<Vec<u64>>)> = Vec::new();
+    // One configuration: calls through `port` to `replicas`, after a warm-up
+    // (the first calls instantiate and fill caches).
+    let mut measure = |name: &'static str, port: u16, replicas: &[&Replica]| {
+        load(port, 0.5);
+        let before: Vec<u64> = replicas.iter().map(|r| r.rss_kib()).collect();
+        let c0 = cpu(replicas);
+        let (l, rss_series) = load_sampled(port, secs, replicas);
+        let used = cpu(replicas) - c0;
+        let rss: Vec<(u64, u64)> = before
+            .iter()
+            .zip(replicas)
+            .map(|(b, r)| (*b, r.rss_kib()))
+            .collect();
+        report(name, &l, &rss, used);
+        series.push((name, rss_series));
+        rates.push(l.calls as f64 / l.secs);
+    };
     {
         let r = start(0);
-        // Warm-up: the first calls instantiate and fill caches.
-        load(r.port, 0.5);
-        let before = r.rss_kib();
-        let c0 = cpu(&[&r]);
-        let (l, rss) = load_sampled(r.port, secs, &[&r]);
-        series.push(("1 replica, direct", rss));
-        report(
-            "1 replica, direct",
-            &l,
-            &[(before, r.rss_kib())],
-            cpu(&[&r]) - c0,
-        );
-        rates.push(l.calls as f64 / l.secs);
+        measure("1 replica, direct", r.port, &[&r]);
     }
     {
         let r = start(0);
         let lb = Haproxy::start(&[r.port]);
-        load(lb.port, 0.5);
-        let before = r.rss_kib();
-        let c0 = cpu(&[&r]);
-        let (l, rss) = load_sampled(lb.port, secs, &[&r]);
-        series.push(("1 replica, HAProxy", rss));
-        report(
-            "1 replica, HAProxy",
-            &l,
-            &[(before, r.rss_kib())],
-            cpu(&[&r]) - c0,
-        );
-        rates.push(l.calls as f64 / l.secs);
+        measure("1 replica, HAProxy", lb.port, &[&r]);
     }
     {
         let rs: Vec<Replica> = (0..3).map(start).collect();
         let lb = Haproxy::start(&rs.iter().map(|r| r.port).collect::<Vec<_>>());
-        load(lb.port, 0.5);
-        let before: Vec<u64> = rs.iter().map(Replica::rss_kib).collect();
-        let all: Vec<&Replica> = rs.iter().collect();
-        let c0 = cpu(&all);
-        let (l, rss_series) = load_sampled(lb.port, secs, &all);
-        let used = cpu(&all) - c0;
-        series.push(("3 replicas, HAProxy", rss_series));
-        let rss: Vec<(u64, u64)> = before
-            .iter()
-            .zip(&rs)
-            .map(|(b, r)| (*b, r.rss_kib()))
-            .collect();
-        report("3 replicas, HAProxy", &l, &rss, used);
-        rates.push(l.calls as f64 / l.secs);
+        measure(
+            "3 replicas, HAProxy",
+            lb.port,
+            &rs.iter().collect::<Vec<_>>(),
+        );
     }
     println!(
         "ratios to 1 replica direct: HAProxy {:.2}×, 3 replicas {:.2}× (all share this machine's {} CPUs with the load driver)",
@@ -269,7 +254,9 @@ fn handles(quick: bool) {
     };
     let read = [path(toolhost_contract::PathAccess::Read)];
     let patch = [path(toolhost_contract::PathAccess::Patch)];
-    let key = HandleKey::from_secret(&[7; 32]).unwrap_or_else(|_| HandleKey::from_seed(7));
+    let Ok(key) = HandleKey::from_secret(&[7; 32]) else {
+        return;
+    };
     let b = Baselines::default();
     let time = |f: &mut dyn FnMut()| {
         let t = Instant::now();

@@ -556,13 +556,15 @@ async fn run() -> anyhow::Result<()> {
             // background and their tools are served as each is ready.
             let notices = Notices::new();
             let dir = served_dir(&tools)?;
+            // The shared volume records used approval states too.
+            let used_states_dir = artifacts_dir.as_ref().map(|d| d.join(".approvals"));
             let host = Arc::new(Host::new(HostConfig {
                 cache_dir: cache,
                 max_instances,
                 on_compile: Some(Arc::new(notices.clone())),
                 journal_dir: journal_dir.clone(),
                 journal_sync: cli.sync_commits,
-                artifacts_dir: artifacts_dir.clone(),
+                artifacts_dir,
                 ..HostConfig::default()
             })?);
             let tb = toolbox(&tools, &dir)?;
@@ -580,7 +582,6 @@ async fn run() -> anyhow::Result<()> {
                 Some(p) => Some(Arc::new(SessionLog::open(&replica_log(&p)?)?)),
                 None => None,
             };
-            let artifacts_dir_shared = artifacts_dir;
             let state_secret = match &state_secret_file {
                 Some(f) => Some(read_secret(f)?),
                 None => None,
@@ -598,8 +599,7 @@ async fn run() -> anyhow::Result<()> {
                         concurrent: team.quota_concurrent,
                         per_minute: team.quota_per_minute,
                     },
-                    // The shared volume records used approval states too.
-                    used_states_dir: artifacts_dir_shared.map(|d| d.join(".approvals")),
+                    used_states_dir,
                 },
             )?;
             let changed = {

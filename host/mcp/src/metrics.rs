@@ -90,7 +90,8 @@ impl Rejection {
 /// The server's counters.
 #[derive(Default)]
 pub struct Metrics {
-    calls: Mutex<BTreeMap<(String, &'static str), u64>>,
+    /// Calls by tool, then by result code.
+    calls: Mutex<BTreeMap<String, BTreeMap<&'static str, u64>>>,
     host: Histogram,
     sandbox: Histogram,
     total: Histogram,
@@ -123,12 +124,12 @@ impl Metrics {
         let tool = if known { tool } else { "(unknown)" };
         {
             let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-            match calls.get_mut(&(tool.to_owned(), code)) {
-                Some(n) => *n += 1,
-                None => {
-                    calls.insert((tool.to_owned(), code), 1);
-                }
-            }
+            // The tool's name is allocated once, at its first call.
+            let by_code = match calls.get_mut(tool) {
+                Some(by_code) => by_code,
+                None => calls.entry(tool.to_owned()).or_default(),
+            };
+            *by_code.entry(code).or_default() += 1;
         }
         let t = result.meta().timings;
         self.total.observe(t.total_us);
@@ -153,12 +154,14 @@ impl Metrics {
             "counter",
             "Tool calls finished, by tool and result code (ok, or the stable failure code).",
         );
-        for ((tool, code), n) in self.calls.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            let _ = writeln!(
-                out,
-                "toolhost_calls_total{{tool=\"{}\",code=\"{code}\"}} {n}",
-                escape(tool)
-            );
+        for (tool, by_code) in self.calls.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            for (code, n) in by_code {
+                let _ = writeln!(
+                    out,
+                    "toolhost_calls_total{{tool=\"{}\",code=\"{code}\"}} {n}",
+                    escape(tool)
+                );
+            }
         }
         let name = "toolhost_call_duration_seconds";
         head(

@@ -452,12 +452,13 @@ impl Session {
         let principal = principal(&context);
         // Refused before the pipeline: a tool outside the caller's scopes,
         // and a caller over quota.
+        let refused = |why: crate::metrics::Rejection, failure: ToolFailure| {
+            self.shared.metrics.reject(why);
+            convert::call_result(ToolResult::from_failure(failure), object_only).into()
+        };
         if let Some(caller) = caller(&context)
             && !caller.allows(&request.name)
         {
-            self.shared
-                .metrics
-                .reject(crate::metrics::Rejection::Forbidden);
             let scope = caller
                 .rules
                 .config()
@@ -473,21 +474,20 @@ impl Session {
                 ),
             )
             .with_info(json!({ "scope": scope }));
-            return convert::call_result(ToolResult::from_failure(failure), object_only).into();
+            return refused(crate::metrics::Rejection::Forbidden, failure);
         }
         let _quota = match self.shared.quotas.admit(&principal) {
             Ok(running) => running,
-            Err(refused) => {
-                self.shared.metrics.reject(crate::metrics::Rejection::Quota);
+            Err(over) => {
                 let failure = ToolFailure::new(
                     FailureCode::QuotaExceeded,
                     format!(
                         "over quota: {}; try again in {} s",
-                        refused.message, refused.retry_after_s
+                        over.message, over.retry_after_s
                     ),
                 )
-                .with_info(json!({ "retryAfterS": refused.retry_after_s }));
-                return convert::call_result(ToolResult::from_failure(failure), object_only).into();
+                .with_info(json!({ "retryAfterS": over.retry_after_s }));
+                return refused(crate::metrics::Rejection::Quota, failure);
             }
         };
         if !is_modern(&context) {

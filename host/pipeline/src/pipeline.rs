@@ -271,20 +271,6 @@ impl RepeatScopes {
         s.last.insert(principal.to_owned(), (stamp, next));
         None
     }
-
-    /// Principals remembered now.
-    pub fn len(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .last
-            .len()
-    }
-
-    /// Whether no principal is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// A call as the next call's repeat check sees it.
@@ -958,10 +944,10 @@ impl Pipeline {
         // ── schema ──────────────────────────────────────────────────────
         self.enter(call, Stage::Schema);
         // The host's `baseline` argument is the host's: out before the tool
-        // (and its schema) sees the arguments.
-        let (args, handles) = match self.takes_handles(&tool) {
-            false => (Cow::Borrowed(args), Vec::new()),
-            true => {
+        // (and its schema) sees the arguments. Only a call that brought one
+        // pays for a copy of its arguments.
+        let (args, handles) =
+            if self.takes_handles(&tool) && args.get(baseline::BASELINE_ARG).is_some() {
                 let handles = baseline::presented(args).map_err(|why| {
                     run.deny(
                         Stage::Schema,
@@ -974,8 +960,9 @@ impl Pipeline {
                     o.remove(baseline::BASELINE_ARG);
                 }
                 (Cow::Owned(rest), handles)
-            }
-        };
+            } else {
+                (Cow::Borrowed(args), Vec::new())
+            };
         let args: &Value = &args;
         let errors = crate::schema::errors(&tool.input, args, "arguments");
         if !errors.is_empty() {
@@ -1276,10 +1263,7 @@ impl Pipeline {
         // caller a handle of each such file when this host issues them.
         let issued = self.baselines.record_with(
             &paths,
-            self.b
-                .handles
-                .as_ref()
-                .filter(|_| baseline::returns_handles(&tool.descriptor)),
+            self.b.handles.as_ref(),
             call.principal().unwrap_or_default(),
             run.env.clock.wall_ms(),
         );

@@ -1,9 +1,9 @@
 //! Fresh baselines: a write to an existing file is refused unless the file
 //! is unchanged since the caller last saw it.
 //!
-//! What the caller saw is a [`Baseline`]-worth of facts: the file (its guest
-//! path, under a grant's host directory), a digest of its content, who saw
-//! it and until when. It is carried in one of two ways, checked by one
+//! What the caller saw is a few facts: the file (its guest path, under a
+//! grant's host directory), a digest of its content, who saw it and until
+//! when. They are carried in one of two ways, checked by one
 //! function ([`Baselines::check_with`]):
 //!
 //! - **in the session** ([`Baselines`]): a sessionful client's connection
@@ -100,22 +100,16 @@ enum Unopened {
     Expired,
 }
 
-/// What a handle holds once opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Opened {
-    digest: ContentDigest,
-}
-
 /// A handle's fields before its tag is checked.
-struct Parts<'a> {
+struct Parts {
     expires: u64,
     digest: ContentDigest,
     tag: [u8; TAG_BYTES],
-    path: std::borrow::Cow<'a, str>,
+    path: String,
 }
 
 /// Splits a handle's text into its fields (nothing checked yet).
-fn parts(handle: &str) -> Option<Parts<'static>> {
+fn parts(handle: &str) -> Option<Parts> {
     let raw = URL_SAFE_NO_PAD
         .decode(handle.trim().strip_prefix(HANDLE_PREFIX)?)
         .ok()?;
@@ -129,7 +123,7 @@ fn parts(handle: &str) -> Option<Parts<'static>> {
         expires: u64::from_be_bytes(exp.try_into().ok()?),
         digest: digest.try_into().ok()?,
         tag: tag.try_into().ok()?,
-        path: std::borrow::Cow::Owned(String::from_utf8(path.to_vec()).ok()?),
+        path: String::from_utf8(path.to_vec()).ok()?,
     })
 }
 
@@ -177,44 +171,27 @@ impl HandleKey {
         })
     }
 
-    /// A key of a deterministic session: derived from its seed, so a
-    /// recording and its replay issue the same handles.
-    pub fn from_seed(seed: u64) -> HandleKey {
-        HandleKey {
-            key: derive_key(&seed.to_be_bytes(), "toolhost/baseline-handles/seeded/v1"),
-            ttl_s: DEFAULT_HANDLE_TTL_S,
-        }
-    }
-
-    /// The same key, with handles good for `ttl_s` seconds.
-    pub fn with_ttl(mut self, ttl_s: u64) -> HandleKey {
-        self.ttl_s = ttl_s.max(1);
-        self
-    }
-
-    /// The tag over a handle's fields and what it is bound to.
-    fn tag(
+    /// The MAC over a handle of `p` (its guest path, the content `digest`,
+    /// the expiry) and what it is bound to (the grant's host directory, the
+    /// principal).
+    fn mac(
         &self,
         expires: u64,
         digest: &ContentDigest,
-        path: &str,
         p: &ResolvedPath,
         principal: &str,
-    ) -> [u8; TAG_BYTES] {
+    ) -> HmacSha256 {
         let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.key)
             .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
         mac.update(b"toolhost/baseline/v1\0");
         mac.update(&expires.to_be_bytes());
         mac.update(digest);
-        mac.update(path.as_bytes());
+        mac.update(p.guest.as_bytes());
         mac.update(b"\0");
         mac.update(p.grant.host.as_os_str().as_encoded_bytes());
         mac.update(b"\0");
         mac.update(principal.as_bytes());
-        let full = mac.finalize().into_bytes();
-        let mut tag = [0u8; TAG_BYTES];
-        tag.copy_from_slice(&full[..TAG_BYTES]);
-        tag
+        mac
     }
 
     /// A handle of `p`'s content `digest`, for `principal`, issued at `now_ms`.
@@ -226,39 +203,36 @@ impl HandleKey {
         now_ms: u64,
     ) -> String {
         let expires = now_ms / 1000 + self.ttl_s;
-        let tag = self.tag(expires, digest, &p.guest, p, principal);
+        let full = self
+            .mac(expires, digest, p, principal)
+            .finalize()
+            .into_bytes();
+        let tag = &full[..TAG_BYTES];
         let mut raw = Vec::with_capacity(8 + DIGEST_BYTES + TAG_BYTES + p.guest.len());
         raw.extend_from_slice(&expires.to_be_bytes());
         raw.extend_from_slice(digest);
-        raw.extend_from_slice(&tag);
+        raw.extend_from_slice(tag);
         raw.extend_from_slice(p.guest.as_bytes());
         format!("{HANDLE_PREFIX}{}", URL_SAFE_NO_PAD.encode(raw))
     }
 
-    /// Opens a handle of `p` presented by `principal` at `now_ms`.
+    /// Opens a handle of `p` (the file its path names) presented by
+    /// `principal` at `now_ms`: the content digest it vouches for.
     fn open(
         &self,
-        parts: &Parts<'_>,
+        parts: &Parts,
         p: &ResolvedPath,
         principal: &str,
         now_ms: u64,
-    ) -> Result<Opened, Unopened> {
-        let expected = self.tag(parts.expires, &parts.digest, &parts.path, p, principal);
-        // Constant time: where the tags differ is not observable.
-        let same = expected
-            .iter()
-            .zip(&parts.tag)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0;
-        if !same || parts.path != p.guest.as_str() {
-            return Err(Unopened::Invalid);
-        }
+    ) -> Result<ContentDigest, Unopened> {
+        // In constant time: where the tags differ is not observable.
+        self.mac(parts.expires, &parts.digest, p, principal)
+            .verify_truncated_left(&parts.tag)
+            .map_err(|_| Unopened::Invalid)?;
         if now_ms / 1000 >= parts.expires {
             return Err(Unopened::Expired);
         }
-        Ok(Opened {
-            digest: parts.digest,
-        })
+        Ok(parts.digest)
     }
 }
 
@@ -329,7 +303,7 @@ impl Baselines {
         paths: &[ResolvedPath],
         presented: Presented<'_>,
     ) -> Result<(), ToolFailure> {
-        let mut opened: Vec<(String, Result<Opened, Unopened>)> =
+        let mut opened: Vec<(String, Result<ContentDigest, Unopened>)> =
             Vec::with_capacity(presented.handles.len());
         for h in presented.handles {
             let Some(fields) = parts(h) else {
@@ -341,7 +315,8 @@ impl Baselines {
                     ),
                 ));
             };
-            // A handle for a file this call creates is not needed, and harmless.
+            // The file it names (a handle for a file this call creates is
+            // not needed, and harmless); the tag covers that path.
             let Some(p) = paths.iter().find(|p| p.guest == fields.path) else {
                 return Err(refuse(
                     "mismatch",
@@ -362,14 +337,14 @@ impl Baselines {
                 Some(key) => key.open(&fields, p, presented.principal, presented.now_ms),
                 None => Err(Unopened::Invalid),
             };
-            opened.push((fields.path.into_owned(), result));
+            opened.push((fields.path, result));
         }
         for p in paths {
             if !matches!(p.access, PathAccess::Overwrite | PathAccess::Patch) {
                 continue;
             }
             let known = match opened.iter().find(|(path, _)| *path == p.guest) {
-                Some((_, Ok(o))) => o.digest,
+                Some((_, Ok(digest))) => *digest,
                 Some((_, Err(Unopened::Invalid))) => {
                     return Err(refuse(
                         "invalid",
@@ -501,7 +476,7 @@ fn properties(schema: &mut Value) -> Option<&mut serde_json::Map<String, Value>>
 
 /// `d`'s input and output schemas as advertised when the host issues
 /// handles: the `baseline` argument and the `baselines` value added where
-/// they apply (see [`takes_handles`], [`returns_handles`]).
+/// they apply (see [`takes_handles`], [`value_carries_handles`]).
 pub fn advertised_schemas(d: &ToolDescriptor) -> (Value, Value) {
     let mut input = d.input_schema.clone();
     if takes_handles(d)

@@ -121,7 +121,7 @@ pub fn world() -> &'static World {
             sandbox,
             tools,
             baselines: Baselines::default(),
-            handles: HandleKey::from_seed(0),
+            handles: HandleKey::from_secret(&[0; 32]).expect("32 bytes are enough"),
         }
     })
 }

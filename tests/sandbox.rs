@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost_contract::{FailureCode, ToolResult};
 use toolhost_policy::{FsMode, Policy, PolicyBuilder, ToolPolicy};
 use toolhost_runtime::{Budget, Entropy, Execution, Invocation};
-use toolhost_tests::{Workspace, allow_in, build, fetch, hostile, legacy};
+use toolhost_tests::{Workspace, allow_in, build, fetch, hostile, legacy, runtime};
 
 const GENEROUS: Budget = Budget {
     fuel: 50_000_000_000,
@@ -412,7 +412,7 @@ async fn the_host_survives_every_hostile_guest_in_a_row() {
 }
 
 #[tokio::test]
-async fn components_of_the_released_0_1_0_contract_still_load_and_run() {
+async fn components_of_the_released_0_1_0_and_0_2_0_contracts_still_load_and_run() {
     let old = legacy().await;
     assert_eq!(old.contract_version(), "0.1.0");
     let echo = old.tool("echo_v1").expect("declared");
@@ -438,9 +438,32 @@ async fn components_of_the_released_0_1_0_contract_still_load_and_run() {
             r#"echo: {"text":"hi"}"#
         )])
     );
-    // The current contract's extras come through for 0.2.0 components.
+    // 0.2.0 components (the descriptors test guest is one) load and run,
+    // and 0.3.0's flag is off for them.
+    let v2 = runtime()
+        .load_bytes(
+            std::path::Path::new("descriptors.wasm"),
+            toolhost_tests::guests::descriptor_guest("normal"),
+        )
+        .await
+        .expect("loads");
+    assert_eq!(v2.contract_version(), "0.2.0");
+    let notes = v2.tool("notes").expect("declared");
+    assert_eq!(notes.description, "Keeps a note.");
+    assert!(!notes.host_renders);
+    let e = v2
+        .execute(Invocation {
+            budget: Budget {
+                fuel: 1_000_000_000,
+                deadline: Duration::from_secs(10),
+            },
+            ..Invocation::new("notes", "{}", &policy)
+        })
+        .await;
+    assert_eq!(e.outcome.ok().as_deref(), Some(r#"{"tool":"notes"}"#));
+    // The current contract (the built-ins are built with it).
     let f = fetch().await;
-    assert_eq!(f.contract_version(), "0.2.0");
+    assert_eq!(f.contract_version(), "0.3.0");
     let d = f.tool("fetch").expect("declared");
     assert_eq!(d.urls, ["/url"]);
     assert_eq!(d.title.as_deref(), Some("Fetch a web page"));

@@ -61,6 +61,7 @@ component!(legacy, GUEST_LEGACY);
 component!(hostile_net, GUEST_HOSTILE_NET);
 component!(replay, GUEST_REPLAY);
 component!(replay_changed, GUEST_REPLAY_CHANGED);
+component!(conformance, GUEST_CONFORMANCE);
 
 /// A temporary workspace directory with files in it.
 pub struct Workspace {

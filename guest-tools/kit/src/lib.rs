@@ -1,8 +1,8 @@
 //! Authoring kit for toolhost tool components.
 //!
 //! A toolhost tool is a typed Rust function over serde types. This crate hides
-//! all of the WebAssembly component glue for the `toolhost:tool@0.2.0` contract
-//! (`wit/v0.2.0/tool.wit` at the root of the repository): it derives the input and
+//! all of the WebAssembly component glue for the `toolhost:tool@0.3.0` contract
+//! (`wit/v0.3.0/tool.wit` at the root of the repository): it derives the input and
 //! output JSON Schemas from the types with `schemars`, decodes the arguments,
 //! encodes the value, maps failures, dispatches by tool name and exports the
 //! `tool` interface. A tool crate is a `cdylib` that depends on this crate (plus
@@ -62,6 +62,20 @@
 //! assert_eq!(bad.code, "invalid_arguments");
 //! ```
 //!
+//! While it runs, a tool may report progress and log messages, and ask
+//! whether its caller cancelled, through [`ctx()`]:
+//!
+//! ```
+//! let ctx = toolhost_kit::ctx();
+//! for done in 0..3 {
+//!     if ctx.cancelled() {
+//!         break;
+//!     }
+//!     ctx.progress(done + 1, Some(3), Some("files searched"));
+//! }
+//! ctx.log(toolhost_kit::LogLevel::Info, "done");
+//! ```
+//!
 //! The component glue (the `wit-bindgen` bindings and the export) only exists
 //! on `target_arch = "wasm32"`; on other targets [`export_tools!`] expands to
 //! compile-time checks only, so tool logic is unit-tested natively.
@@ -73,7 +87,10 @@ pub use schemars;
 pub use serde;
 pub use serde_json;
 
+pub mod context;
 pub mod text;
+
+pub use context::{Ctx, LogLevel, ctx};
 
 /// The WASI 0.2 bindings (`wasi` crate), for tools that need raw WASI such as
 /// `wasi:http` or `wasi:random`. Only on `wasm32`.
@@ -125,6 +142,14 @@ pub trait Tool {
     fn render(args: &Self::Args, value: &Self::Output) -> Option<Vec<Content>> {
         let _ = (args, value);
         None
+    }
+
+    /// Whether the tool leaves all rendering to the host (it does not
+    /// override [`Tool::render`]). Say so and the host never calls
+    /// `render`: each call then needs one instance instead of two under
+    /// the default policy. Default: `false` (the host asks `render`).
+    fn host_renders() -> bool {
+        false
     }
 }
 
@@ -264,6 +289,31 @@ pub enum Content {
         /// What the resource is.
         description: Option<String>,
     },
+    /// Audio.
+    Audio {
+        /// Base64 of the audio bytes.
+        data_base64: String,
+        /// For example `audio/wav`.
+        mime_type: String,
+    },
+    /// A resource's contents, embedded in the result.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its media type, when known.
+        mime_type: Option<String>,
+        /// Its contents.
+        contents: ResourceContents,
+    },
+}
+
+/// What an embedded resource holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceContents {
+    /// Text.
+    Text(String),
+    /// Base64 of binary content.
+    Blob(String),
 }
 
 impl Content {
@@ -293,6 +343,8 @@ pub struct Descriptor {
     pub title: Option<String>,
     /// Declared URL arguments (JSON Pointers).
     pub urls: Vec<String>,
+    /// The tool renders nothing itself.
+    pub host_renders: bool,
 }
 
 /// The JSON Schema (draft 2020-12, subschemas inlined) of `T`, as a JSON value.
@@ -314,6 +366,7 @@ pub fn describe<T: Tool>() -> Descriptor {
         paths: T::paths(),
         title: T::title().map(str::to_owned),
         urls: T::urls().into_iter().map(str::to_owned).collect(),
+        host_renders: T::host_renders(),
     }
 }
 
@@ -551,11 +604,11 @@ macro_rules! export_tools {
 pub mod __glue {
     use super::{Content, Descriptor, PathAccess, ToolError, Toolset};
 
-    /// Bindings generated from `wit/v0.2.0/tool.wit`.
+    /// Bindings generated from `wit/v0.3.0/tool.wit`.
     #[allow(missing_docs, unsafe_op_in_unsafe_fn, clippy::all)]
     pub mod bindings {
         wit_bindgen::generate!({
-            path: "../../wit/v0.2.0",
+            path: "../../wit/v0.3.0",
             world: "tool-provider",
             pub_export_macro: true,
             export_macro_name: "__toolhost_export",
@@ -596,6 +649,7 @@ pub mod __glue {
                 .collect(),
             title: d.title,
             urls: d.urls,
+            host_renders: d.host_renders,
         }
     }
 
@@ -627,6 +681,25 @@ pub mod __glue {
                 name,
                 mime_type,
                 description,
+            }),
+            Content::Audio {
+                data_base64,
+                mime_type,
+            } => ContentBlock::Audio(wit::Audio {
+                data: data_base64,
+                mime_type,
+            }),
+            Content::Resource {
+                uri,
+                mime_type,
+                contents,
+            } => ContentBlock::EmbeddedResource(wit::EmbeddedResource {
+                uri,
+                mime_type,
+                contents: match contents {
+                    super::ResourceContents::Text(t) => wit::ResourceContents::Text(t),
+                    super::ResourceContents::Blob(b) => wit::ResourceContents::Blob(b),
+                },
             }),
         }
     }

@@ -81,6 +81,11 @@ pub struct ToolDescriptor {
     /// anyone is asked to approve the call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub urls: Vec<String>,
+    /// The tool renders nothing itself (contract 0.3.0): the host renders
+    /// its value and never calls its `render`, so a call needs one
+    /// instance whatever the policy's render mode.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_renders: bool,
 }
 
 /// Why a component's declaration of a tool was refused at load.
@@ -348,6 +353,7 @@ impl ToolDescriptor {
             paths,
             title: None,
             urls: Vec::new(),
+            host_renders: false,
         })
     }
 

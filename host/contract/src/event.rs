@@ -65,6 +65,10 @@ pub struct ToolResultEvent {
     /// never contents), as in the result's `meta.effects`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effects: Option<serde_json::Value>,
+    /// What the tool reported while it ran (progress, log messages), as in
+    /// the result's `meta.context`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<crate::ContextEvent>,
 }
 
 impl ToolResultEvent {
@@ -90,6 +94,7 @@ impl ToolResultEvent {
             trace: result.meta().trace.clone(),
             timings: result.meta().timings,
             effects: result.meta().extra.get("effects").cloned(),
+            context: result.meta().context.clone(),
         }
     }
 }

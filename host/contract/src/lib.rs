@@ -25,6 +25,7 @@ mod canonical;
 pub mod clock;
 mod code;
 mod content;
+mod context;
 mod descriptor;
 mod event;
 mod result;
@@ -32,7 +33,8 @@ pub mod visible;
 
 pub use canonical::{HashWriter, canonical_json, canonical_sha256};
 pub use code::{ErrorCode, FailureCode};
-pub use content::ContentBlock;
+pub use content::{ContentBlock, EmbeddedResource, ResourceContents};
+pub use context::{ContextEvent, ContextSink, LogLevel};
 pub use descriptor::{
     Annotations, DEFAULT_MAX_DESCRIPTION_BYTES, DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_TOOLS,
     DEFAULT_MAX_TOTAL_BYTES, DeclaredSizes, DescriptorError, DescriptorLimits, PathAccess,

@@ -181,6 +181,10 @@ pub struct Meta {
     /// Extra facts (metrics, truncation, attempts, ...), keyed by who added them.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
+    /// What the tool reported while it ran (progress, log messages), in
+    /// order: what the policy let through, whether or not a client heard it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<crate::ContextEvent>,
 }
 
 /// The error part of a failed call: a stable code and a message the model

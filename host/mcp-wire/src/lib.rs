@@ -120,6 +120,23 @@ fn wire_block(b: ContentBlock) -> rmcp::model::ContentBlock {
             link.description = description;
             rmcp::model::ContentBlock::resource_link(link)
         }
+        ContentBlock::Audio { data, mime_type } => {
+            rmcp::model::ContentBlock::audio(data, mime_type)
+        }
+        ContentBlock::Resource { resource } => {
+            use rmcp::model::ResourceContents as R;
+            use toolhost_contract::ResourceContents as C;
+            let mut contents = match resource.contents {
+                C::Text(text) => R::text(text, resource.uri),
+                C::Blob(blob) => R::blob(blob, resource.uri),
+            };
+            if let R::TextResourceContents { mime_type: m, .. }
+            | R::BlobResourceContents { mime_type: m, .. } = &mut contents
+            {
+                *m = resource.mime_type;
+            }
+            rmcp::model::ContentBlock::resource(contents)
+        }
     }
 }
 
@@ -284,6 +301,24 @@ mod tests {
                 name: "x".into(),
                 mime_type: Some("text/plain".into()),
                 description: None,
+            },
+            ContentBlock::Audio {
+                data: "UklGRg==".into(),
+                mime_type: "audio/wav".into(),
+            },
+            ContentBlock::Resource {
+                resource: toolhost_contract::EmbeddedResource {
+                    uri: "test://embedded".into(),
+                    mime_type: Some("text/plain".into()),
+                    contents: toolhost_contract::ResourceContents::Text("inside".into()),
+                },
+            },
+            ContentBlock::Resource {
+                resource: toolhost_contract::EmbeddedResource {
+                    uri: "test://blob".into(),
+                    mime_type: None,
+                    contents: toolhost_contract::ResourceContents::Blob("AAE=".into()),
+                },
             },
         ];
         let success = |value: Value| {

@@ -33,6 +33,7 @@ use toolhost_mcp_wire as convert;
 pub mod http;
 pub mod metrics;
 pub mod notices;
+mod relay;
 pub mod reload;
 mod session;
 

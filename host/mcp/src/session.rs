@@ -490,6 +490,22 @@ impl Session {
                 return refused(crate::metrics::Rejection::Quota, failure);
             }
         };
+        // What the tool reports while it runs goes to this client only if
+        // it asked (a progress token; a log level).
+        let (sink, forward) = match crate::relay::for_call(
+            &context.peer,
+            context.meta.get_progress_token(),
+            self.notice_level(&context),
+            &request.name,
+        ) {
+            Some((sink, forward)) => (Some(sink), Some(forward)),
+            None => (None, None),
+        };
+        let forwarding = async {
+            if let Some(f) = forward {
+                f.run().await;
+            }
+        };
         if !is_modern(&context) {
             let mut call = convert::tool_call(&context.id.to_string(), request);
             call.principal = Some(principal);
@@ -497,7 +513,10 @@ impl Session {
                 self.approver
                     .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
             let name = call.name.clone();
-            let result = self.pipeline.execute(call, context.ct.clone()).await;
+            let (result, ()) = tokio::join!(
+                self.pipeline.execute_with(call, context.ct.clone(), sink),
+                forwarding
+            );
             self.count(&name, &result);
             return convert::call_result(result, object_only).into();
         }
@@ -517,13 +536,18 @@ impl Session {
         // repeat check looks at the principal's latest call instead.
         let over_http = context.extensions.get::<http::request::Parts>().is_some();
         let name = call.name.clone();
-        let result = if over_http {
-            self.pipeline
-                .execute_stateless(call, context.ct.clone(), &self.shared.repeat)
-                .await
-        } else {
-            self.pipeline.execute(call, context.ct.clone()).await
+        let running = async {
+            if over_http {
+                self.pipeline
+                    .execute_stateless(call, context.ct.clone(), &self.shared.repeat, sink)
+                    .await
+            } else {
+                self.pipeline
+                    .execute_with(call, context.ct.clone(), sink)
+                    .await
+            }
         };
+        let (result, ()) = tokio::join!(running, forwarding);
         if !result.failed_with(FailureCode::ApprovalPending) {
             self.count(&name, &result);
         }

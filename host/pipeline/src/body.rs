@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
-use toolhost_contract::{ContentBlock, ToolFailure};
+use toolhost_contract::{ContentBlock, ContextSink, ToolFailure};
 use toolhost_policy::ToolPolicy;
 use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent};
 
@@ -24,6 +24,8 @@ pub struct BodyInput<'a> {
     pub entropy: Entropy,
     /// The guest's clocks (`None`: the runtime's).
     pub clock: Option<Arc<dyn Clock>>,
+    /// Where what the tool reports while it runs goes live.
+    pub sink: Option<Arc<dyn ContextSink>>,
 }
 
 /// Runs a tool and renders its values. Implemented by wasm components;
@@ -63,6 +65,7 @@ impl ToolBody for Arc<LoadedComponent> {
             cancel: input.cancel,
             entropy: input.entropy,
             clock: input.clock,
+            sink: input.sink,
         };
         LoadedComponent::execute(self, inv).await
     }

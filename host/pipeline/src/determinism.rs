@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_STEP_NS};
-use toolhost_contract::sha256_hex;
+use toolhost_contract::{ContextSink, sha256_hex};
 use toolhost_runtime::Entropy;
 
 /// Virtual milliseconds between the start times of consecutive positions.
@@ -41,6 +41,9 @@ pub(crate) struct CallEnv {
     pub clock: Arc<dyn Clock>,
     /// The guest's clock, when it is not the runtime's own.
     pub guest_clock: Option<Arc<dyn Clock>>,
+    /// Where what the tool reports while it runs goes live (the front
+    /// end's relay to its client), if anywhere.
+    pub sink: Option<Arc<dyn ContextSink>>,
 }
 
 impl CallEnv {
@@ -50,6 +53,7 @@ impl CallEnv {
             entropy: Entropy::Os,
             clock,
             guest_clock: None,
+            sink: None,
         }
     }
 
@@ -68,6 +72,7 @@ impl CallEnv {
             entropy: Entropy::Seeded(call_seed),
             clock: clock.clone(),
             guest_clock: Some(clock),
+            sink: None,
         }
     }
 }

@@ -48,8 +48,9 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::{Clock, SystemClock};
 use toolhost_contract::{
-    ContentBlock, DecisionTrace, FailureCode, Meta, SessionEvent, Stage, StageVerdict, Timings,
-    ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent, ToolSuccess,
+    ContentBlock, ContextEvent, ContextSink, DecisionTrace, FailureCode, Meta, SessionEvent, Stage,
+    StageVerdict, Timings, ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent,
+    ToolSuccess,
 };
 use toolhost_effects::{CommitError, CommitInfo, EffectSet, Journal, Staged};
 use toolhost_policy::{ApproveMode, Decision, Limits, RenderMode};
@@ -346,6 +347,8 @@ struct Run<'a> {
     dispatch_ns: u64,
     /// An `ask` deferred to the effects (`approve = "effects"`): its reason.
     ask_effects: Option<String>,
+    /// What the tool reported while it ran.
+    context: Vec<ContextEvent>,
 }
 
 impl Run<'_> {
@@ -630,8 +633,22 @@ impl Pipeline {
     /// Runs one call through every stage. Never panics and never fails:
     /// every outcome is a [`ToolResult`].
     pub async fn execute(&self, call: ToolCall, signal: CancellationToken) -> ToolResult {
+        self.execute_with(call, signal, None).await
+    }
+
+    /// As [`execute`](Self::execute), with what the tool reports while it
+    /// runs (progress, log messages) relayed live to `sink` as well as
+    /// recorded in the result's `meta.context`. A call played back from a
+    /// cassette relays its recorded reports.
+    pub async fn execute_with(
+        &self,
+        call: ToolCall,
+        signal: CancellationToken,
+        sink: Option<Arc<dyn ContextSink>>,
+    ) -> ToolResult {
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
-        let admitted = self.admit(call, None);
+        let mut admitted = self.admit(call, None);
+        admitted.env.sink = sink;
         self.run(admitted, signal).instrument(span).await
     }
 
@@ -643,9 +660,11 @@ impl Pipeline {
         call: ToolCall,
         signal: CancellationToken,
         repeat: &RepeatScopes,
+        sink: Option<Arc<dyn ContextSink>>,
     ) -> ToolResult {
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
-        let admitted = self.admit(call, Some(repeat));
+        let mut admitted = self.admit(call, Some(repeat));
+        admitted.env.sink = sink;
         self.run(admitted, signal).instrument(span).await
     }
 
@@ -728,8 +747,16 @@ impl Pipeline {
             _ => None,
         };
         let result = match (recorded, &admitted.logged) {
-            // Cassette layer: the recorded result, and nothing runs.
-            (Some(entry), Ok(())) => entry.result.clone(),
+            // Cassette layer: the recorded result, and nothing runs; what
+            // the tool reported is relayed as it was recorded.
+            (Some(entry), Ok(())) => {
+                if let Some(sink) = &admitted.env.sink {
+                    for e in &entry.result.meta().context {
+                        sink.emit(e);
+                    }
+                }
+                entry.result.clone()
+            }
             _ => self.live(&admitted, &signal).await,
         };
         if let (Some(Plan::Verify(i)), Some(c)) = (plan, &self.b.cassette) {
@@ -824,6 +851,7 @@ impl Pipeline {
             tool: None,
             dispatch_ns: 0,
             ask_effects: None,
+            context: Vec::new(),
         };
         // What stops the call before its stages (one `stages` await below:
         // each await of it would hold a copy of its large future).
@@ -879,6 +907,7 @@ impl Pipeline {
         let meta = result.meta_mut();
         meta.trace = run.trace;
         meta.extra = run.extra;
+        meta.context = run.context;
         meta.timings = Timings {
             total_us: clock.monotonic_ns().saturating_sub(t0) / 1000,
             dispatch_us: run.dispatch_ns / 1000,
@@ -1196,6 +1225,15 @@ impl Pipeline {
         .await;
         run.dispatch_ns = clock.monotonic_ns().saturating_sub(d0);
         run.extra = extra;
+        // What the tool reported while it ran: recorded whatever the outcome.
+        let mut exec = exec;
+        run.context = std::mem::take(&mut exec.report.context);
+        if exec.report.context_dropped > 0 {
+            run.extra.insert(
+                "context".into(),
+                json!({"dropped": exec.report.context_dropped}),
+            );
+        }
         // A render that ran in the execute instance (RenderMode::SameInstance).
         let rendered_in_instance = exec.rendered;
         // The call's file effects, staged (dropped unless committed below).
@@ -1270,10 +1308,11 @@ impl Pipeline {
 
         // ── render ──────────────────────────────────────────────────────
         self.enter(call, Stage::Render);
-        let host_renders = tool.policy.render == RenderMode::Host;
+        // The policy keeps the tool's render out, or the tool said it has
+        // none (contract 0.3.0's `host-renders`).
+        let host_renders = tool.policy.render == RenderMode::Host || tool.descriptor.host_renders;
         let rendered = match rendered_in_instance {
             Some(r) => r,
-            // The policy keeps the tool's render out: the host renders.
             None if host_renders => Ok(None),
             None => {
                 tool.body

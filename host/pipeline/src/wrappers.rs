@@ -93,6 +93,7 @@ impl Next<'_> {
                     cancel,
                     entropy: ctx.env.entropy,
                     clock: ctx.env.guest_clock.clone(),
+                    sink: ctx.env.sink.clone(),
                 };
                 if ctx.signal == *self.caller {
                     // No wrapper installed a signal of its own: the caller's

@@ -326,6 +326,8 @@ fn raw_limits(l: &Limits) -> RawLimits {
         http_timeout_ms: Some(unspanned(l.http_timeout_ms)),
         max_write_bytes: Some(unspanned(l.max_write_bytes)),
         max_files_created: Some(unspanned(l.max_files_created)),
+        max_context_bytes: Some(unspanned(l.max_context_bytes)),
+        max_context_per_second: Some(unspanned(l.max_context_per_second)),
     }
 }
 

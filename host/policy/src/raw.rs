@@ -84,6 +84,8 @@ pub(crate) struct RawLimits {
     pub http_timeout_ms: Option<Spanned<u64>>,
     pub max_write_bytes: Option<Spanned<u64>>,
     pub max_files_created: Option<Spanned<u64>>,
+    pub max_context_bytes: Option<Spanned<u64>>,
+    pub max_context_per_second: Option<Spanned<u64>>,
 }
 
 /// One `[[fs]]` entry.
@@ -328,6 +330,8 @@ fn merge_limits(
         ("http_timeout_ms", &raw.http_timeout_ms),
         ("max_write_bytes", &raw.max_write_bytes),
         ("max_files_created", &raw.max_files_created),
+        ("max_context_bytes", &raw.max_context_bytes),
+        ("max_context_per_second", &raw.max_context_per_second),
     ]
     .into_iter()
     .filter_map(|(name, value)| value.as_ref().map(|v| (name, v)))
@@ -353,6 +357,9 @@ fn merge_limits(
     out.http_timeout_ms = take(raw.http_timeout_ms).unwrap_or(out.http_timeout_ms);
     out.max_write_bytes = take(raw.max_write_bytes).unwrap_or(out.max_write_bytes);
     out.max_files_created = take(raw.max_files_created).unwrap_or(out.max_files_created);
+    out.max_context_bytes = take(raw.max_context_bytes).unwrap_or(out.max_context_bytes);
+    out.max_context_per_second =
+        take(raw.max_context_per_second).unwrap_or(out.max_context_per_second);
     Ok(())
 }
 

@@ -90,6 +90,16 @@ pub const DEFAULT_MAX_WRITE_BYTES: u64 = 64 * 1024 * 1024;
 /// in 3 s) while leaving room for a tool that scaffolds a project.
 pub const DEFAULT_MAX_FILES_CREATED: u64 = 1_000;
 
+/// Default cap on what a tool reports while it runs (progress and log
+/// messages, contract 0.3.0), in bytes per call: 64 KiB. Past it, the
+/// rest is dropped and the drop counted.
+pub const DEFAULT_MAX_CONTEXT_BYTES: u64 = 64 * 1024;
+
+/// Default rate of progress and log messages a tool may report, per
+/// second of the call (a burst of as many is allowed): 20. A client shows
+/// progress; it does not need a thousand updates a second.
+pub const DEFAULT_MAX_CONTEXT_PER_SECOND: u64 = 20;
+
 /// What the host does when the model calls a tool.
 ///
 /// The default is [`Decision::Deny`]: a tool runs only if a policy says so.
@@ -250,6 +260,12 @@ pub struct Limits {
     /// Cap on files, directories and links created in read-write grants per
     /// call (see [`DEFAULT_MAX_FILES_CREATED`]).
     pub max_files_created: u64,
+    /// Cap on what a tool reports while it runs, in bytes per call
+    /// (see [`DEFAULT_MAX_CONTEXT_BYTES`]).
+    pub max_context_bytes: u64,
+    /// Progress and log messages a tool may report per second
+    /// (see [`DEFAULT_MAX_CONTEXT_PER_SECOND`]).
+    pub max_context_per_second: u64,
 }
 
 impl Default for Limits {
@@ -267,6 +283,8 @@ impl Default for Limits {
             http_timeout_ms: DEFAULT_HTTP_TIMEOUT_MS,
             max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
             max_files_created: DEFAULT_MAX_FILES_CREATED,
+            max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
+            max_context_per_second: DEFAULT_MAX_CONTEXT_PER_SECOND,
         }
     }
 }

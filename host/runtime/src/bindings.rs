@@ -2,7 +2,9 @@
 //! generated code never leaks out of this crate), and their conversion into
 //! one version-neutral shape the rest of the runtime uses.
 
-use toolhost_contract::{Annotations, ContentBlock, PathAccess, PathParam};
+use toolhost_contract::{
+    Annotations, ContentBlock, EmbeddedResource, PathAccess, PathParam, ResourceContents,
+};
 use wasmtime::component::{ComponentExportIndex, InstancePre};
 
 /// `toolhost:tool@0.1.0`.
@@ -25,6 +27,17 @@ pub(crate) mod v2 {
     pub(crate) use toolhost::tool::types;
 }
 
+/// `toolhost:tool@0.3.0`: the first version with an import of its own
+/// (`context`, provided by [`crate::context`]).
+pub(crate) mod v3 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.3.0",
+        world: "tool-provider",
+        exports: { default: async },
+    });
+    pub(crate) use toolhost::tool::{context, types};
+}
+
 /// A tool descriptor as any contract version returned it.
 pub(crate) struct RawTool {
     pub name: String,
@@ -33,10 +46,12 @@ pub(crate) struct RawTool {
     pub output_schema: String,
     pub annotations: Annotations,
     pub paths: Vec<PathParam>,
-    /// 0.2.0 only.
+    /// From 0.2.0.
     pub title: Option<String>,
-    /// 0.2.0 only.
+    /// From 0.2.0.
     pub urls: Vec<String>,
+    /// From 0.3.0.
+    pub host_renders: bool,
 }
 
 /// A failure a tool reported, as any contract version returned it.
@@ -86,7 +101,16 @@ macro_rules! common_conversions {
                 }
             }
         }
+    };
+}
 
+common_conversions!(v1);
+common_conversions!(v2);
+common_conversions!(v3);
+
+/// The content of 0.1.0 and 0.2.0 (text, image, resource link).
+macro_rules! content_v1 {
+    ($v:ident) => {
         impl From<$v::types::ContentBlock> for ContentBlock {
             fn from(b: $v::types::ContentBlock) -> ContentBlock {
                 use $v::types::ContentBlock as B;
@@ -108,12 +132,45 @@ macro_rules! common_conversions {
     };
 }
 
-common_conversions!(v1);
-common_conversions!(v2);
+content_v1!(v1);
+content_v1!(v2);
+
+impl From<v3::types::ContentBlock> for ContentBlock {
+    fn from(b: v3::types::ContentBlock) -> ContentBlock {
+        use v3::types::{ContentBlock as B, ResourceContents as R};
+        match b {
+            B::Text(text) => ContentBlock::Text { text },
+            B::Image(i) => ContentBlock::Image {
+                data: i.data,
+                mime_type: i.mime_type,
+            },
+            B::ResourceLink(l) => ContentBlock::ResourceLink {
+                uri: l.uri,
+                name: l.name,
+                mime_type: l.mime_type,
+                description: l.description,
+            },
+            B::Audio(a) => ContentBlock::Audio {
+                data: a.data,
+                mime_type: a.mime_type,
+            },
+            B::EmbeddedResource(r) => ContentBlock::Resource {
+                resource: EmbeddedResource {
+                    uri: r.uri,
+                    mime_type: r.mime_type,
+                    contents: match r.contents {
+                        R::Text(t) => ResourceContents::Text(t),
+                        R::Blob(b) => ResourceContents::Blob(b),
+                    },
+                },
+            },
+        }
+    }
+}
 
 /// A version's descriptor as a [`RawTool`], with what that version adds.
 macro_rules! raw_tool {
-    ($t:ident, title: $title:expr, urls: $urls:expr) => {
+    ($t:ident, title: $title:expr, urls: $urls:expr, host_renders: $hr:expr) => {
         RawTool {
             name: $t.name,
             description: $t.description,
@@ -123,19 +180,26 @@ macro_rules! raw_tool {
             paths: $t.paths.into_iter().map(Into::into).collect(),
             title: $title,
             urls: $urls,
+            host_renders: $hr,
         }
     };
 }
 
 impl From<v1::types::ToolDescriptor> for RawTool {
     fn from(t: v1::types::ToolDescriptor) -> RawTool {
-        raw_tool!(t, title: None, urls: Vec::new())
+        raw_tool!(t, title: None, urls: Vec::new(), host_renders: false)
     }
 }
 
 impl From<v2::types::ToolDescriptor> for RawTool {
     fn from(t: v2::types::ToolDescriptor) -> RawTool {
-        raw_tool!(t, title: t.title, urls: t.urls)
+        raw_tool!(t, title: t.title, urls: t.urls, host_renders: false)
+    }
+}
+
+impl From<v3::types::ToolDescriptor> for RawTool {
+    fn from(t: v3::types::ToolDescriptor) -> RawTool {
+        raw_tool!(t, title: t.title, urls: t.urls, host_renders: t.host_renders)
     }
 }
 
@@ -146,6 +210,8 @@ pub(crate) enum Version {
     V1,
     /// `toolhost:tool@0.2.0`.
     V2,
+    /// `toolhost:tool@0.3.0`.
+    V3,
 }
 
 impl Version {
@@ -154,6 +220,7 @@ impl Version {
         match self {
             Version::V1 => "0.1.0",
             Version::V2 => "0.2.0",
+            Version::V3 => "0.3.0",
         }
     }
 }
@@ -177,12 +244,16 @@ pub(crate) struct ProviderPre<T: 'static> {
 impl<T: 'static> ProviderPre<T> {
     /// Which contract version the component exports: the newest that fits.
     pub(crate) fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
-        let version = match v2::ToolProviderPre::new(pre.clone()) {
-            Ok(_) => Version::V2,
-            Err(v2_error) => match v1::ToolProviderPre::new(pre.clone()) {
-                Ok(_) => Version::V1,
-                Err(_) => return Err(v2_error),
-            },
+        let version = if v3::ToolProviderPre::new(pre.clone()).is_ok() {
+            Version::V3
+        } else {
+            match v2::ToolProviderPre::new(pre.clone()) {
+                Ok(_) => Version::V2,
+                Err(v2_error) => match v1::ToolProviderPre::new(pre.clone()) {
+                    Ok(_) => Version::V1,
+                    Err(_) => return Err(v2_error),
+                },
+            }
         };
         let interface = format!("toolhost:tool/tool@{}", version.number());
         let component = pre.component();

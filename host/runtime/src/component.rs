@@ -334,6 +334,7 @@ impl LoadedComponent {
             )
             .and_then(|d| d.with_v2(t.title, t.urls))
             .map_err(refuse)?;
+            d.host_renders = t.host_renders;
             if !names.insert(d.name.clone()) {
                 return Err(refuse(DescriptorError::Duplicate(d.name)));
             }
@@ -370,6 +371,12 @@ impl LoadedComponent {
     /// One declared tool.
     pub fn tool(&self, name: &str) -> Option<&ToolDescriptor> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Whether tool `name` declared that it renders nothing itself
+    /// (contract 0.3.0): its `render` is then never called.
+    pub fn host_renders(&self, name: &str) -> bool {
+        self.tool(name).is_some_and(|t| t.host_renders)
     }
 
     /// The `toolhost:tool` contract version it implements, e.g. `0.2.0`.

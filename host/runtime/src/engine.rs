@@ -98,6 +98,8 @@ pub(crate) struct RuntimeInner {
     pub(crate) compiles: tokio::sync::Semaphore,
     /// Calls waiting for a pool slot now.
     pub(crate) queued: std::sync::atomic::AtomicUsize,
+    /// Sandboxes built since the start (one per instantiation).
+    pub(crate) instances: std::sync::atomic::AtomicU64,
     /// Loads so far by how the cache served them, in [`crate::CacheOutcome`] order.
     pub(crate) loads: [std::sync::atomic::AtomicU64; 5],
 }
@@ -111,6 +113,9 @@ pub struct RuntimeStats {
     pub slots_in_use: usize,
     /// Calls waiting for a free slot now.
     pub queued: usize,
+    /// Sandbox instances built since the runtime started (every
+    /// `execute`, isolated `render` and load-time `list-tools`).
+    pub instances: u64,
     /// Components loaded from the compiled-component cache.
     pub cache_hits: u64,
     /// Components compiled (no artifact, or a stale one).
@@ -147,6 +152,8 @@ impl Runtime {
         })?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
+        crate::context::add_to_linker(&mut linker)
+            .map_err(|e| RuntimeError::Engine(format!("linking toolhost:tool/context: {e:#}")))?;
         let cache = ArtifactCache::open(config.cache_dir.as_deref(), &engine)?;
         spawn_ticker(&engine, config.epoch_tick);
         let slots = tokio::sync::Semaphore::new(config.max_instances.max(1) as usize);
@@ -159,6 +166,7 @@ impl Runtime {
                 slots,
                 compiles: tokio::sync::Semaphore::new(1),
                 queued: Default::default(),
+                instances: Default::default(),
                 loads: Default::default(),
             }),
         })
@@ -180,6 +188,7 @@ impl Runtime {
             slots,
             slots_in_use: slots.saturating_sub(i.slots.available_permits()),
             queued: i.queued.load(Relaxed),
+            instances: i.instances.load(Relaxed),
             cache_hits: load(CacheOutcome::Hit),
             cache_misses: load(CacheOutcome::Miss) + load(CacheOutcome::Stale),
             precompiled: load(CacheOutcome::Precompiled),

@@ -25,6 +25,9 @@ pub struct ImportCheck {
 
 /// The contract's own types interface: types only, nothing to provide.
 const CONTRACT_TYPES: &str = "toolhost:tool/types@";
+/// The contract's `context` interface (0.3.0): progress, log, cancelled,
+/// bounded by the policy's limits; every policy grants it.
+const CONTRACT_CONTEXT: &str = "toolhost:tool/context@";
 
 /// Whether toolhost links an import at all.
 pub(crate) fn is_provided(import: &str) -> bool {
@@ -37,6 +40,7 @@ pub(crate) fn is_provided(import: &str) -> bool {
         "wasi:sockets/",
         "wasi:http/",
         CONTRACT_TYPES,
+        CONTRACT_CONTEXT,
     ]
     .iter()
     .any(|p| import.starts_with(p))
@@ -102,6 +106,7 @@ fn verdict(i: &str, sandbox: &Sandbox) -> ImportVerdict {
         "wasi:clocks/",
         "wasi:random/",
         CONTRACT_TYPES,
+        CONTRACT_CONTEXT,
     ]
     .iter()
     .any(|p| i.starts_with(p))
@@ -166,6 +171,7 @@ mod tests {
             &["wasi:http/outgoing-handler@0.2.6", "wasi:sockets/udp@0.2.6"],
             &[
                 "toolhost:tool/types@0.2.0",
+                "toolhost:tool/context@0.3.0",
                 "wasi:random/random@0.2.6",
                 "wasi:http/types@0.2.6",
             ],

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_STEP_NS};
-use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
+use toolhost_contract::{
+    ContentBlock, ContextEvent, ContextSink, ErrorCode, FailureCode, ToolFailure,
+};
 use toolhost_effects::Staged;
 use toolhost_policy::{Policy, RenderMode, ToolPolicy};
 use wasmtime::{Store, Trap, UpdateDeadline};
@@ -54,6 +56,9 @@ pub struct Invocation<'a> {
     /// report's timings are read from it too, so a virtual clock makes them
     /// virtual.
     pub clock: Option<Arc<dyn Clock>>,
+    /// Where what the tool reports while it runs goes live (`None`: it is
+    /// only recorded in the report).
+    pub sink: Option<Arc<dyn ContextSink>>,
 }
 
 impl<'a> Invocation<'a> {
@@ -67,6 +72,7 @@ impl<'a> Invocation<'a> {
             cancel: CancellationToken::new(),
             entropy: Entropy::Os,
             clock: None,
+            sink: None,
         }
     }
 }
@@ -90,6 +96,11 @@ pub struct ExecutionReport {
     pub instantiate: Duration,
     /// Wall-clock time of the whole call.
     pub elapsed: Duration,
+    /// What the tool reported while it ran (contract 0.3.0), in order:
+    /// what its policy's bounds let through.
+    pub context: Vec<ContextEvent>,
+    /// Reports the bounds dropped (rate or byte budget).
+    pub context_dropped: u64,
 }
 
 /// The outcome of [`LoadedComponent::execute`]: the value as a JSON document,
@@ -179,7 +190,7 @@ impl LoadedComponent {
         let call = Call::Execute {
             name: inv.tool,
             args: inv.arguments,
-            render: inv.policy.render == RenderMode::SameInstance,
+            render: inv.policy.render == RenderMode::SameInstance && !self.host_renders(inv.tool),
         };
         let clock = inv.clock.unwrap_or_else(|| self.rt.config.clock.clone());
         let mut staged = Staged::default();
@@ -189,7 +200,7 @@ impl LoadedComponent {
                 inv.policy,
                 inv.budget,
                 inv.cancel,
-                (inv.entropy, clock),
+                (inv.entropy, clock, inv.sink),
                 &mut staged,
             )
             .await;
@@ -253,6 +264,10 @@ impl LoadedComponent {
         policy: &ToolPolicy,
         cancel: CancellationToken,
     ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        if self.host_renders(tool) {
+            // It said it renders nothing: no instance to find that out.
+            return Ok(None);
+        }
         let mut pure = Policy::deny_all().component();
         pure.limits = policy.limits.clone();
         let budget = Budget {
@@ -290,7 +305,7 @@ impl LoadedComponent {
         policy: &ToolPolicy,
         budget: Budget,
         cancel: CancellationToken,
-        (entropy, clock): (Entropy, Arc<dyn Clock>),
+        (entropy, clock, sink): Environment,
         staged: &mut Staged,
     ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
         let mut report = ExecutionReport::default();
@@ -332,6 +347,9 @@ impl LoadedComponent {
                 }
             }
         };
+        self.rt
+            .instances
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let started = Instant::now();
         let t_start = clock.monotonic_ns();
         let state = match HostState::build(
@@ -340,6 +358,7 @@ impl LoadedComponent {
             entropy,
             clock.clone(),
             cancel.clone(),
+            sink,
         ) {
             Ok(s) => s,
             Err(e) => {
@@ -449,6 +468,7 @@ impl LoadedComponent {
                 Ok(match self.pre.version {
                     Version::V1 => dispatch!(v1),
                     Version::V2 => dispatch!(v2),
+                    Version::V3 => dispatch!(v3),
                 })
             });
             let backstop = started + budget.deadline + BACKSTOP_GRACE;
@@ -466,6 +486,7 @@ impl LoadedComponent {
         report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
         (report.bytes_written, report.entries_created) = state.budget.used();
         let grants = std::mem::take(&mut store.data_mut().staging.grants);
+        (report.context, report.context_dropped) = store.data_mut().context.finish();
         let state = store.data();
         report.instantiate = Duration::from_nanos(instantiated.unwrap_or_default());
         report.elapsed = Duration::from_nanos(clock.monotonic_ns().saturating_sub(t_start));
@@ -488,12 +509,18 @@ impl LoadedComponent {
     }
 }
 
+/// What a call observes and where it reports: its randomness, its clocks,
+/// and the sink of its progress and log messages.
+pub(crate) type Environment = (Entropy, Arc<dyn Clock>, Option<Arc<dyn ContextSink>>);
+
 /// The randomness and clocks of a pure call (`render`, `list-tools`): the
-/// same fixed stream and the same virtual time on every call.
-pub(crate) fn pure_environment() -> (Entropy, Arc<dyn Clock>) {
+/// same fixed stream and the same virtual time on every call, and no one
+/// to report to.
+pub(crate) fn pure_environment() -> Environment {
     (
         Entropy::Seeded(0),
         Arc::new(SteppingClock::new(VIRTUAL_EPOCH_MS, 0, VIRTUAL_STEP_NS)),
+        None,
     )
 }
 

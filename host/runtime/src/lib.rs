@@ -32,6 +32,7 @@
 mod bindings;
 mod cache;
 mod component;
+mod context;
 mod egress;
 mod engine;
 mod entropy;

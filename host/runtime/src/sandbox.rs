@@ -8,6 +8,7 @@
 //! virtual one); randomness from the OS unless the call asks for seeded
 //! [`Entropy`].
 
+use crate::context::CallContext;
 use crate::egress::EgressHooks;
 use crate::engine::RuntimeConfig;
 use crate::entropy::{Entropy, SeededStream};
@@ -18,6 +19,7 @@ use crate::write_budget::WriteBudget;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use toolhost_contract::ContextSink;
 use toolhost_contract::clock::Clock;
 use toolhost_policy::{FsMode, ToolPolicy};
 use wasmtime::component::ResourceTable;
@@ -45,6 +47,8 @@ pub(crate) struct HostState {
     pub(crate) budget: Arc<WriteBudget>,
     /// The read-write grants, staged.
     pub(crate) staging: Staging,
+    /// What the tool reports while it runs (contract 0.3.0's `context`).
+    pub(crate) context: CallContext,
 }
 
 impl HostState {
@@ -119,6 +123,7 @@ impl HostState {
         entropy: Entropy,
         clock: Arc<dyn Clock>,
         cancel: CancellationToken,
+        sink: Option<Arc<dyn ContextSink>>,
     ) -> Result<HostState, SandboxError> {
         let limits = &policy.limits;
         let sb = &policy.sandbox;
@@ -133,7 +138,7 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .wall_clock(WasiClock(clock.clone()))
-            .monotonic_clock(WasiClock(clock));
+            .monotonic_clock(WasiClock(clock.clone()));
         for grant in &sb.fs {
             let perms = match grant.mode {
                 FsMode::ReadOnly => FsPerms::ReadOnly,
@@ -184,6 +189,7 @@ impl HostState {
         };
         let denied = Arc::new(Mutex::new(Vec::new()));
         Ok(HostState {
+            context: CallContext::new(limits, clock, sink),
             staging,
             wasi: b.build(),
             table: ResourceTable::new(),

@@ -222,6 +222,27 @@ hostile!(Echo, "echo", "Returns its arguments; leaves rendering to the host.", s
     Ok(Echoed { args: a })
 });
 
+/// `echo`, declaring that it renders nothing itself (contract 0.3.0's
+/// `host-renders`): the host never asks it to render.
+pub struct EchoPlain;
+
+impl Tool for EchoPlain {
+    const NAME: &'static str = "echo_plain";
+    const DESCRIPTION: &'static str =
+        "Returns its arguments; declares that the host renders its value.";
+    type Args = serde_json::Map<String, serde_json::Value>;
+    type Output = Echoed;
+    fn annotations() -> Annotations {
+        Annotations::NONE
+    }
+    fn execute(a: Self::Args) -> Result<Echoed, ToolError> {
+        Ok(Echoed { args: a })
+    }
+    fn host_renders() -> bool {
+        true
+    }
+}
+
 /// Value of `bad_output`: the schema says `n` is an integer, the tool sends a string.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -833,6 +854,7 @@ toolhost_kit::export_tools!(
     Env,
     Counter,
     Echo,
+    EchoPlain,
     BadOutput,
     Panic,
     SlowSleep,

@@ -39,6 +39,10 @@ pub const MAX_MATCHES: usize = 1000;
 pub const MAX_CONTEXT: usize = 10;
 /// Matched and context lines are cut to this many characters.
 pub const MAX_LINE_CHARS: usize = 500;
+/// Progress is reported every this many files searched (a big tree only:
+/// most searches report nothing).
+const PROGRESS_EVERY: usize = 500;
+
 /// The walk stops after visiting this many entries.
 pub const MAX_VISITED: usize = 1_000_000;
 /// The search stops (and says so) after this much wall-clock time; the
@@ -312,6 +316,8 @@ impl Walk {
         }
         if self.visited > MAX_VISITED {
             self.value.stopped = Some(format!("visited {MAX_VISITED} entries; stopped at {rel}"));
+        } else if toolhost_kit::ctx().cancelled() {
+            self.value.stopped = Some(format!("cancelled by the caller; stopped at {rel}"));
         } else if self.started.elapsed() > self.budget {
             self.value.stopped = Some(format!(
                 "time budget of {} s spent; stopped at {rel}",
@@ -416,6 +422,18 @@ impl Walk {
             Outcome::Searched(bytes) => {
                 self.value.files_searched += 1;
                 self.value.bytes_searched += bytes;
+                if self.value.files_searched.is_multiple_of(PROGRESS_EVERY) {
+                    let message = format!(
+                        "{} files searched; matches so far: {}",
+                        self.value.files_searched,
+                        self.value.matches.len()
+                    );
+                    toolhost_kit::ctx().progress(
+                        self.value.files_searched as u64,
+                        None,
+                        Some(&message),
+                    );
+                }
             }
             Outcome::Skipped(why) => {
                 let s = &mut self.value.skipped;
@@ -603,6 +621,34 @@ mod tests {
                 (rel.display().to_string(), m.line)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_big_tree_reports_progress_and_a_cancelled_search_stops() {
+        use toolhost_kit::context::{Report, cancel_for_test, take_reports};
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..1_100 {
+            let text = if i == 7 { "needle\n" } else { "hay\n" };
+            std::fs::write(d.path().join(format!("f{i:04}.txt")), text).unwrap();
+        }
+        take_reports();
+        let v = GrepTool::execute(args("needle", d.path())).unwrap();
+        assert_eq!(v.files_searched, 1_100);
+        let reports = take_reports();
+        assert_eq!(reports.len(), 2, "{reports:?}");
+        assert!(matches!(
+            &reports[1],
+            Report::Progress { done: 1_000, total: None, message: Some(m) }
+                if m == "1000 files searched; matches so far: 1"
+        ));
+        cancel_for_test(true);
+        let v = GrepTool::execute(args("needle", d.path())).unwrap();
+        cancel_for_test(false);
+        assert_eq!(v.files_searched, 0);
+        assert_eq!(
+            v.stopped.as_deref(),
+            Some("cancelled by the caller; stopped at f0000.txt")
+        );
     }
 
     #[test]

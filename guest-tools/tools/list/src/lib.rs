@@ -38,6 +38,10 @@ pub struct ListArgs {
     pub limit: usize,
 }
 
+/// Progress is reported (and cancellation checked) every this many
+/// entries visited: a big tree only.
+const PROGRESS_EVERY: usize = 1_000;
+
 fn default_limit() -> usize {
     DEFAULT_LIMIT
 }
@@ -198,6 +202,17 @@ impl Walk {
                 self.capped = true;
                 return Ok(());
             }
+            if self.visited.is_multiple_of(PROGRESS_EVERY) {
+                let ctx = toolhost_kit::ctx();
+                if ctx.cancelled() {
+                    return Err(ToolError::new(
+                        "cancelled",
+                        "the caller cancelled the listing",
+                    ));
+                }
+                let message = format!("{} entries visited", self.visited);
+                ctx.progress(self.visited as u64, None, Some(&message));
+            }
             let name = item.file_name().to_string_lossy().into_owned();
             let child_rel = if rel.is_empty() {
                 name
@@ -302,6 +317,44 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(p.join("src"), p.join("link")).unwrap();
         d
+    }
+
+    #[test]
+    fn a_big_tree_reports_progress_and_a_cancelled_listing_stops() {
+        use toolhost_kit::context::{Report, cancel_for_test, take_reports};
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..2_500 {
+            std::fs::write(d.path().join(format!("f{i}")), "").unwrap();
+        }
+        take_reports();
+        let v = list(d.path(), None, None, 10);
+        assert_eq!(v.total, 2_500);
+        let reports = take_reports();
+        assert_eq!(
+            reports,
+            vec![
+                Report::Progress {
+                    done: 1_000,
+                    total: None,
+                    message: Some("1000 entries visited".into())
+                },
+                Report::Progress {
+                    done: 2_000,
+                    total: None,
+                    message: Some("2000 entries visited".into())
+                },
+            ]
+        );
+        cancel_for_test(true);
+        let e = ListTool::execute(ListArgs {
+            path: d.path().display().to_string(),
+            glob: None,
+            recursive: None,
+            limit: 10,
+        })
+        .unwrap_err();
+        cancel_for_test(false);
+        assert_eq!(e.code, "cancelled");
     }
 
     fn list(root: &Path, glob: Option<&str>, recursive: Option<bool>, limit: usize) -> ListValue {

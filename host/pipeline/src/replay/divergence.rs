@@ -26,6 +26,9 @@ pub enum Field {
     /// The committed file effects differ at this JSON Pointer (paths,
     /// kinds, hashes, sizes).
     Effects(String),
+    /// What the tool reported while it ran (progress, log messages)
+    /// differs at this report (from 0).
+    Context(usize),
     /// The decision traces differ at this entry (from 0), in this stage.
     Trace {
         /// The first differing entry.
@@ -45,6 +48,7 @@ impl fmt::Display for Field {
             Field::ContentCount => f.write_str("number of content blocks"),
             Field::Content(i) => write!(f, "content block {i}"),
             Field::Effects(p) => write!(f, "file effects {p}"),
+            Field::Context(i) => write!(f, "reported progress or log message {i}"),
             Field::Trace { index, stage } => match stage {
                 Some(s) => write!(f, "trace entry {index} ({s:?} stage)"),
                 None => write!(f, "trace entry {index}"),
@@ -318,6 +322,19 @@ pub(crate) fn compare(
     let (re, le) = (effects(recorded), effects(live));
     if let Some((path, x, y)) = first_difference(&re, &le, String::new()) {
         return plain(Field::Effects(path), canonical_json(x), canonical_json(y));
+    }
+    let (rc, lc) = (&recorded.meta().context, &live.meta().context);
+    for i in 0..rc.len().max(lc.len()) {
+        let (a, b) = (rc.get(i), lc.get(i));
+        if a != b {
+            let show = |e: Option<&toolhost_contract::ContextEvent>| {
+                e.map_or_else(
+                    || "(none)".to_owned(),
+                    |e| serde_json::to_string(e).unwrap_or_default(),
+                )
+            };
+            return plain(Field::Context(i), show(a), show(b));
+        }
     }
     let (rt, lt) = (&recorded.meta().trace.entries, &live.meta().trace.entries);
     for i in 0..rt.len().max(lt.len()) {

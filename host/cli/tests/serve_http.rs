@@ -285,18 +285,33 @@ fn sigterm_lets_a_running_call_finish() {
 }
 
 /// The MCP conformance suite (pinned, installed by its script with the Node
-/// 22 it needs) passes, except the scenarios `expected-failures.yml` lists
-/// with their reasons (fixture tools, prompts and resources toolhost does
-/// not have). A listed scenario that starts passing fails this test too.
+/// 22 it needs) passes, against the fixture tools of
+/// `tests/conformance/toolhost.toml` (a contract 0.3.0 component), except
+/// the scenarios `expected-failures.yml` lists with their reasons (prompts
+/// and resources toolhost does not have, tools asking the client's model
+/// or person). A listed scenario that starts passing fails this test too.
 #[test]
 fn the_mcp_conformance_suite_passes_but_for_its_fixture_scenarios() {
     let stdout = conformance(&[]);
-    assert!(
-        stdout.contains("✓ tools-list") && stdout.contains("✓ server-initialize"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("✓ dns-rebinding-protection"), "{stdout}");
-    assert!(stdout.contains("✓ logging-set-level"), "{stdout}");
+    for scenario in [
+        "server-initialize",
+        "logging-set-level",
+        "dns-rebinding-protection",
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-image",
+        "tools-call-audio",
+        "tools-call-embedded-resource",
+        "tools-call-mixed-content",
+        "tools-call-with-logging",
+        "tools-call-error",
+        "tools-call-with-progress",
+    ] {
+        assert!(
+            stdout.contains(&format!("✓ {scenario}")),
+            "{scenario}: {stdout}"
+        );
+    }
 }
 
 /// The suite's 0.2 line, exactly the scenarios the 2026-07-28 revision
@@ -308,6 +323,11 @@ fn the_2026_07_28_requirements_pass_but_for_their_fixture_scenarios() {
     for scenario in [
         "tools-list",
         "tools-call-simple-text",
+        "tools-call-image",
+        "tools-call-audio",
+        "tools-call-embedded-resource",
+        "tools-call-mixed-content",
+        "tools-call-with-progress",
         "tools-call-error",
         "resources-list",
         "sep-2164-resource-not-found",
@@ -321,11 +341,12 @@ fn the_2026_07_28_requirements_pass_but_for_their_fixture_scenarios() {
     }
 }
 
-/// Runs `tests/conformance/run.sh ARGS` against a fresh server; its output
-/// once the baseline check passed.
+/// Runs `tests/conformance/run.sh ARGS` against a fresh server of the
+/// conformance toolbox; its output once the baseline check passed.
 fn conformance(args: &[&str]) -> String {
     let dir = workspace();
-    let s = serve(dir.path(), &[]);
+    let toolbox = Path::new(toolhost_guests::REPO_ROOT).join("tests/conformance/toolhost.toml");
+    let s = serve(dir.path(), &["--config", &toolbox.display().to_string()]);
     let script = Path::new(toolhost_guests::REPO_ROOT).join("tests/conformance/run.sh");
     let out = Command::new("bash")
         .arg(script)

@@ -9,13 +9,15 @@
 # 1. Installs the pinned npm packages if they are missing or changed
 #    (install.sh: componentize-js 0.22.0 and jco 1.34.0, with `npm ci`).
 # 2. Runs componentize-js on a copy of the kit and the tool against wit/
-#    here (the contract's tool-provider world plus wasi:cli/environment and
-#    wasi:filesystem/preopens, see wit/world.wit), with the engine's `http`
+#    here (the contract's tool-provider world, toolhost:tool@0.3.0 from
+#    wit/v0.3.0, plus wasi:cli/environment and wasi:filesystem/preopens, see
+#    wit/world.wit), with the engine's `http`
 #    and `fetch-event` features disabled: otherwise the component imports
 #    wasi:http, which the host refuses unless the policy grants network.
 # 3. Checks that every import is one a read-only file-system policy grants
-#    (wasi:cli, io, clocks, random, filesystem and the contract's types) and
-#    validates the component with wasm-tools.
+#    (wasi:cli, io, clocks, random, filesystem and the contract's types and
+#    context) and that the component exports toolhost:tool/tool@0.3.0, and
+#    validates it with wasm-tools.
 #
 # Nothing is rebuilt when the sources are unchanged since the last build
 # (their digest is kept beside the output, in OUTPUT.sources).
@@ -55,7 +57,7 @@ sources() {
 sources_digest() {
     {
         sources
-        find "$here/wit" "$root/wit/v0.2.0" -type f -print0
+        find "$here/wit" "$root/wit/v0.3.0" -type f -print0
         printf '%s\0' "$here/package.json" "$here/package-lock.json" "$here/build.sh" "$here/../build-lib.sh"
     } | th_files_digest | th_digest
 }
@@ -94,7 +96,7 @@ mkdir -p "$work/src"
 # The WIT: this world, its WASI deps, and the contract as a dependency.
 mkdir -p "$work/wit/deps/toolhost-tool"
 cp -r "$here/wit/." "$work/wit/"
-cp "$root/wit/v0.2.0/"*.wit "$work/wit/deps/toolhost-tool/"
+cp "$root/wit/v0.3.0/"*.wit "$work/wit/deps/toolhost-tool/"
 (
     cd "$work/src"
     "${componentize[@]}" "tools/$tool/app.js" \
@@ -106,11 +108,17 @@ cp "$root/wit/v0.2.0/"*.wit "$work/wit/deps/toolhost-tool/"
 
 # ── 3. check the imports, validate ─────────────────────────────────────────
 "$wasm_tools" validate "$work/tool.wasm"
-mapfile -t imports < <("$wasm_tools" component wit "$work/tool.wasm" | sed -n 's/^ *import \([^;]*\);$/\1/p')
+"$wasm_tools" component wit "$work/tool.wasm" >"$work/tool.wit"
+if ! grep -q '^ *export toolhost:tool/tool@0\.3\.0;' "$work/tool.wit"; then
+    echo "build.sh: the component does not export toolhost:tool/tool@0.3.0" >&2
+    exit 1
+fi
+mapfile -t imports < <(sed -n 's/^ *import \([^;]*\);$/\1/p' "$work/tool.wit")
 unexpected=()
 for i in "${imports[@]}"; do
     case "$i" in
-        wasi:cli/* | wasi:io/* | wasi:clocks/* | wasi:random/* | wasi:filesystem/* | toolhost:tool/types@*) ;;
+        wasi:cli/* | wasi:io/* | wasi:clocks/* | wasi:random/* | wasi:filesystem/* | \
+            toolhost:tool/types@* | toolhost:tool/context@*) ;;
         *) unexpected+=("$i") ;;
     esac
 done

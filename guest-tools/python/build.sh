@@ -9,9 +9,9 @@
 # 1. Creates the build venv if it is missing or its requirements changed:
 #    ${TOOLHOST_PY_VENV:-target/python-guests/venv}, with the pinned
 #    requirements.txt (componentize-py, wasm-tools).
-# 2. Runs componentize-py against the contract (wit/v0.2.0, world
-#    tool-provider) plus wit/ here (the same world with
-#    wasi:cli/environment's initial-cwd; see wit/world.wit).
+# 2. Runs componentize-py against the contract (wit/v0.3.0, world
+#    tool-provider: exports `tool`, imports `context`) plus wit/ here (the
+#    same world with wasi:cli/environment's initial-cwd; see wit/world.wit).
 # 3. Replaces the wasi:sockets imports CPython's libc brings along with
 #    trapping stubs (composed in with wasm-tools): the host refuses a
 #    component importing wasi:sockets unless its policy grants network, and
@@ -45,7 +45,7 @@ fi
 # when what it is built from changed: the tool, the kit, the WIT (the
 # contract and wit/ here), the pinned requirements and this script.
 sources_digest() {
-    find "$here/tools/$tool" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
+    find "$here/tools/$tool" "$here/kit" "$here/wit" "$root/wit/v0.3.0" \
         "$here/requirements.txt" "$here/build.sh" "$here/../build-lib.sh" -type f \
         ! -path '*/__pycache__/*' ! -path '*/tests/*' -print0 | th_files_digest | th_digest
 }
@@ -75,7 +75,7 @@ tar -C "$here/tools/$tool" --exclude=tests --exclude=__pycache__ -cf - . | tar -
 tar -C "$here/kit" --exclude=tests --exclude=__pycache__ -cf - . | tar -C "$work/src/kit" -xf -
 # -d: the contract first, then the world here that includes it.
 "$venv/bin/componentize-py" --quiet \
-    -d "$root/wit/v0.2.0" -d "$here/wit" -w toolhost:python-guest/tool-provider \
+    -d "$root/wit/v0.3.0" -d "$here/wit" -w toolhost:python-guest/tool-provider \
     componentize app \
     -p "$work/src/tool" -p "$work/src/kit" \
     -o "$work/raw.wasm"
@@ -106,8 +106,13 @@ else
     cp "$work/raw.wasm" "$work/tool.wasm"
 fi
 "$wasm_tools" validate "$work/tool.wasm"
-if "$wasm_tools" component wit "$work/tool.wasm" | grep -q '^ *import wasi:sockets/'; then
+"$wasm_tools" component wit "$work/tool.wasm" >"$work/tool.wit"
+if grep -q '^ *import wasi:sockets/' "$work/tool.wit"; then
     echo "build.sh: the component still imports wasi:sockets" >&2
+    exit 1
+fi
+if ! grep -q '^ *export toolhost:tool/tool@0\.3\.0;' "$work/tool.wit"; then
+    echo "build.sh: the component does not export toolhost:tool/tool@0.3.0" >&2
     exit 1
 fi
 

@@ -1,7 +1,9 @@
-// The WIT plumbing: a `Toolset` as the `tool` export of toolhost:tool@0.2.0.
+// The WIT plumbing: a `Toolset` as the `tool` export of toolhost:tool@0.3.0,
+// and the kit's `ctx()` on its `context` import.
 //
-// It imports the bindings componentize-js generates (`wasi:` specifiers), so
-// it only loads inside a componentize build; tool logic never imports it.
+// It imports the bindings componentize-js generates (`wasi:` and `toolhost:`
+// specifiers), so it only loads inside a componentize build; tool logic never
+// imports it. The records it hands the bindings are built by wit.js.
 // The component's entry module does:
 //
 //     import { exportToolset } from '../../kit/component.js';
@@ -20,25 +22,28 @@
 // here is caught and turned into a `tool-failure` record.
 
 import { getEnvironment as wasiGetEnvironment, initialCwd as wasiInitialCwd } from 'wasi:cli/environment@0.2.12';
+import { cancelled, log, progress } from 'toolhost:tool/context@0.3.0';
 
+import { setContextBackend } from './context.js';
 import { asToolError } from './errors.js';
 import { setFileSystem } from './files.js';
 import { setInitialCwdProvider } from './paths.js';
 import { wasiFileSystem } from './wasi.js';
-import { dumps } from './tool.js';
+import { contentBlock, descriptor, failure, witContext } from './wit.js';
 
 /**
  * The object implementing the `tool` interface for `toolset`.
  *
- * It installs the wasi:filesystem backend and points the kit's
- * `initialCwd` at wasi:cli/environment's `initial-cwd` (the first granted
- * directory, e.g. `/workspace`), so relative path arguments resolve where
- * the host's path checks resolved them. Both are only called while a call
- * runs, never at build time.
+ * It installs the wasi:filesystem backend, points the kit's `initialCwd` at
+ * wasi:cli/environment's `initial-cwd` (the first granted directory, e.g.
+ * `/workspace`), so relative path arguments resolve where the host's path
+ * checks resolved them, and the kit's `ctx()` at the `toolhost:tool/context`
+ * import. All are only called while a call runs, never at build time.
  */
 export function exportToolset(toolset) {
   setInitialCwdProvider(wasiInitialCwd);
   setFileSystem(wasiFileSystem);
+  setContextBackend(witContext({ progress, log, cancelled }));
   // Built once, at build time (the snapshot keeps them): list-tools then
   // costs nothing but the copy into the host.
   const descriptors = toolset.tools.map(descriptor);
@@ -121,48 +126,4 @@ function skipCodePointCount() {
 
 function restoreStringIterator() {
   if (bindings) bindings.proto[Symbol.iterator] = bindings.iterator;
-}
-
-// ── records of the contract ─────────────────────────────────────────────────
-
-function descriptor(tool) {
-  return {
-    name: tool.name,
-    description: tool.description,
-    inputSchema: JSON.stringify(tool.inputSchema),
-    outputSchema: JSON.stringify(tool.outputSchema),
-    annotations: { ...tool.annotations },
-    paths: tool.paths.map((p) => ({ pointer: p.pointer, access: p.access })),
-    title: tool.title,
-    urls: [...tool.urls],
-  };
-}
-
-// A plain object, not an Error: the bindings take it as the `err` payload.
-function failure(err) {
-  let info;
-  if (err.info !== undefined) {
-    try {
-      info = dumps(err.info);
-    } catch {
-      info = undefined;
-    }
-  }
-  return { code: err.code, message: err.message, info };
-}
-
-function contentBlock(block) {
-  switch (block?.type) {
-    case 'text':
-      return { tag: 'text', val: block.text };
-    case 'image':
-      return { tag: 'image', val: { data: block.data, mimeType: block.mimeType } };
-    case 'resource_link':
-      return {
-        tag: 'resource-link',
-        val: { uri: block.uri, name: block.name, mimeType: block.mimeType, description: block.description },
-      };
-    default:
-      throw new TypeError(`not a content block: ${JSON.stringify(block)}`);
-  }
 }

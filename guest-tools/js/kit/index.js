@@ -2,11 +2,13 @@
 //
 // A tool is a plain function from an arguments object to a JSON-serializable
 // value, declared with a `Tool` (name, description, JSON Schemas,
-// annotations, path arguments) and grouped in a `Toolset`. This module and
-// the ones it re-exports are plain JavaScript: they import nothing from the
-// component bindings and nothing from Node, so tool logic and the kit run
-// natively under `node --test`. The WIT plumbing lives in `component.js`,
-// which the component's entry module uses:
+// annotations, path arguments) and grouped in a `Toolset`, for the contract
+// toolhost:tool@0.3.0. While it runs, a tool may report progress, log, and
+// ask whether its call was cancelled through `ctx()` (context.js). This
+// module and the ones it re-exports are plain JavaScript: they import
+// nothing from the component bindings and nothing from Node, so tool logic
+// and the kit run natively under `node --test`. The WIT plumbing lives in
+// `component.js`, which the component's entry module uses:
 //
 //     // tools/<name>/app.js, the module componentize-js builds
 //     import { exportToolset } from '../../kit/component.js';
@@ -43,7 +45,13 @@
 //   wasi:filesystem inside a component and Node's `fs` in tests;
 // - failures the model should see are `ToolError`s with a stable snake_case
 //   code; any other exception becomes `internal_error`, never a trap.
+//
+// A tool that renders nothing itself says `hostRenders: true` (and has no
+// `render`): the host then renders its value and never calls `render`, which
+// saves a second instance per call. Natively, what a tool reported through
+// `ctx()` is in `takeReports()`.
 
+export { LOG_LEVELS, cancelForTest, ctx, setContextBackend, takeReports } from './context.js';
 export { ToolError, asToolError } from './errors.js';
 export { dirname, initialCwd, resolvePath, setInitialCwdProvider } from './paths.js';
 export {
@@ -60,9 +68,11 @@ export {
   SCHEMA_DIALECT,
   Tool,
   Toolset,
+  audio,
   dumps,
   image,
   objectSchema,
+  resource,
   resourceLink,
   text,
 } from './tool.js';

@@ -26,6 +26,26 @@ export function resourceLink({ uri, name, mimeType = undefined, description = un
   return { type: 'resource_link', uri: String(uri), name: String(name), mimeType, description };
 }
 
+/** Audio for the model: base64 data and its media type (e.g. `audio/wav`). */
+export function audio(data, mimeType) {
+  return { type: 'audio', data: String(data), mimeType: String(mimeType) };
+}
+
+/**
+ * A resource's contents, embedded in the result (the WIT
+ * `embedded-resource`, shaped as MCP's): `text`, or `blob` (base64 of
+ * binary content), exactly one of them; `mimeType` when known.
+ */
+export function resource({ uri, mimeType = undefined, text = undefined, blob = undefined }) {
+  if ((text === undefined) === (blob === undefined)) {
+    throw new TypeError(`resource ${JSON.stringify(uri)}: give exactly one of text and blob`);
+  }
+  const r = { uri: String(uri), mimeType: mimeType === undefined ? undefined : String(mimeType) };
+  if (text !== undefined) r.text = String(text);
+  else r.blob = String(blob);
+  return { type: 'resource', resource: r };
+}
+
 const ANNOTATION_KEYS = ['readOnly', 'destructive', 'idempotent', 'openWorld'];
 
 /**
@@ -37,6 +57,10 @@ const ANNOTATION_KEYS = ['readOnly', 'destructive', 'idempotent', 'openWorld'];
  * value)` returns content blocks, or `undefined` to let the host render; it
  * must be pure: it runs in a fresh instance that sees only the arguments and
  * the value.
+ *
+ * `hostRenders: true` says the tool renders nothing itself (it then has no
+ * `render`): the host renders the value and never calls `render`, so a call
+ * needs one instance instead of two under the default policy.
  */
 export class Tool {
   constructor({
@@ -50,6 +74,7 @@ export class Tool {
     annotations = {},
     paths = [],
     urls = [],
+    hostRenders = false,
   }) {
     if (typeof name !== 'string' || !NAME_RE.test(name)) {
       throw new TypeError(`tool name ${JSON.stringify(name)} must match [a-z][a-z0-9_]*, at most 64 bytes`);
@@ -70,6 +95,12 @@ export class Tool {
     }
     if (render !== undefined && typeof render !== 'function') {
       throw new TypeError(`tool ${name}: render must be a function`);
+    }
+    if (typeof hostRenders !== 'boolean') {
+      throw new TypeError(`tool ${name}: hostRenders must be a boolean`);
+    }
+    if (hostRenders && render !== undefined) {
+      throw new TypeError(`tool ${name}: a tool with hostRenders has no render (the host never calls it)`);
     }
     for (const key of Object.keys(annotations)) {
       if (!ANNOTATION_KEYS.includes(key)) {
@@ -104,6 +135,7 @@ export class Tool {
     });
     this.paths = Object.freeze(paths.map((p) => Object.freeze({ pointer: p.pointer, access: p.access })));
     this.urls = Object.freeze([...urls]);
+    this.hostRenders = hostRenders;
     Object.freeze(this);
   }
 }

@@ -57,6 +57,30 @@ test('a Tool checks its declaration', () => {
   assert.throws(() => new kit.ToolError('NotSnake', 'x'), /snake_case/);
 });
 
+test('new content blocks: audio and embedded resources', () => {
+  assert.deepEqual(kit.audio('UklGRg==', 'audio/wav'), { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' });
+  assert.deepEqual(kit.resource({ uri: 'file:///a.md', mimeType: 'text/markdown', text: '# A' }), {
+    type: 'resource',
+    resource: { uri: 'file:///a.md', mimeType: 'text/markdown', text: '# A' },
+  });
+  assert.deepEqual(kit.resource({ uri: 'file:///a.bin', blob: 'AAE=' }), {
+    type: 'resource',
+    resource: { uri: 'file:///a.bin', mimeType: undefined, blob: 'AAE=' },
+  });
+  assert.throws(() => kit.resource({ uri: 'x:/y' }), /exactly one of text and blob/);
+  assert.throws(() => kit.resource({ uri: 'x:/y', text: 'a', blob: 'AA==' }), /exactly one of text and blob/);
+});
+
+test('hostRenders defaults to false and excludes a renderer', () => {
+  const base = { description: 'd', inputSchema: kit.objectSchema({}), outputSchema: {}, execute: () => ({}) };
+  assert.equal(ECHO.hostRenders, false);
+  const plain = new kit.Tool({ ...base, name: 'plain', hostRenders: true });
+  assert.equal(plain.hostRenders, true);
+  assert.equal(new kit.Toolset([plain]).renderJson('plain', '{}', '{}'), undefined);
+  assert.throws(() => new kit.Tool({ ...base, name: 'x', hostRenders: true, render: () => [] }), /has no render/);
+  assert.throws(() => new kit.Tool({ ...base, name: 'x', hostRenders: 'yes' }), /must be a boolean/);
+});
+
 test('annotations default to false', () => {
   assert.deepEqual(ECHO.annotations, { readOnly: false, destructive: false, idempotent: false, openWorld: false });
 });

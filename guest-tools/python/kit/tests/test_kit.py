@@ -133,6 +133,151 @@ class Paths(unittest.TestCase):
         self.assertEqual(kit.resolve_path("a"), "/a")
 
 
+class Context(unittest.TestCase):
+    def tearDown(self):
+        kit.take_reports()
+        kit.cancel_for_test(False)
+
+    def test_reports_are_kept_natively(self):
+        c = kit.ctx()
+        c.progress(1, 2, "half")
+        c.progress(2)
+        c.log(kit.LogLevel.WARNING, "w")
+        c.log("debug", "d")
+        self.assertEqual(
+            kit.take_reports(),
+            [
+                kit.Progress(1, 2, "half"),
+                kit.Progress(2, None, None),
+                kit.Log(kit.LogLevel.WARNING, "w"),
+                kit.Log(kit.LogLevel.DEBUG, "d"),
+            ],
+        )
+        self.assertEqual(kit.take_reports(), [])
+        self.assertIs(kit.ctx(), c)
+
+    def test_cancellation_can_be_simulated(self):
+        self.assertFalse(kit.ctx().cancelled())
+        kit.cancel_for_test()
+        self.assertTrue(kit.ctx().cancelled())
+        kit.cancel_for_test(False)
+        self.assertFalse(kit.ctx().cancelled())
+
+    def test_levels_mirror_the_wit(self):
+        self.assertEqual(
+            kit.LOG_LEVELS,
+            ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
+        )
+        self.assertEqual(kit.LogLevel("error"), kit.LogLevel.ERROR)
+        self.assertEqual(str(kit.LogLevel.NOTICE), "notice")
+
+    def test_bad_arguments_are_bugs(self):
+        c = kit.ctx()
+        for args in [(-1,), (2**64,), (1, -1)]:
+            with self.subTest(args=args), self.assertRaises(ValueError):
+                c.progress(*args)
+        for args in [("1",), (1.5,), (True,), (1, None, 3)]:
+            with self.subTest(args=args), self.assertRaises(TypeError):
+                c.progress(*args)
+        with self.assertRaises(ValueError):
+            c.log("warn", "x")
+        with self.assertRaises(TypeError):
+            c.log("info", None)
+        self.assertEqual(kit.take_reports(), [])
+        c.progress(2**64 - 1, 2**64 - 1)
+        self.assertEqual(kit.take_reports(), [kit.Progress(2**64 - 1, 2**64 - 1)])
+
+    def test_a_tool_reports_while_it_runs(self):
+        def count(args):
+            done = 0
+            for done in range(1, args["n"] + 1):
+                if kit.ctx().cancelled():
+                    raise kit.ToolError("cancelled", "the call was cancelled")
+                kit.ctx().progress(done, args["n"])
+            kit.ctx().log("info", f"counted to {done}")
+            return {"double": done * 2}
+
+        toolset = kit.Toolset([kit.Tool(name="count", description="", input_schema=INPUT, output_schema=OUTPUT, execute=count)])
+        value, _ = testing.call(toolset, "count", {"n": 2})
+        self.assertEqual(value, {"double": 4})
+        self.assertEqual(
+            kit.take_reports(),
+            [kit.Progress(1, 2), kit.Progress(2, 2), kit.Log(kit.LogLevel.INFO, "counted to 2")],
+        )
+        kit.cancel_for_test(True)
+        with self.assertRaises(kit.ToolError) as e:
+            testing.call(toolset, "count", {"n": 2})
+        self.assertEqual(e.exception.code, "cancelled")
+
+    def test_a_backend_receives_checked_calls(self):
+        calls = []
+
+        class Backend:
+            def progress(self, done, total, message):
+                calls.append(("progress", done, total, message))
+
+            def log(self, level, message):
+                calls.append(("log", level, message))
+
+            def cancelled(self):
+                return True
+
+        kit.set_context_backend(Backend())
+        try:
+            kit.ctx().progress(3, message="m")
+            kit.ctx().log("alert", "a")
+            self.assertTrue(kit.ctx().cancelled())
+        finally:
+            kit.set_context_backend(None)
+        self.assertEqual(calls, [("progress", 3, None, "m"), ("log", kit.LogLevel.ALERT, "a")])
+        self.assertEqual(kit.take_reports(), [])
+        self.assertFalse(kit.ctx().cancelled())
+
+
+class NewContent(unittest.TestCase):
+    def test_audio_and_resources(self):
+        self.assertEqual(kit.Audio("UklGRg==", "audio/wav").mime_type, "audio/wav")
+        text = kit.Resource.of_text("file:///a.md", "# A", "text/markdown")
+        self.assertEqual(text, kit.Resource("file:///a.md", kit.ResourceText("# A"), "text/markdown"))
+        blob = kit.Resource.of_blob("file:///a.bin", "AAE=")
+        self.assertEqual((blob.contents, blob.mime_type), (kit.ResourceBlob("AAE="), None))
+        with self.assertRaises(TypeError):
+            kit.Resource("file:///a", "just a string")
+
+    def test_render_returns_them(self):
+        tool = kit.Tool(
+            name="media",
+            description="",
+            input_schema=INPUT,
+            output_schema=OUTPUT,
+            execute=double,
+            render=lambda args, value: [kit.Audio("AA==", "audio/wav"), kit.Resource.of_text("x:/y", "t")],
+        )
+        value, content = testing.call(kit.Toolset([tool]), "media", {"n": 1})
+        self.assertEqual(content, [kit.Audio("AA==", "audio/wav"), kit.Resource("x:/y", kit.ResourceText("t"))])
+        self.assertEqual(testing.text_of(content), "")
+
+
+class HostRenders(unittest.TestCase):
+    def test_default_and_declared(self):
+        self.assertFalse(DOUBLE.host_renders)
+        tool = kit.Tool(name="hr", description="", input_schema=INPUT, output_schema=OUTPUT, execute=double, host_renders=True)
+        self.assertTrue(tool.host_renders)
+        self.assertIsNone(kit.Toolset([tool]).render_json("hr", '{"n": 1}', '{"double": 2}'))
+
+    def test_it_excludes_a_renderer(self):
+        with self.assertRaises(ValueError):
+            kit.Tool(
+                name="hr",
+                description="",
+                input_schema=INPUT,
+                output_schema=OUTPUT,
+                execute=double,
+                render=lambda args, value: None,
+                host_renders=True,
+            )
+
+
 class Testing(unittest.TestCase):
     def test_call(self):
         value, content = testing.call(SET, "double", {"n": 4})

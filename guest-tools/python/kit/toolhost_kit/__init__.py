@@ -2,7 +2,10 @@
 
 A tool is a plain Python function from an arguments ``dict`` to a
 JSON-serializable value, declared with a :class:`Tool` (name, description,
-JSON Schemas, annotations, path arguments) and grouped in a :class:`Toolset`.
+JSON Schemas, annotations, path arguments) and grouped in a :class:`Toolset`,
+for the contract ``toolhost:tool@0.3.0``. While it runs, a tool may report
+progress, log, and ask whether its call was cancelled through :func:`ctx`
+(see :mod:`toolhost_kit.context`).
 This module is pure Python and imports nothing from the component bindings,
 so tool logic and the kit are unit-tested natively; the WIT plumbing lives in
 :mod:`toolhost_kit.component`, which the component's entry module uses::
@@ -47,7 +50,12 @@ module at build time and ships no file system with the Python library):
 - failures the model should see are :class:`ToolError` with a stable
   snake_case code; any other exception becomes ``internal_error``.
 
-Native tests run tools the way the host does with :mod:`toolhost_kit.testing`.
+A tool that renders nothing itself says ``host_renders=True`` (and has no
+``render``): the host then renders its value and never calls ``render``,
+which saves a second instance per call.
+
+Native tests run tools the way the host does with :mod:`toolhost_kit.testing`;
+what a tool reported through :func:`ctx` is in :func:`take_reports`.
 """
 
 from __future__ import annotations
@@ -58,23 +66,53 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
+from toolhost_kit.context import (
+    LOG_LEVELS,
+    ContextBackend,
+    Ctx,
+    Log,
+    LogLevel,
+    Progress,
+    Report,
+    cancel_for_test,
+    ctx,
+    set_context_backend,
+    take_reports,
+)
+
 __all__ = [
+    "LOG_LEVELS",
     "PATH_ACCESSES",
     "SCHEMA_DIALECT",
     "Annotations",
+    "Audio",
     "Content",
+    "ContextBackend",
+    "Ctx",
     "Image",
+    "Log",
+    "LogLevel",
     "PathParam",
+    "Progress",
+    "Report",
+    "Resource",
+    "ResourceBlob",
+    "ResourceContents",
     "ResourceLink",
+    "ResourceText",
     "Text",
     "Tool",
     "ToolError",
     "Toolset",
+    "cancel_for_test",
+    "ctx",
     "dumps",
     "initial_cwd",
     "object_schema",
     "resolve_path",
+    "set_context_backend",
     "set_initial_cwd_provider",
+    "take_reports",
 ]
 
 #: The JSON Schema dialect the host expects (draft 2020-12).
@@ -186,8 +224,60 @@ class ResourceLink:
     description: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class Audio:
+    """Audio for the model: base64 data and its media type (e.g. ``audio/wav``)."""
+
+    data: str
+    mime_type: str
+
+
+@dataclass(frozen=True)
+class ResourceText:
+    """The contents of an embedded resource: text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ResourceBlob:
+    """The contents of an embedded resource: base64 of binary content."""
+
+    data: str
+
+
+#: What an embedded resource holds.
+ResourceContents = Union[ResourceText, ResourceBlob]
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource's contents, embedded in the result (the WIT
+    ``embedded-resource``): its URI, its contents (:class:`ResourceText` or
+    :class:`ResourceBlob`) and its media type when known. See
+    :meth:`Resource.of_text` and :meth:`Resource.of_blob`."""
+
+    uri: str
+    contents: ResourceContents
+    mime_type: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.contents, (ResourceText, ResourceBlob)):
+            raise TypeError(f"resource {self.uri}: contents must be ResourceText or ResourceBlob, not {self.contents!r}")
+
+    @classmethod
+    def of_text(cls, uri: str, text: str, mime_type: Optional[str] = None) -> "Resource":
+        """A resource holding ``text``."""
+        return cls(uri, ResourceText(text), mime_type)
+
+    @classmethod
+    def of_blob(cls, uri: str, data: str, mime_type: Optional[str] = None) -> "Resource":
+        """A resource holding binary content, ``data`` in base64."""
+        return cls(uri, ResourceBlob(data), mime_type)
+
+
 #: One block of what the model reads.
-Content = Union[Text, Image, ResourceLink]
+Content = Union[Text, Image, ResourceLink, Audio, Resource]
 
 #: ``execute(args) -> value``.
 ExecuteFn = Callable[[Dict[str, Any]], Any]
@@ -204,6 +294,10 @@ class Tool:
     ``execute`` runs and the value against the second after. ``render`` must
     be pure: it runs in a fresh instance that sees only the arguments and the
     value.
+
+    ``host_renders`` says the tool renders nothing itself (it then has no
+    ``render``): the host renders the value and never calls ``render``, so a
+    call needs one instance instead of two under the default policy.
     """
 
     name: str
@@ -216,6 +310,7 @@ class Tool:
     annotations: Annotations = field(default_factory=Annotations)
     paths: Sequence[PathParam] = ()
     urls: Sequence[str] = ()
+    host_renders: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name):
@@ -228,6 +323,8 @@ class Tool:
         for pointer in self.urls:
             if not pointer.startswith("/"):
                 raise ValueError(f"tool {self.name}: URL pointer {pointer!r} must start with '/'")
+        if self.host_renders and self.render is not None:
+            raise ValueError(f"tool {self.name}: a tool with host_renders has no render (the host never calls it)")
 
 
 class Toolset:

@@ -11,6 +11,9 @@
 //!   same work; with the tool's render isolated (a second instance), in the
 //!   execute instance, and not called (`render = "host"`: `echo` leaves
 //!   rendering to the host anyway, so all three give the same content);
+//! - **host-renders**: the pipeline under the third-party default
+//!   (render isolated) for `echo_plain`, the same tool declaring that it
+//!   renders nothing (contract 0.3.0): the host skips the second instance;
 //! - **pipeline alone**: the same with a body that returns at once, so the
 //!   stages' own cost is read without the sandbox's;
 //! - **spawn**: starting `/bin/true` and waiting for it, the native
@@ -469,9 +472,19 @@ async fn call_echo(pipeline: Arc<Pipeline>, i: u64) -> anyhow::Result<()> {
 
 /// One call of `echo` through `pipeline`, numbered `i`, with `arguments`.
 async fn call_echo_with(pipeline: Arc<Pipeline>, i: u64, arguments: String) -> anyhow::Result<()> {
+    call_tool_with(pipeline, "echo", i, arguments).await
+}
+
+/// One call of `tool` through `pipeline`, numbered `i`, with `arguments`.
+async fn call_tool_with(
+    pipeline: Arc<Pipeline>,
+    tool: &'static str,
+    i: u64,
+    arguments: String,
+) -> anyhow::Result<()> {
     let r = pipeline
         .execute(
-            ToolCall::new(format!("c{i}"), "echo", arguments),
+            ToolCall::new(format!("c{i}"), tool, arguments),
             CancellationToken::new(),
         )
         .await;
@@ -602,6 +615,20 @@ async fn main() -> anyhow::Result<()> {
     if perf_loop("--isolated-only", 100 * n, &pipeline_call).await? {
         return Ok(());
     }
+    // The same default policy, the same tool, but declaring that it
+    // renders nothing (contract 0.3.0's `host-renders`): one instance.
+    let plain_call = {
+        let (seq, pipeline) = (seq.clone(), pipeline.clone());
+        move || {
+            call_tool_with(
+                pipeline.clone(),
+                "echo_plain",
+                seq.fetch_add(1, Ordering::Relaxed),
+                ECHO_ARGS.to_owned(),
+            )
+        }
+    };
+    median_of(50, &plain_call).await?;
     let (pipeline1, _reg1) = echo_pipeline(&loaded, RenderMode::SameInstance)?;
     let one_call = echo_call!(pipeline1);
     median_of(50, &one_call).await?;
@@ -638,9 +665,9 @@ async fn main() -> anyhow::Result<()> {
     // back, and each call after the thread slept (as an agent's calls come,
     // seconds apart, on caches other work has filled).
     let rounds = 10;
-    let mut tables: Vec<[(Duration, Duration); 7]> = Vec::new();
+    let mut tables: Vec<[(Duration, Duration); 8]> = Vec::new();
     for (m, nap) in [(n / rounds, None), (n / 4 / rounds, Some(IDLE))] {
-        let mut rows: [Vec<Duration>; 7] = Default::default();
+        let mut rows: [Vec<Duration>; 8] = Default::default();
         for _ in 0..rounds {
             times_of(m, nap, raw_call, &mut rows[0]).await?;
             times_of(m, nap, &execute_only, &mut rows[1]).await?;
@@ -649,6 +676,7 @@ async fn main() -> anyhow::Result<()> {
             times_of(m, nap, &one_call, &mut rows[4]).await?;
             times_of(m, nap, &host_call, &mut rows[5]).await?;
             times_of(m, nap, &canned_call, &mut rows[6]).await?;
+            times_of(m, nap, &plain_call, &mut rows[7]).await?;
         }
         tables.push(rows.map(|mut t| {
             t.sort();
@@ -664,6 +692,7 @@ async fn main() -> anyhow::Result<()> {
         "full pipeline, render = \"same-instance\"",
         "full pipeline, render = \"host\" (no tool render)",
         "pipeline alone (a body that returns at once)",
+        "full pipeline, render isolated, the tool declares `host-renders`",
     ];
     let (raw50, p50) = (tables[0][0].0, tables[0][3].0);
 

@@ -8,6 +8,11 @@
 //! per call (all its threads, from `/proc`) is the steadier figure: on a
 //! VM the latency swings with where the scheduler puts the two processes.
 //!
+//! A peer MCP server can be measured by the same driver in the same run:
+//! `PEER_MCP="command args…"` (split on whitespace) adds its row, calling
+//! its tool `PEER_TOOL` (default `echo`) with the arguments `PEER_ARGS` (a
+//! JSON object; default `{"message":"hi"}`).
+//!
 //! `cargo bench -p toolhost --bench stdio` (optimized); `-- --quick` runs
 //! 100 calls.
 
@@ -114,6 +119,42 @@ fn cpu_ns(pid: u32) -> u64 {
         .sum()
 }
 
+/// Initializes an MCP server over `driver` (protocol 2025-11-25).
+fn initialize(server: &mut Driver) -> anyhow::Result<()> {
+    let init = server.round_trip(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+    )?;
+    if !init.contains("serverInfo") {
+        anyhow::bail!("initialize failed: {init}");
+    }
+    server.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+}
+
+/// Measures `server` as a row of the table: p50, p99, the share over the
+/// echo server's p50, CPU per call.
+fn row(
+    name: &str,
+    server: &mut Driver,
+    n: usize,
+    call: impl Fn(usize) -> String + Copy,
+    e50: Duration,
+) -> anyhow::Result<()> {
+    let ok = |r: &str| r.contains(r#""result""#) && !r.contains(r#""isError":true"#);
+    server.measure(50, call, ok)?; // warm-up
+    let cpu0 = cpu_ns(server.child.id());
+    let mut served = server.measure(n, call, ok)?;
+    let cpu = cpu_ns(server.child.id()).saturating_sub(cpu0) as f64 / n as f64 / 1000.0;
+    served.sort();
+    let (s50, s99) = (percentile(&served, 0.5), percentile(&served, 0.99));
+    println!(
+        "| {name} | {:.1} µs | {:.1} µs | {:.1} µs | {cpu:.1} µs |",
+        us(s50),
+        us(s99),
+        us(s50) - us(e50)
+    );
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
     let n = if quick { 100 } else { 1000 };
@@ -161,26 +202,26 @@ fn main() -> anyhow::Result<()> {
                 .args(["serve", "--no-reload"])
                 .current_dir(&ws),
         )?;
-        let init = server.round_trip(
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
-        )?;
-        if !init.contains("serverInfo") {
-            anyhow::bail!("initialize failed: {init}");
-        }
-        server.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
-        let ok = |r: &str| r.contains(r#""isError":false"#);
-        server.measure(50, call, ok)?; // warm-up
-        let cpu0 = cpu_ns(server.child.id());
-        let mut served = server.measure(n, call, ok)?;
-        let cpu = cpu_ns(server.child.id()).saturating_sub(cpu0) as f64 / n as f64 / 1000.0;
-        served.sort();
-        let (s50, s99) = (percentile(&served, 0.5), percentile(&served, 0.99));
-        println!(
-            "| toolhost serve, render = \"{render}\" | {:.1} µs | {:.1} µs | {:.1} µs | {cpu:.1} µs |",
-            us(s50),
-            us(s99),
-            us(s50) - us(e50)
-        );
+        initialize(&mut server)?;
+        let name = format!("toolhost serve, render = \"{render}\"");
+        row(&name, &mut server, n, call, e50)?;
+    }
+    if let Ok(peer) = std::env::var("PEER_MCP") {
+        let mut words = peer.split_whitespace();
+        let program = words
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("PEER_MCP is empty"))?;
+        let mut server = Driver::spawn(Command::new(program).args(words))?;
+        initialize(&mut server)?;
+        let tool = std::env::var("PEER_TOOL").unwrap_or_else(|_| "echo".into());
+        let args = std::env::var("PEER_ARGS").unwrap_or_else(|_| r#"{"message":"hi"}"#.into());
+        let peer_call = |i: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":{tool:?},"arguments":{args}}}}}"#,
+                i + 10
+            )
+        };
+        row(&format!("peer: {peer}"), &mut server, n, peer_call, e50)?;
     }
     Ok(())
 }

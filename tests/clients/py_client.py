@@ -190,7 +190,11 @@ async def connect(
         transport = streamable_http_client(opts.url or "")
     async with transport as (read, write):
         async with session_class(
-            read, write, elicitation_callback=elicitation, message_handler=message_handler
+            read,
+            write,
+            elicitation_callback=elicitation,
+            message_handler=message_handler,
+            logging_callback=logging_callback,
         ) as session:
             init = await session.initialize()
             FACTS.setdefault("protocol_version", init.protocol_version)
@@ -986,6 +990,42 @@ async def scenario_effects(opts: Opts) -> None:
     FACTS["asked"] = [a["message"] for a in answers.asked]
 
 
+async def scenario_context(opts: Opts) -> None:
+    """A contract 0.3.0 tool's progress and log messages reach the SDK's own callbacks (the
+    conformance fixtures: test_tool_with_progress, test_tool_with_logging), and only when asked:
+    a call without a progress callback gets no progress, a session that set no level no logs."""
+    logs: list[dict[str, Any]] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append({"level": params.level, "logger": params.logger, "data": params.data})
+
+    # First without asking for anything: nothing may arrive.
+    async with connect(opts, logging_callback=on_log) as s:
+        await listed(s, "test_tool_with_logging")
+        value(await s.call_tool("test_tool_with_logging", {}), "logging, unasked")
+        value(await s.call_tool("test_tool_with_progress", {}), "progress, unasked")
+    expect(logs == [], f"log messages nobody asked for: {logs}")
+
+    # Then asking: a level (the request's own logLevel from 2026-07-28 on, which the SDK's
+    # log_level sets; logging/setLevel before) and a progress callback.
+    level = "info"
+    async with connect(opts, logging_callback=on_log, log_level=level) as s:
+        if not modern(s):
+            await s.set_logging_level(level)
+        progress: list[dict[str, Any]] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append({"progress": done, "total": total})
+
+        result = await s.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+        value(result, "progress")
+        expect(text_of(result) == "Tool with progress executed successfully", describe(result))
+        result = await s.call_tool("test_tool_with_logging", {})
+        value(result, "logging")
+    FACTS["progress"] = progress
+    FACTS["logs"] = logs
+
+
 SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "list": scenario_list,
     "allowed": scenario_allowed,
@@ -1007,6 +1047,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "handles": scenario_handles,
     "replicas": scenario_replicas,
     "oauth": scenario_oauth,
+    "context": scenario_context,
 }
 
 

@@ -1168,6 +1168,43 @@ fn langchain_loads_reads_and_reports_a_denied_path() {
     );
 }
 
+/// A contract 0.3.0 tool's progress and log messages reach the SDK's own
+/// callbacks (the conformance fixtures, under the third-party default
+/// policy), in order, and only when the client asked for them.
+fn context_reports(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    ws.toolbox(&format!(
+        "version = 1\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+        toolhost_guests::GUEST_CONFORMANCE
+    ));
+    let f = run(&ws, lang, transport, "context", &[]).facts;
+    let progress: Vec<(f64, f64)> = f["progress"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{f}"))
+        .iter()
+        .map(|p| {
+            (
+                p["progress"].as_f64().unwrap_or(-1.0),
+                p["total"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [(0.0, 100.0), (50.0, 100.0), (100.0, 100.0)],
+        "{f}"
+    );
+    assert_eq!(
+        f["logs"],
+        json!([
+            {"level": "info", "logger": "test_tool_with_logging", "data": "Tool execution started"},
+            {"level": "info", "logger": "test_tool_with_logging", "data": "Tool processing data"},
+            {"level": "info", "logger": "test_tool_with_logging", "data": "Tool execution completed"},
+        ]),
+        "{f}"
+    );
+}
+
 macro_rules! tests {
     ($($test:ident => $scenario:ident($lang:ident, $transport:ident);)*) => {
         $(
@@ -1193,6 +1230,7 @@ tests! {
     py_stdio_hot_reload => hot_reload(Py, Stdio);
     py_stdio_fetch_allow_list => fetch_allow_list(Py, Stdio);
     py_stdio_record_replay => record_replay(Py, Stdio);
+    py_stdio_context_reports => context_reports(Py, Stdio);
 
     py_http_tools_list => tools_list(Py, Http);
     py_http_allowed_calls => allowed_calls(Py, Http);
@@ -1206,6 +1244,7 @@ tests! {
     py_http_cancel_spin => cancel_spin(Py, Http);
     py_http_hot_reload => hot_reload(Py, Http);
     py_http_fetch_allow_list => fetch_allow_list(Py, Http);
+    py_http_context_reports => context_reports(Py, Http);
 
     ts_stdio_tools_list => tools_list(Ts, Stdio);
     ts_stdio_allowed_calls => allowed_calls(Ts, Stdio);
@@ -1256,6 +1295,7 @@ client_tests! {
     pyclient_auto_stdio_cancel_spin => cancel_spin(AUTO, Stdio);
     pyclient_auto_stdio_hot_reload => hot_reload(AUTO, Stdio);
     pyclient_auto_stdio_cold_start => cold_start(AUTO, Stdio);
+    pyclient_auto_stdio_context_reports => context_reports(AUTO, Stdio);
 
     pyclient_auto_http_tools_list => tools_list(AUTO, Http);
     pyclient_auto_http_allowed_calls => allowed_calls(AUTO, Http);
@@ -1265,6 +1305,7 @@ client_tests! {
     pyclient_auto_http_no_elicitation => no_elicitation(AUTO, Http);
     pyclient_auto_http_hot_reload => hot_reload(AUTO, Http);
     pyclient_auto_http_cold_start => cold_start(AUTO, Http);
+    pyclient_auto_http_context_reports => context_reports(AUTO, Http);
 
     pyclient_modern_stdio_tools_list => tools_list(MODERN, Stdio);
     pyclient_modern_stdio_ask_accept => ask_accept(MODERN, Stdio);
@@ -1278,6 +1319,7 @@ client_tests! {
     pyclient_legacy_http_tools_list => tools_list(LEGACY, Http);
     pyclient_legacy_http_ask_accept => ask_accept(LEGACY, Http);
     pyclient_legacy_stdio_cold_start => cold_start(LEGACY, Stdio);
+    pyclient_legacy_http_context_reports => context_reports(LEGACY, Http);
 }
 
 #[test]

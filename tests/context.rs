@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{
     ContentBlock, ContextEvent, ContextSink, EmbeddedResource, LogLevel, ResourceContents,
-    ToolCall, ToolResult,
+    SessionEvent, ToolCall, ToolResult,
 };
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
-use toolhost_pipeline::{Pipeline, Registration, Registry, Scope};
+use toolhost_pipeline::{Pipeline, Registration, Registry, Scope, SessionLog, read_log};
+
 use toolhost_policy::{Decision, Policy};
 use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
 use toolhost_tests::{Workspace, conformance, guests, shared_cache};
@@ -122,9 +123,26 @@ async fn progress_and_logs_reach_the_sink_and_the_result_in_order() {
     assert_eq!(sink.events(), expected);
     assert_eq!(r.meta().context, expected);
 
-    // No sink: nothing is relayed, and it is still recorded.
+    // No sink: nothing is relayed, and it is still recorded, in the
+    // result and in the session log.
+    let ws = Workspace::new(&[]);
+    let (registry, _reg) = fixtures(|_| {}).await;
+    let log = ws.file("session.jsonl");
+    let p = Pipeline::builder(registry)
+        .session_log(Arc::new(SessionLog::open(&log).unwrap()))
+        .build();
     let r = call(&p, "test_tool_with_logging", None).await;
     assert_eq!(r.meta().context, expected);
+    let logged: Vec<Vec<ContextEvent>> = read_log(&log)
+        .unwrap()
+        .events
+        .into_iter()
+        .filter_map(|e| match e {
+            SessionEvent::ToolResult(r) => Some(r.context),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(logged, [expected]);
     // A tool that reports nothing records nothing.
     let r = call(&p, "test_simple_text", None).await;
     assert!(r.meta().context.is_empty());

@@ -528,7 +528,7 @@ async fn main() -> anyhow::Result<()> {
             store.set_epoch_deadline(1 << 30);
             let instance = pre.instantiate_async(&mut store).await?;
             let iface = instance
-                .get_export_index(&mut store, None, "toolhost:tool/tool@0.2.0")
+                .get_export_index(&mut store, None, "toolhost:tool/tool@0.3.0")
                 .ok_or_else(|| anyhow::anyhow!("no tool interface"))?;
             let exec = instance
                 .get_export_index(&mut store, Some(&iface), "execute")

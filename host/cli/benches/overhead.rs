@@ -374,6 +374,99 @@ async fn languages(quick: bool) -> anyhow::Result<()> {
 }
 
 /// Live (deterministic, recording), cassette playback and verify, per call.
+/// A sink that counts what it is given (a front end's relay, minus the
+/// client).
+#[derive(Debug, Default)]
+struct Counting(std::sync::atomic::AtomicU64);
+
+impl toolhost_contract::ContextSink for Counting {
+    fn emit(&self, _: &toolhost_contract::ContextEvent) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// What a tool's progress and log reports cost: the test guest's `report`
+/// making 0 or 10 of them per call, recorded only or relayed to a sink too,
+/// under a policy whose bounds let every one through.
+async fn context_rows(loaded: &Arc<LoadedComponent>, m: usize) -> anyhow::Result<()> {
+    let registry = Registry::new();
+    let policy = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .render(RenderMode::Host)
+        .limits(|l| {
+            l.max_context_per_second = 1_000_000;
+            l.max_context_bytes = 1 << 20;
+        })
+        .build()?;
+    let _reg = registry.register_component(Scope::Global, loaded, &policy)?;
+    let pipeline = Arc::new(Pipeline::builder(registry).build());
+    let sink = Arc::new(Counting::default());
+    let seq = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let call = |n: u64, log: bool, relay: bool| {
+        let (pipeline, sink, seq) = (pipeline.clone(), sink.clone(), seq.clone());
+        move || {
+            let (pipeline, sink) = (pipeline.clone(), sink.clone());
+            let i = seq.fetch_add(1, Ordering::Relaxed);
+            async move {
+                let sink = relay.then_some(sink as Arc<dyn toolhost_contract::ContextSink>);
+                let r = pipeline
+                    .execute_with(
+                        ToolCall::new(
+                            format!("r{i}"),
+                            "report",
+                            format!(r#"{{"n":{n},"log":{log},"i":{i}}}"#),
+                        ),
+                        CancellationToken::new(),
+                        sink,
+                    )
+                    .await;
+                anyhow::ensure!(r.meta().context.len() as u64 == n, "{r:?}");
+                Ok(())
+            }
+        }
+    };
+    let rows = [
+        ("no reports", call(0, false, false)),
+        ("10 progress updates, recorded", call(10, false, false)),
+        (
+            "10 progress updates, recorded and relayed",
+            call(10, false, true),
+        ),
+        (
+            "10 log messages, recorded and relayed",
+            call(10, true, true),
+        ),
+    ];
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    for (_, f) in &rows {
+        median_of(50, f).await?;
+    }
+    let rounds = 10;
+    for _ in 0..rounds {
+        for (i, (_, f)) in rows.iter().enumerate() {
+            times_of(m / rounds, None, f, &mut times[i]).await?;
+        }
+    }
+    let p50s: Vec<Duration> = times
+        .iter_mut()
+        .map(|t| {
+            t.sort();
+            percentile(t, 0.5)
+        })
+        .collect();
+    println!(
+        "
+what a tool's reports cost (contract 0.3.0 `context`; {m} calls a row, full pipeline, render = \"host\"):"
+    );
+    println!("| | p50 | per report over none |");
+    println!("|---|---|---|");
+    for ((what, _), p50) in rows.iter().zip(&p50s) {
+        let per = (us(*p50) - us(p50s[0])) / 10.0;
+        println!("| {what} | {:.1} µs | {per:.2} µs |", us(*p50));
+    }
+    Ok(())
+}
+
 async fn replay_rows(loaded: &Arc<LoadedComponent>, m: u64) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let cassette = dir.path().join("bench.cassette.jsonl");
@@ -512,6 +605,16 @@ async fn main() -> anyhow::Result<()> {
     let component = Component::from_file(&engine, hostile)?;
     let mut linker = Linker::<Raw>::new(&engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // The contract's `context` import (the guest's `report` uses it),
+    // doing nothing: the floor calls `echo`, which never reports.
+    let mut context = linker.instance("toolhost:tool/context@0.3.0")?;
+    for name in ["progress", "log"] {
+        context.func_new(name, |_, _, _, _| Ok(()))?;
+    }
+    context.func_new("cancelled", |_, _, _, results| {
+        results[0] = Val::Bool(false);
+        Ok(())
+    })?;
     let pre = linker.instantiate_pre(&component)?;
     let raw_call = || {
         let pre = pre.clone();
@@ -743,6 +846,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     replay_rows(&loaded, if quick { 200 } else { 2000 }).await?;
+    context_rows(&loaded, if quick { 200 } else { 2000 }).await?;
 
     // ── throughput ─────────────────────────────────────────────────────
     println!(

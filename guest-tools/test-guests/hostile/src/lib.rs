@@ -222,6 +222,29 @@ hostile!(Echo, "echo", "Returns its arguments; leaves rendering to the host.", s
     Ok(Echoed { args: a })
 });
 
+/// Arguments of `report` (other keys are ignored: benchmarks number
+/// their calls).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReportArgs {
+    /// Reports to make.
+    pub n: u64,
+    /// Log messages instead of progress updates.
+    #[serde(default)]
+    pub log: bool,
+}
+
+hostile!(Report, "report", "Reports progress (or logs) n times, as fast as it can (contract 0.3.0).", ReportArgs => Count, |a| {
+    let ctx = toolhost_kit::ctx();
+    for i in 0..a.n {
+        if a.log {
+            ctx.log(toolhost_kit::LogLevel::Info, "step");
+        } else {
+            ctx.progress(i + 1, Some(a.n), None);
+        }
+    }
+    Ok(Count { count: a.n })
+});
+
 /// `echo`, declaring that it renders nothing itself (contract 0.3.0's
 /// `host-renders`): the host never asks it to render.
 pub struct EchoPlain;
@@ -855,6 +878,7 @@ toolhost_kit::export_tools!(
     Counter,
     Echo,
     EchoPlain,
+    Report,
     BadOutput,
     Panic,
     SlowSleep,

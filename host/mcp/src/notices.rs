@@ -15,6 +15,7 @@ use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
 use tokio::sync::broadcast;
+use toolhost_contract::LogLevel;
 
 /// How severe a notice is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -28,30 +29,46 @@ pub enum Severity {
 }
 
 impl Severity {
-    fn level(self) -> LoggingLevel {
+    fn level(self) -> LogLevel {
         match self {
-            Severity::Info => LoggingLevel::Info,
-            Severity::Warning => LoggingLevel::Warning,
-            Severity::Error => LoggingLevel::Error,
+            Severity::Info => LogLevel::Info,
+            Severity::Warning => LogLevel::Warning,
+            Severity::Error => LogLevel::Error,
         }
     }
 }
 
 /// Whether a notice of `severity` passes a client's `level`.
 pub(crate) fn passes(severity: Severity, level: LoggingLevel) -> bool {
-    fn rank(l: LoggingLevel) -> u8 {
-        match l {
-            LoggingLevel::Debug => 0,
-            LoggingLevel::Info => 1,
-            LoggingLevel::Notice => 2,
-            LoggingLevel::Warning => 3,
-            LoggingLevel::Error => 4,
-            LoggingLevel::Critical => 5,
-            LoggingLevel::Alert => 6,
-            LoggingLevel::Emergency => 7,
-        }
+    severity.level() >= from_mcp(level)
+}
+
+/// A level as MCP names it, as the contract's (ordered by severity).
+pub(crate) fn from_mcp(l: LoggingLevel) -> LogLevel {
+    match l {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
     }
-    rank(severity.level()) >= rank(level)
+}
+
+/// The contract's level as MCP names it.
+pub(crate) fn to_mcp(l: LogLevel) -> LoggingLevel {
+    match l {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
 }
 
 /// One notice.
@@ -66,8 +83,10 @@ pub struct Notice {
 impl Notice {
     /// The MCP log message for this notice.
     pub(crate) fn message(&self) -> LoggingMessageNotificationParam {
-        let mut m =
-            LoggingMessageNotificationParam::new(self.severity.level(), json!(self.text.clone()));
+        let mut m = LoggingMessageNotificationParam::new(
+            to_mcp(self.severity.level()),
+            json!(self.text.clone()),
+        );
         m.logger = Some("toolhost".into());
         m
     }
@@ -172,6 +191,18 @@ mod tests {
         assert!(passes(Severity::Warning, LoggingLevel::Warning));
         assert!(passes(Severity::Error, LoggingLevel::Warning));
         assert!(!passes(Severity::Error, LoggingLevel::Critical));
+        for l in [
+            LogLevel::Debug,
+            LogLevel::Info,
+            LogLevel::Notice,
+            LogLevel::Warning,
+            LogLevel::Error,
+            LogLevel::Critical,
+            LogLevel::Alert,
+            LogLevel::Emergency,
+        ] {
+            assert_eq!(from_mcp(to_mcp(l)), l);
+        }
     }
 
     #[test]

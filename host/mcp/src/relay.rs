@@ -13,6 +13,7 @@
 
 #![allow(deprecated)] // MCP logging (SEP-2577 deprecates it; 2025-11-25 clients use it)
 
+use crate::notices::{from_mcp, to_mcp};
 use rmcp::model::ProgressToken;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam};
 use rmcp::service::{Peer, RoleServer};
@@ -105,50 +106,12 @@ impl Forward {
     }
 }
 
-fn from_mcp(l: LoggingLevel) -> LogLevel {
-    match l {
-        LoggingLevel::Debug => LogLevel::Debug,
-        LoggingLevel::Info => LogLevel::Info,
-        LoggingLevel::Notice => LogLevel::Notice,
-        LoggingLevel::Warning => LogLevel::Warning,
-        LoggingLevel::Error => LogLevel::Error,
-        LoggingLevel::Critical => LogLevel::Critical,
-        LoggingLevel::Alert => LogLevel::Alert,
-        LoggingLevel::Emergency => LogLevel::Emergency,
-    }
-}
-
-fn to_mcp(l: LogLevel) -> LoggingLevel {
-    match l {
-        LogLevel::Debug => LoggingLevel::Debug,
-        LogLevel::Info => LoggingLevel::Info,
-        LogLevel::Notice => LoggingLevel::Notice,
-        LogLevel::Warning => LoggingLevel::Warning,
-        LogLevel::Error => LoggingLevel::Error,
-        LogLevel::Critical => LoggingLevel::Critical,
-        LogLevel::Alert => LoggingLevel::Alert,
-        LogLevel::Emergency => LoggingLevel::Emergency,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn levels_map_both_ways_and_the_relay_filters_by_what_was_asked() {
-        for l in [
-            LogLevel::Debug,
-            LogLevel::Info,
-            LogLevel::Notice,
-            LogLevel::Warning,
-            LogLevel::Error,
-            LogLevel::Critical,
-            LogLevel::Alert,
-            LogLevel::Emergency,
-        ] {
-            assert_eq!(from_mcp(to_mcp(l)), l);
-        }
+    fn the_relay_filters_by_what_was_asked() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let relay = Relay {
             tx,

@@ -1212,7 +1212,7 @@ impl Pipeline {
         self.dispatches.fetch_add(1, Ordering::SeqCst);
         let clock = &run.env.clock;
         let d0 = clock.monotonic_ns();
-        let (exec, extra) = wrappers::dispatch(
+        let (mut exec, extra) = wrappers::dispatch(
             &self.b.wrappers,
             call,
             &tool,
@@ -1226,7 +1226,6 @@ impl Pipeline {
         run.dispatch_ns = clock.monotonic_ns().saturating_sub(d0);
         run.extra = extra;
         // What the tool reported while it ran: recorded whatever the outcome.
-        let mut exec = exec;
         run.context = std::mem::take(&mut exec.report.context);
         if exec.report.context_dropped > 0 {
             run.extra.insert(

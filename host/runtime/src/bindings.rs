@@ -108,9 +108,11 @@ common_conversions!(v1);
 common_conversions!(v2);
 common_conversions!(v3);
 
-/// The content of 0.1.0 and 0.2.0 (text, image, resource link).
-macro_rules! content_v1 {
-    ($v:ident) => {
+/// A version's content blocks as the contract's: the blocks every version
+/// has (text, image, resource link), then the arms of what that version
+/// adds.
+macro_rules! content {
+    ($v:ident { $($pat:pat => $block:expr,)* }) => {
         impl From<$v::types::ContentBlock> for ContentBlock {
             fn from(b: $v::types::ContentBlock) -> ContentBlock {
                 use $v::types::ContentBlock as B;
@@ -126,47 +128,31 @@ macro_rules! content_v1 {
                         mime_type: l.mime_type,
                         description: l.description,
                     },
+                    $($pat => $block,)*
                 }
             }
         }
     };
 }
 
-content_v1!(v1);
-content_v1!(v2);
-
-impl From<v3::types::ContentBlock> for ContentBlock {
-    fn from(b: v3::types::ContentBlock) -> ContentBlock {
-        use v3::types::{ContentBlock as B, ResourceContents as R};
-        match b {
-            B::Text(text) => ContentBlock::Text { text },
-            B::Image(i) => ContentBlock::Image {
-                data: i.data,
-                mime_type: i.mime_type,
+content!(v1 {});
+content!(v2 {});
+content!(v3 {
+    v3::types::ContentBlock::Audio(a) => ContentBlock::Audio {
+        data: a.data,
+        mime_type: a.mime_type,
+    },
+    v3::types::ContentBlock::EmbeddedResource(r) => ContentBlock::Resource {
+        resource: EmbeddedResource {
+            uri: r.uri,
+            mime_type: r.mime_type,
+            contents: match r.contents {
+                v3::types::ResourceContents::Text(t) => ResourceContents::Text(t),
+                v3::types::ResourceContents::Blob(b) => ResourceContents::Blob(b),
             },
-            B::ResourceLink(l) => ContentBlock::ResourceLink {
-                uri: l.uri,
-                name: l.name,
-                mime_type: l.mime_type,
-                description: l.description,
-            },
-            B::Audio(a) => ContentBlock::Audio {
-                data: a.data,
-                mime_type: a.mime_type,
-            },
-            B::EmbeddedResource(r) => ContentBlock::Resource {
-                resource: EmbeddedResource {
-                    uri: r.uri,
-                    mime_type: r.mime_type,
-                    contents: match r.contents {
-                        R::Text(t) => ResourceContents::Text(t),
-                        R::Blob(b) => ResourceContents::Blob(b),
-                    },
-                },
-            },
-        }
-    }
-}
+        },
+    },
+});
 
 /// A version's descriptor as a [`RawTool`], with what that version adds.
 macro_rules! raw_tool {

@@ -155,10 +155,7 @@ impl v3::context::Host for HostState {
     }
 
     fn cancelled(&mut self) -> bool {
-        self.cancel.is_cancelled()
-            || self
-                .deadline
-                .is_some_and(|d| std::time::Instant::now() >= d)
+        self.cancel.is_cancelled() || self.past_deadline()
     }
 }
 

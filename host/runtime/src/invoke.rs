@@ -387,7 +387,7 @@ impl LoadedComponent {
             if s.cancel.is_cancelled() {
                 return Err(wasmtime::Error::new(CallCancelled));
             }
-            if s.deadline.is_some_and(|d| Instant::now() >= d) {
+            if s.past_deadline() {
                 return Ok(UpdateDeadline::Interrupt);
             }
             // Yield so other tasks (and this call's cancellation) make progress.

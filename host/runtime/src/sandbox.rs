@@ -52,6 +52,12 @@ pub(crate) struct HostState {
 }
 
 impl HostState {
+    /// Whether the call's wall-clock deadline has passed.
+    pub(crate) fn past_deadline(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
     /// The filesystem view and the write budget, borrowed together.
     pub(crate) fn filesystem_parts(
         &mut self,

@@ -36,6 +36,7 @@ pub mod notices;
 mod relay;
 pub mod reload;
 mod session;
+mod stdio;
 
 pub use notices::{Notices, Severity};
 pub use session::{Server, ServerOptions, Session, TOOLS_LIST_WAIT};

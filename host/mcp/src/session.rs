@@ -10,6 +10,8 @@ use crate::convert;
 use crate::http::Caller;
 use crate::metrics::{Gauges, Metrics};
 use crate::notices::{Notice, Notices, Severity};
+use crate::stdio::Placement;
+use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult,
     ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
@@ -17,13 +19,13 @@ use rmcp::model::{
     SetLevelRequestParams, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
-use toolhost_contract::{FailureCode, ToolFailure, ToolResult};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{ContextSink, FailureCode, ToolCall, ToolFailure, ToolResult};
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::baseline::{HandleKey, derive_key};
 use toolhost_pipeline::replay::Replay;
@@ -209,6 +211,7 @@ impl Server {
             approver,
             log_level: Arc::new(Mutex::new(None)),
             listed: Arc::new(AtomicU64::new(NEVER_LISTED)),
+            placement: None,
         }
     }
 
@@ -274,21 +277,18 @@ impl Server {
     /// hand-off to a pool thread and back was a thread wake-up on the path
     /// of every message. Anything else (a terminal, a file) is read and
     /// written through the blocking pool.
+    ///
+    /// The session runs on a thread of its own, and so do its calls while
+    /// they run without waiting; calls that wait, and calls sent together,
+    /// run on the runtime this is awaited on (see [`crate::stdio`]).
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
-        let running = self
-            .session()
-            .serve(rmcp::transport::stdio_pipes())
-            .await
-            .map_err(|e| ServeError::Start(e.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| ServeError::Start(e.to_string()))?;
-        Ok(())
+        crate::stdio::serve(self.clone()).await
     }
 }
 
-/// One client connection's session.
+/// One client connection's session (a clone is the same session: it shares
+/// the pipeline, the approvals and the log level).
+#[derive(Clone)]
 pub struct Session {
     shared: Arc<Shared>,
     pipeline: Arc<Pipeline>,
@@ -302,6 +302,9 @@ pub struct Session {
     /// list when it does, and a notification it did not need can break a
     /// client that is closing).
     listed: Arc<AtomicU64>,
+    /// Where calls run, when the transport has a thread of its own
+    /// (stdio); `None`: in the request's task.
+    placement: Option<Placement>,
 }
 
 /// [`Session::listed`] before the first `tools/list`.
@@ -311,6 +314,38 @@ impl Session {
     /// This session's pipeline.
     pub fn pipeline(&self) -> &Arc<Pipeline> {
         &self.pipeline
+    }
+
+    /// This session, with its calls run where `placement` says.
+    pub(crate) fn placed(mut self, placement: Placement) -> Session {
+        self.placement = Some(placement);
+        self
+    }
+
+    /// Runs `call` through the pipeline (statelessly: the repeat check
+    /// looks at the principal's latest call), where the session's calls run.
+    async fn run(
+        &self,
+        call: ToolCall,
+        signal: CancellationToken,
+        sink: Option<Arc<dyn ContextSink>>,
+        stateless: bool,
+    ) -> ToolResult {
+        let pipeline = self.pipeline.clone();
+        let shared = self.shared.clone();
+        let running = async move {
+            if stateless {
+                pipeline
+                    .execute_stateless(call, signal, &shared.repeat, sink)
+                    .await
+            } else {
+                pipeline.execute_with(call, signal, sink).await
+            }
+        };
+        match &self.placement {
+            Some(placement) => placement.run(running).await,
+            None => running.await,
+        }
     }
 }
 
@@ -513,10 +548,8 @@ impl Session {
                 self.approver
                     .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
             let name = call.name.clone();
-            let (result, ()) = tokio::join!(
-                self.pipeline.execute_with(call, context.ct.clone(), sink),
-                forwarding
-            );
+            let (result, ()) =
+                tokio::join!(self.run(call, context.ct.clone(), sink, false), forwarding);
             self.count(&name, &result);
             return convert::call_result(result, object_only).into();
         }
@@ -536,17 +569,7 @@ impl Session {
         // repeat check looks at the principal's latest call instead.
         let over_http = context.extensions.get::<http::request::Parts>().is_some();
         let name = call.name.clone();
-        let running = async {
-            if over_http {
-                self.pipeline
-                    .execute_stateless(call, context.ct.clone(), &self.shared.repeat, sink)
-                    .await
-            } else {
-                self.pipeline
-                    .execute_with(call, context.ct.clone(), sink)
-                    .await
-            }
-        };
+        let running = self.run(call, context.ct.clone(), sink, over_http);
         let (result, ()) = tokio::join!(running, forwarding);
         if !result.failed_with(FailureCode::ApprovalPending) {
             self.count(&name, &result);

@@ -272,15 +272,14 @@ impl Server {
 
     /// Serves one session over stdin/stdout until the client closes it.
     ///
-    /// When both are pipes (as MCP clients launch servers) they are read and
-    /// written on the runtime's reactor, not through the blocking pool: each
-    /// hand-off to a pool thread and back was a thread wake-up on the path
-    /// of every message. Anything else (a terminal, a file) is read and
-    /// written through the blocking pool.
-    ///
     /// The session runs on a thread of its own, and so do its calls while
     /// they run without waiting; calls that wait, and calls sent together,
-    /// run on the runtime this is awaited on (see [`crate::stdio`]).
+    /// run on the runtime this is awaited on (see [`crate::stdio`]). When
+    /// stdin and stdout are pipes (as MCP clients launch servers) they are
+    /// read and written on that thread's reactor, not through a blocking
+    /// pool: each hand-off to a pool thread and back was a thread wake-up on
+    /// the path of every message. Anything else (a terminal, a file) is read
+    /// and written through the blocking pool.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         crate::stdio::serve(self.clone()).await
     }

@@ -35,6 +35,7 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::Poll;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -64,14 +65,11 @@ impl Placement {
         F: Future<Output = ToolResult> + Send + 'static,
     {
         let mut call = Box::pin(call);
-        if self.open.alone() {
-            let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
-            if let Poll::Ready(result) = first {
-                return result;
-            }
+        if self.open.alone()
+            && let Poll::Ready(result) = poll_once(call.as_mut()).await
+        {
+            return result;
         }
-        // A waker the call registered in that first poll was this task's;
-        // its first poll on the pool registers the pool task's instead.
         match self.pool.spawn(call).await {
             Ok(result) => result,
             Err(e) => ToolResult::from_failure(ToolFailure::new(
@@ -227,6 +225,20 @@ struct Envelope<'a> {
     method: Option<Cow<'a, str>>,
     #[serde(borrow)]
     params: Option<&'a RawValue>,
+}
+
+/// Whether `line` (JSON, but no message rmcp reads) is a notification:
+/// it has no id, or a `notifications/` method. Those get no answer.
+fn is_notification(line: &[u8]) -> bool {
+    serde_json::from_slice::<Envelope<'_>>(line)
+        .is_ok_and(|e| e.id.is_none() || e.method.is_some_and(|m| m.starts_with("notifications/")))
+}
+
+/// `fut` polled once, here: a call that finishes without waiting ends in
+/// this poll, and one that waits is handed on (its next poll registers the
+/// waker of wherever it went).
+async fn poll_once<F: Future + ?Sized>(mut fut: Pin<&mut F>) -> Poll<F::Output> {
+    std::future::poll_fn(move |cx| Poll::Ready(fut.as_mut().poll(cx))).await
 }
 
 /// `line` as a `tools/call` this transport answers itself: a JSON-RPC 2.0
@@ -389,49 +401,45 @@ impl Transport<RoleServer> for StdioTransport {
                 // on in a task of its own.
                 let mut answer =
                     Box::pin(direct.answer(id, params, self.calls.clone(), self.out.clone()));
-                let first = std::future::poll_fn(|cx| Poll::Ready(answer.as_mut().poll(cx))).await;
-                if first.is_pending() {
+                if poll_once(answer.as_mut()).await.is_pending() {
                     tokio::spawn(answer);
                 }
                 continue;
             }
             let parsed = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line);
-            let not_a_request = serde_json::from_slice::<Envelope<'_>>(line).map(|e| {
-                e.id.is_none() || e.method.is_some_and(|m| m.starts_with("notifications/"))
-            });
-            self.line.clear();
-            match parsed {
-                Ok(message) => {
-                    match &message {
-                        JsonRpcMessage::Request(r)
-                            if matches!(r.request, ClientRequest::CallToolRequest(_)) =>
-                        {
-                            self.calls.track(r.id.clone());
-                        }
-                        JsonRpcMessage::Notification(n) => {
-                            if let ClientNotification::CancelledNotification(c) = &n.notification
-                                && let Some(id) = &c.params.request_id
-                            {
-                                self.calls.cancel(id);
-                            }
-                        }
-                        _ => {}
-                    }
-                    return Some(message);
-                }
+            self.invalid = match &parsed {
+                Ok(_) => false,
                 // Not JSON: nothing to answer (answering can start an
                 // error storm with a peer that echoes it back).
                 Err(e) if e.is_syntax() || e.is_eof() => {
                     tracing::debug!("ignoring a line that is not JSON: {e}");
+                    false
                 }
                 // JSON, but not a message: a request is answered `Invalid
                 // Request`; a notification (or a non-MCP one) is ignored.
                 Err(e) => {
                     tracing::debug!("not a message: {e}");
-                    if !matches!(not_a_request, Ok(true)) {
-                        self.invalid = true;
-                    }
+                    !is_notification(line)
                 }
+            };
+            self.line.clear();
+            if let Ok(message) = parsed {
+                match &message {
+                    JsonRpcMessage::Request(r)
+                        if matches!(r.request, ClientRequest::CallToolRequest(_)) =>
+                    {
+                        self.calls.track(r.id.clone());
+                    }
+                    JsonRpcMessage::Notification(n) => {
+                        if let ClientNotification::CancelledNotification(c) = &n.notification
+                            && let Some(id) = &c.params.request_id
+                        {
+                            self.calls.cancel(id);
+                        }
+                    }
+                    _ => {}
+                }
+                return Some(message);
             }
         }
     }

@@ -2,7 +2,8 @@
 //! `build.sh` (`guest-tools/<language>/`), through the whole pipeline as
 //! the Rust tools are: normal calls and their rendering, a tool's own
 //! error, a path the host denies before the guest runs, a value the host
-//! finds off its declared output schema, and a deadline.
+//! finds off its declared output schema, and a deadline; for the kits on
+//! contract 0.3.0, what a tool reports while it runs reaching the host.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use serde_json::{Value, json};
@@ -10,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
-use toolhost_contract::{ToolCall, ToolResult};
+use toolhost_contract::{ContextEvent, ToolCall, ToolResult};
 use toolhost_pipeline::{Pipeline, Registration, Registry, Scope, ToolSpec};
 use toolhost_policy::{FsMode, Policy, RenderMode};
 use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
@@ -137,6 +138,15 @@ async fn call(p: &Pipeline, tool: &str, args: Value) -> ToolResult {
 
 fn value(r: &ToolResult) -> &Value {
     r.value().unwrap_or_else(|| panic!("a value: {r:?}"))
+}
+
+/// A progress report, as the host records it in a result.
+fn progress(done: u64, total: Option<u64>, message: Option<&str>) -> ContextEvent {
+    ContextEvent::Progress {
+        done,
+        total,
+        message: message.map(str::to_owned),
+    }
 }
 
 /// Paths outside the grant are denied by the host; the guest never runs.
@@ -381,6 +391,42 @@ mod c {
         .await;
         assert_eq!(bad.code(), Some("invalid_arguments"));
         assert_eq!(p.dispatches(), before);
+    }
+
+    /// What the hash tools report while they run (the 0.3.0 `context`
+    /// import) reaches the host and is recorded in the result: `hash_tree`
+    /// a progress report after each file, `hash_file` one after each
+    /// mebibyte of a larger file, of a known total.
+    #[tokio::test]
+    async fn c_progress_reports_reach_the_host() {
+        assert_eq!(component(&C).await.contract_version(), "0.3.0");
+        let big = "x".repeat((2 << 20) + 5);
+        let ws = Workspace::new(&[
+            ("fox.txt", TEXT),
+            ("sub/empty.txt", ""),
+            ("sub/skipped.c", "int x;\n"),
+            ("big.bin", big.as_str()),
+        ]);
+        let (p, _reg) = pipeline(&C, &shipped_policy(&C, &ws)).await;
+        let tree = call(&p, "hash_tree", json!({"path": ".", "glob": "*.txt"})).await;
+        assert_eq!(value(&tree)["file_count"], 2, "{tree:?}");
+        assert_eq!(
+            tree.meta().context,
+            [
+                progress(1, None, Some("fox.txt")),
+                progress(2, None, Some("sub/empty.txt"))
+            ]
+        );
+        let file = call(&p, "hash_file", json!({"path": "big.bin"})).await;
+        assert_eq!(value(&file)["bytes"], big.len(), "{file:?}");
+        let total = Some(big.len() as u64);
+        assert_eq!(
+            file.meta().context,
+            [
+                progress(1 << 20, total, None),
+                progress(2 << 20, total, None)
+            ]
+        );
     }
 
     #[tokio::test]

@@ -15,12 +15,15 @@
 #    target/guest-builder: wit-bindgen-c, wit-component
 #    and wasmtime 48's WASI preview 1 reactor adapter in one small binary.
 # 3. Generates the C bindings of wit/world.wit (the contract's
-#    tool-provider world plus wasi:cli/environment, for initial-cwd).
+#    tool-provider world, toolhost:tool@0.3.0 from wit/v0.3.0: exports
+#    `tool`, imports `context`; plus wasi:cli/environment, for
+#    initial-cwd).
 # 4. Compiles the kit, the tool and the bindings for wasm32-wasi (preview
 #    1, as a reactor) with clang-19, with the flags pinned below, and links
 #    the bindings' component-type object in.
 # 5. Wraps the core module into a component with the reactor adapter
-#    (validated), and checks that it imports no wasi:sockets interface.
+#    (validated), and checks that it imports no wasi:sockets interface and
+#    exports toolhost:tool/tool@0.3.0.
 #
 # Nothing is rebuilt when the sources are unchanged since the last build
 # (their digest, with the compiler's version, is kept beside the output, in
@@ -100,7 +103,7 @@ fi
 # contract and wit/ here), the builder, this script, and the compiler.
 sources_digest() {
     {
-        find "$tool_dir" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
+        find "$tool_dir" "$here/kit" "$here/wit" "$root/wit/v0.3.0" \
             "$here/../builder/Cargo.toml" "$here/../builder/Cargo.lock" "$here/../builder/src" \
             "$here/build.sh" "$here/../build-lib.sh" -type f ! -path '*/tests/*' -print0 | th_files_digest
         "$cc" --version | head -1
@@ -115,7 +118,7 @@ builder="$(bash "$here/../builder/build.sh")"
 
 # ── 3. bindings ────────────────────────────────────────────────────────
 # The contract first, then the world here that includes it.
-"$builder" bindings "$root/wit/v0.2.0:$here/wit" toolhost:c-guest/tool-provider "$work/bindings" 2>/dev/null
+"$builder" bindings "$root/wit/v0.3.0:$here/wit" toolhost:c-guest/tool-provider "$work/bindings" 2>/dev/null
 
 # ── 4. compile and link ────────────────────────────────────────────────
 mapfile -t tool_sources < <(find "$tool_dir" -maxdepth 1 -name '*.c' | LC_ALL=C sort)
@@ -133,4 +136,8 @@ done
 # ── 5. componentize ────────────────────────────────────────────────────
 "$builder" componentize --forbid-import wasi:sockets/ "$work/core.wasm" "$work/tool.wasm"
 # (The builder's own line above gives the number of imports.)
+if ! "$builder" wit "$work/tool.wasm" | grep -qx 'export toolhost:tool/tool@0\.3\.0'; then
+    echo "build.sh: the component does not export toolhost:tool/tool@0.3.0" >&2
+    exit 1
+fi
 th_install "$work/tool.wasm" "$out" "$digest" "no wasi:sockets import"

@@ -46,9 +46,8 @@ void th_buf_puts(th_buf *b, const char *s) { th_buf_append(b, s, strlen(s)); }
 
 void th_buf_putc(th_buf *b, char c) { th_buf_append(b, &c, 1); }
 
-void th_buf_printf(th_buf *b, const char *fmt, ...) {
-    va_list ap, aq;
-    va_start(ap, fmt);
+static void buf_vprintf(th_buf *b, const char *fmt, va_list ap) {
+    va_list aq;
     va_copy(aq, ap);
     int n = vsnprintf(NULL, 0, fmt, aq);
     va_end(aq);
@@ -58,6 +57,12 @@ void th_buf_printf(th_buf *b, const char *fmt, ...) {
         vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
         b->len += (size_t)n;
     }
+}
+
+void th_buf_printf(th_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(b, fmt, ap);
     va_end(ap);
 }
 
@@ -121,6 +126,152 @@ void th_json_write_cstr(th_buf *b, const char *s) { th_json_write_string(b, s, s
 void th_json_write_u64(th_buf *b, uint64_t v) { th_buf_printf(b, "%llu", (unsigned long long)v); }
 
 void th_json_write_bool(th_buf *b, bool v) { th_buf_puts(b, v ? "true" : "false"); }
+
+/* ── UTF-8 and base64 ───────────────────────────────────────────────── */
+
+bool th_utf8_valid(const char *s, size_t len) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t k = u[i] < 0x80 ? 1 : th_utf8_seq(u + i, len - i);
+        if (k == 0) return false;
+        i += k;
+    }
+    return true;
+}
+
+void th_buf_append_utf8(th_buf *b, const char *s, size_t len) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = 0; /* start of the pending run of valid bytes */
+    for (size_t i = 0; i < len;) {
+        size_t k = u[i] < 0x80 ? 1 : th_utf8_seq(u + i, len - i);
+        if (k == 0) {
+            th_buf_append(b, s + run, i - run);
+            th_buf_puts(b, "\xEF\xBF\xBD"); /* U+FFFD */
+            run = ++i;
+        } else {
+            i += k;
+        }
+    }
+    th_buf_append(b, s + run, len - run);
+}
+
+void th_base64_write(th_buf *b, const void *data, size_t len) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *u = data;
+    if (len / 3 >= SIZE_MAX / 4 - 1) {
+        b->failed = true;
+        return;
+    }
+    if (!reserve(b, (len + 2) / 3 * 4)) return;
+    char *o = b->data + b->len;
+    size_t i = 0;
+    for (; i + 3 <= len; i += 3) {
+        uint32_t v = (uint32_t)u[i] << 16 | (uint32_t)u[i + 1] << 8 | u[i + 2];
+        *o++ = alphabet[v >> 18];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = alphabet[(v >> 6) & 63];
+        *o++ = alphabet[v & 63];
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)u[i] << 16 | (i + 1 < len ? (uint32_t)u[i + 1] << 8 : 0);
+        *o++ = alphabet[v >> 18];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
+        *o++ = '=';
+    }
+    b->len = (size_t)(o - b->data);
+    b->data[b->len] = '\0';
+}
+
+/* ── content blocks ─────────────────────────────────────────────────── */
+
+void th_content_init(th_content *c) {
+    memset(c, 0, sizeof *c);
+    th_buf_init(&c->sink);
+    c->sink.failed = true; /* drops what it is given */
+}
+
+static void block_free(th_block *b) {
+    th_buf_free(&b->body);
+    free(b->uri);
+    free(b->name);
+    free(b->mime_type);
+    free(b->description);
+}
+
+void th_content_free(th_content *c) {
+    for (size_t i = 0; i < c->len; i++) block_free(&c->blocks[i]);
+    free(c->blocks);
+    th_content_init(c);
+}
+
+/* A copy of `s`; *ok turns false when it cannot be made. NULL stays NULL. */
+static char *copy_str(const char *s, bool *ok) {
+    if (s == NULL) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d == NULL) *ok = false;
+    else memcpy(d, s, n);
+    return d;
+}
+
+/* Adds a block of `kind` with copies of the strings; its body, or the
+ * sink when an allocation failed. */
+static th_buf *add_block(th_content *c, th_content_kind kind, const char *uri, const char *name,
+                         const char *mime_type, const char *description, bool blob) {
+    if (c->failed) return &c->sink;
+    if (c->len == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4;
+        th_block *blocks = cap < SIZE_MAX / sizeof *blocks ? realloc(c->blocks, cap * sizeof *blocks) : NULL;
+        if (blocks == NULL) {
+            c->failed = true;
+            return &c->sink;
+        }
+        c->blocks = blocks;
+        c->cap = cap;
+    }
+    th_block b = {.kind = kind, .blob = blob};
+    th_buf_init(&b.body);
+    bool ok = true;
+    b.uri = copy_str(uri, &ok);
+    b.name = copy_str(name, &ok);
+    b.mime_type = copy_str(mime_type, &ok);
+    b.description = copy_str(description, &ok);
+    if (!ok) {
+        block_free(&b);
+        c->failed = true;
+        return &c->sink;
+    }
+    c->blocks[c->len] = b;
+    return &c->blocks[c->len++].body;
+}
+
+/* Required strings given as NULL are empty (the contract has no "none"
+ * for them). */
+static const char *or_empty(const char *s) { return s ? s : ""; }
+
+th_buf *th_content_text(th_content *c) { return add_block(c, TH_CONTENT_TEXT, NULL, NULL, NULL, NULL, false); }
+
+th_buf *th_content_image(th_content *c, const char *mime_type) {
+    return add_block(c, TH_CONTENT_IMAGE, NULL, NULL, or_empty(mime_type), NULL, false);
+}
+
+th_buf *th_content_audio(th_content *c, const char *mime_type) {
+    return add_block(c, TH_CONTENT_AUDIO, NULL, NULL, or_empty(mime_type), NULL, false);
+}
+
+th_buf *th_content_resource_text(th_content *c, const char *uri, const char *mime_type) {
+    return add_block(c, TH_CONTENT_RESOURCE, or_empty(uri), NULL, mime_type, NULL, false);
+}
+
+th_buf *th_content_resource_blob(th_content *c, const char *uri, const char *mime_type) {
+    return add_block(c, TH_CONTENT_RESOURCE, or_empty(uri), NULL, mime_type, NULL, true);
+}
+
+void th_content_resource_link(th_content *c, const char *uri, const char *name, const char *mime_type,
+                              const char *description) {
+    add_block(c, TH_CONTENT_RESOURCE_LINK, or_empty(uri), or_empty(name), mime_type, description, false);
+}
 
 /* ── failures ───────────────────────────────────────────────────────── */
 
@@ -231,13 +382,14 @@ bool th_execute(const th_tool *const *tools, size_t n_tools, const char *name, s
 
 bool th_render(const th_tool *const *tools, size_t n_tools, const char *name, size_t name_len,
                const char *arguments, size_t arguments_len, const char *value, size_t value_len,
-               th_buf *out) {
+               th_content *out) {
     const th_tool *tool = find_tool(tools, n_tools, name, name_len);
-    if (tool == NULL || tool->render == NULL) return false;
+    if (tool == NULL || tool->render == NULL || tool->host_renders) return false;
     const th_json *args = NULL, *val = NULL;
     th_json_doc *adoc = th_json_parse(arguments, arguments_len, &th_kit_json_limits, &args, NULL, 0);
     th_json_doc *vdoc = th_json_parse(value, value_len, &value_limits, &val, NULL, 0);
     bool ok = adoc && vdoc && th_json_is(args, TH_JSON_OBJECT) && tool->render(args, val, out) && !out->failed;
+    for (size_t i = 0; ok && i < out->len; i++) ok = !out->blocks[i].body.failed;
     th_json_free(adoc);
     th_json_free(vdoc);
     return ok;
@@ -272,6 +424,8 @@ bool th_check_toolset(const th_tool *const *tools, size_t n, char *problem, size
         if (t->execute == NULL) return PROBLEM("%s has no execute function", t->name);
         if (t->input_schema == NULL || !schema_ok(t->input_schema)) return PROBLEM("%s: the input schema is not a JSON object", t->name);
         if (t->output_schema == NULL || !schema_ok(t->output_schema)) return PROBLEM("%s: the output schema is not a JSON object", t->name);
+        if (t->host_renders && t->render != NULL)
+            return PROBLEM("%s declares host_renders and has a render function (the host never calls it)", t->name);
         for (size_t k = 0; k < t->n_paths; k++) {
             if (t->paths[k].pointer == NULL || t->paths[k].pointer[0] != '/') return PROBLEM("%s: path pointer %zu is not a JSON Pointer", t->name, k);
             if ((unsigned)t->paths[k].access > TH_ACCESS_WRITE) return PROBLEM("%s: path %zu has an unknown access", t->name, k);
@@ -341,4 +495,46 @@ char *th_resolve_path(const char *path) {
     out[o] = '\0';
     free(joined);
     return out;
+}
+
+/* ── context ────────────────────────────────────────────────────────── */
+
+void th_progress(uint64_t done, uint64_t total, const char *message) {
+    size_t len = message ? strlen(message) : 0;
+    if (message == NULL || th_utf8_valid(message, len)) {
+        th_platform_progress(done, total, message, len);
+        return;
+    }
+    th_buf b;
+    th_buf_init(&b);
+    th_buf_append_utf8(&b, message, len);
+    /* Out of memory: the progress without its message. */
+    th_platform_progress(done, total, b.failed ? NULL : b.data, b.failed ? 0 : b.len);
+    th_buf_free(&b);
+}
+
+void th_log(th_log_level level, const char *fmt, ...) {
+    th_buf b;
+    th_buf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if ((unsigned)level > TH_LOG_EMERGENCY) level = TH_LOG_ERROR;
+    if (!b.failed && !th_utf8_valid(b.data ? b.data : "", b.len)) {
+        th_buf clean;
+        th_buf_init(&clean);
+        th_buf_append_utf8(&clean, b.data, b.len);
+        th_buf_free(&b);
+        b = clean;
+    }
+    if (!b.failed) th_platform_log(level, b.data ? b.data : "", b.len); /* out of memory: dropped */
+    th_buf_free(&b);
+}
+
+bool th_cancelled(void) { return th_platform_cancelled(); }
+
+void th_reports_free(th_report *reports, size_t n) {
+    for (size_t i = 0; i < n; i++) free(reports[i].message);
+    free(reports);
 }

@@ -1,5 +1,7 @@
 /* Native unit tests of the kit: the JSON parser (edge cases and hostile
- * input), the JSON writer, dispatch and path resolution. */
+ * input), the JSON writer, UTF-8 and base64, dispatch, content blocks,
+ * host_renders, the context (progress, log, cancellation, as kept
+ * natively) and path resolution. */
 #define _DEFAULT_SOURCE 1
 #include <errno.h>
 #include <stdint.h>
@@ -27,27 +29,53 @@ static bool broken_execute(const th_json *args, th_buf *out, th_error *err) {
     return true;
 }
 
-static bool echo_render(const th_json *args, const th_json *value, th_buf *out) {
-    th_buf_puts(out, th_json_string(th_json_get(value, "text"), NULL));
+static bool echo_render(const th_json *args, const th_json *value, th_content *out) {
+    th_buf_puts(th_content_text(out), th_json_string(th_json_get(value, "text"), NULL));
     return true;
 }
 
-static const th_tool ECHO = {
-    .name = "echo",
-    .description = "Echoes text.",
-    .input_schema = "{\"type\":\"object\"}",
-    .output_schema = "{\"type\":\"object\"}",
-    .execute = echo_execute,
-    .render = echo_render,
-};
-static const th_tool BROKEN = {
-    .name = "broken",
-    .description = "Produces invalid JSON.",
-    .input_schema = "{\"type\":\"object\"}",
-    .output_schema = "{\"type\":\"object\"}",
-    .execute = broken_execute,
-};
-TH_TOOLSET(&ECHO, &BROKEN);
+/* Every kind of block, in an order other than the contract's. */
+static bool media_render(const th_json *args, const th_json *value, th_content *out) {
+    th_base64_write(th_content_audio(out, "audio/wav"), "RIFF", 4);
+    th_buf_puts(th_content_resource_text(out, "file:///notes.md", "text/markdown"), "# Notes");
+    th_base64_write(th_content_resource_blob(out, "file:///a.bin", NULL), "\x00\xff", 2);
+    th_content_resource_link(out, "file:///b.txt", "b.txt", NULL, "the other file");
+    th_base64_write(th_content_image(out, "image/png"), "\x89PNG", 4);
+    th_buf_puts(th_content_text(out), "done");
+    return true;
+}
+
+static bool empty_execute(const th_json *args, th_buf *out, th_error *err) {
+    th_buf_puts(out, "{}");
+    return true;
+}
+
+/* Reports while it runs: two progress updates and a log message, and
+ * fails when cancelled. */
+static bool busy_execute(const th_json *args, th_buf *out, th_error *err) {
+    for (uint64_t i = 1; i <= 2; i++) {
+        if (th_cancelled()) return th_fail(err, "cancelled", "cancelled after %llu steps", (unsigned long long)(i - 1));
+        th_progress(i, 2, i == 2 ? "steps" : NULL);
+    }
+    th_log(TH_LOG_NOTICE, "%d steps done", 2);
+    th_buf_puts(out, "{}");
+    return true;
+}
+
+/* Both schemas of the test tools: any object. */
+#define ANY_OBJECT .input_schema = "{\"type\":\"object\"}", .output_schema = "{\"type\":\"object\"}"
+
+static const th_tool ECHO = {.name = "echo", .description = "Echoes text.", ANY_OBJECT,
+                             .execute = echo_execute, .render = echo_render};
+static const th_tool BROKEN = {.name = "broken", .description = "Produces invalid JSON.", ANY_OBJECT,
+                               .execute = broken_execute};
+static const th_tool MEDIA = {.name = "media", .description = "Renders every kind of block.", ANY_OBJECT,
+                              .execute = empty_execute, .render = media_render};
+static const th_tool PLAIN = {.name = "plain", .description = "Renders nothing itself.", ANY_OBJECT,
+                              .execute = empty_execute, .host_renders = true};
+static const th_tool BUSY = {.name = "busy", .description = "Reports progress and logs.", ANY_OBJECT,
+                             .execute = busy_execute};
+TH_TOOLSET(&ECHO, &BROKEN, &MEDIA, &PLAIN, &BUSY);
 
 /* ── helpers ────────────────────────────────────────────────────────── */
 
@@ -348,13 +376,15 @@ static void test_dispatch(void) {
     CHECK(strstr(err.message, "\\u0000") != NULL);
     th_buf_free(&out);
 
-    th_buf_init(&out);
-    CHECK(th_render(th_toolset, th_toolset_len, "echo", 4, "{}", 2, "{\"text\":\"shown\"}", 16, &out));
-    CHECK_STR(out.data, "shown");
-    th_buf_free(&out);
-    CHECK(!th_render(th_toolset, th_toolset_len, "broken", 6, "{}", 2, "{}", 2, &out)); /* no render */
-    CHECK(!th_render(th_toolset, th_toolset_len, "echo", 4, "{}", 2, "{bad", 4, &out));
-    th_buf_free(&out);
+    th_content content;
+    th_content_init(&content);
+    CHECK(th_render(th_toolset, th_toolset_len, "echo", 4, "{}", 2, "{\"text\":\"shown\"}", 16, &content));
+    CHECK(content.len == 1 && content.blocks[0].kind == TH_CONTENT_TEXT);
+    if (content.len == 1) CHECK_STR(content.blocks[0].body.data, "shown");
+    th_content_free(&content);
+    CHECK(!th_render(th_toolset, th_toolset_len, "broken", 6, "{}", 2, "{}", 2, &content)); /* no render */
+    CHECK(!th_render(th_toolset, th_toolset_len, "echo", 4, "{}", 2, "{bad", 4, &content));
+    th_content_free(&content);
 
     char problem[160];
     CHECK_MSG(th_check_toolset(th_toolset, th_toolset_len, problem, sizeof problem), "%s", problem);
@@ -375,6 +405,182 @@ static void test_errno_codes(void) {
     CHECK_STR(th_errno_code(ENOTDIR), "not_a_directory");
     CHECK_STR(th_errno_code(EACCES), "permission_denied");
     CHECK_STR(th_errno_code(EIO), "io_error");
+}
+
+/* ── UTF-8 and base64 ───────────────────────────────────────────────── */
+
+static void test_utf8(void) {
+    CHECK(th_utf8_valid("", 0));
+    CHECK(th_utf8_valid("caf\xc3\xa9 \xf0\x9f\x98\x80", 10));
+    CHECK(th_utf8_valid("a\0b", 3)); /* NUL is a character */
+    CHECK(!th_utf8_valid("\xff", 1));
+    CHECK(!th_utf8_valid("ab\xc3", 3));        /* truncated */
+    CHECK(!th_utf8_valid("\xed\xa0\x80", 3)); /* a surrogate */
+    th_buf b;
+    th_buf_init(&b);
+    th_buf_append_utf8(&b, "a\xff" "b\xc3\xa9\xe2\x82", 7);
+    CHECK_STR(b.data, "a\xef\xbf\xbd" "b\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd");
+    CHECK(th_utf8_valid(b.data, b.len));
+    th_buf_free(&b);
+}
+
+static void test_base64(void) {
+    /* RFC 4648, section 10 */
+    const char *in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    const char *out[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    for (size_t i = 0; i < 7; i++) {
+        th_buf b;
+        th_buf_init(&b);
+        th_buf_puts(&b, "<");
+        th_base64_write(&b, in[i], strlen(in[i]));
+        th_buf_puts(&b, ">");
+        char expect[16];
+        snprintf(expect, sizeof expect, "<%s>", out[i]);
+        CHECK_STR(b.data, expect);
+        th_buf_free(&b);
+    }
+    th_buf b;
+    th_buf_init(&b);
+    th_base64_write(&b, "\x00\xff\xfe\x80", 4);
+    CHECK_STR(b.data, "AP/+gA==");
+    th_buf_free(&b);
+}
+
+/* ── content blocks and host_renders ────────────────────────────────── */
+
+static void test_content_blocks(void) {
+    th_content c;
+    th_content_init(&c);
+    CHECK(th_render(th_toolset, th_toolset_len, "media", 5, "{}", 2, "{}", 2, &c));
+    CHECK(c.len == 6);
+    if (c.len != 6) {
+        th_content_free(&c);
+        return;
+    }
+    const th_block *b = c.blocks;
+    CHECK(b[0].kind == TH_CONTENT_AUDIO);
+    CHECK_STR(b[0].body.data, "UklGRg==");
+    CHECK_STR(b[0].mime_type, "audio/wav");
+    CHECK(b[1].kind == TH_CONTENT_RESOURCE && !b[1].blob);
+    CHECK_STR(b[1].uri, "file:///notes.md");
+    CHECK_STR(b[1].mime_type, "text/markdown");
+    CHECK_STR(b[1].body.data, "# Notes");
+    CHECK(b[2].kind == TH_CONTENT_RESOURCE && b[2].blob && b[2].mime_type == NULL);
+    CHECK_STR(b[2].body.data, "AP8=");
+    CHECK(b[3].kind == TH_CONTENT_RESOURCE_LINK && b[3].mime_type == NULL);
+    CHECK_STR(b[3].uri, "file:///b.txt");
+    CHECK_STR(b[3].name, "b.txt");
+    CHECK_STR(b[3].description, "the other file");
+    CHECK(b[4].kind == TH_CONTENT_IMAGE);
+    CHECK_STR(b[4].body.data, "iVBORw==");
+    CHECK_STR(b[4].mime_type, "image/png");
+    CHECK(b[5].kind == TH_CONTENT_TEXT);
+    CHECK_STR(b[5].body.data, "done");
+    th_content_free(&c);
+    CHECK(c.len == 0 && c.blocks == NULL);
+    /* the kinds are the contract's discriminants */
+    CHECK(TH_CONTENT_TEXT == 0 && TH_CONTENT_IMAGE == 1 && TH_CONTENT_RESOURCE_LINK == 2 && TH_CONTENT_AUDIO == 3 &&
+          TH_CONTENT_RESOURCE == 4);
+    /* NULL for a required string is the empty string */
+    th_content_init(&c);
+    th_content_resource_link(&c, NULL, NULL, NULL, NULL);
+    CHECK(c.len == 1 && c.blocks[0].uri && c.blocks[0].uri[0] == '\0' && c.blocks[0].name[0] == '\0');
+    th_content_free(&c);
+    /* after a failure every block lands in the sink, and render fails */
+    th_content_init(&c);
+    c.failed = true;
+    th_buf *sink = th_content_text(&c);
+    th_buf_puts(sink, "dropped");
+    CHECK(sink == &c.sink && c.len == 0 && sink->data == NULL);
+    th_content_free(&c);
+}
+
+static void test_host_renders(void) {
+    char problem[160];
+    /* the toolset has PLAIN, which declares host_renders */
+    CHECK_MSG(th_check_toolset(th_toolset, th_toolset_len, problem, sizeof problem), "%s", problem);
+    th_content c;
+    th_content_init(&c);
+    CHECK(!th_render(th_toolset, th_toolset_len, "plain", 5, "{}", 2, "{}", 2, &c));
+    CHECK(c.len == 0);
+    /* a tool declaring host_renders with a render function is refused, and
+     * its render is never called */
+    th_tool both = MEDIA;
+    both.host_renders = true;
+    const th_tool *set[] = {&both};
+    CHECK(!th_check_toolset(set, 1, problem, sizeof problem));
+    CHECK_MSG(strstr(problem, "host_renders") != NULL, "%s", problem);
+    CHECK(!th_render(set, 1, "media", 5, "{}", 2, "{}", 2, &c));
+    CHECK(c.len == 0);
+    th_content_free(&c);
+}
+
+/* ── context ────────────────────────────────────────────────────────── */
+
+/* Drops the reports made so far. */
+static void forget_reports(void) {
+    size_t n;
+    th_report *r = th_take_reports(&n);
+    th_reports_free(r, n);
+}
+
+static void test_context_reports(void) {
+    forget_reports(); /* whatever came before */
+    size_t n;
+    th_progress(0, TH_TOTAL_UNKNOWN, NULL);
+    th_progress(3, 10, "files");
+    th_log(TH_LOG_WARNING, "%d of %s", 7, "ten");
+    th_log((th_log_level)42, "odd level");
+    th_progress(4, 10, "bad \xff byte");
+    th_report *r = th_take_reports(&n);
+    CHECK(n == 5);
+    if (n == 5) {
+        CHECK(r[0].kind == TH_REPORT_PROGRESS && r[0].done == 0 && r[0].total == TH_TOTAL_UNKNOWN && r[0].message == NULL);
+        CHECK(r[1].kind == TH_REPORT_PROGRESS && r[1].done == 3 && r[1].total == 10);
+        CHECK_STR(r[1].message, "files");
+        CHECK(r[2].kind == TH_REPORT_LOG && r[2].level == TH_LOG_WARNING);
+        CHECK_STR(r[2].message, "7 of ten");
+        CHECK(r[3].kind == TH_REPORT_LOG && r[3].level == TH_LOG_ERROR); /* out of range */
+        CHECK_STR(r[4].message, "bad \xef\xbf\xbd byte");
+    }
+    th_reports_free(r, n);
+    r = th_take_reports(&n);
+    CHECK(n == 0 && r == NULL); /* taken once */
+    /* the levels are the contract's discriminants */
+    CHECK(TH_LOG_DEBUG == 0 && TH_LOG_NOTICE == 2 && TH_LOG_ERROR == 4 && TH_LOG_EMERGENCY == 7);
+}
+
+static void test_context_through_dispatch(void) {
+    forget_reports();
+    size_t n;
+    th_buf out;
+    th_error err;
+    CHECK(!th_cancelled());
+    CHECK(run("busy", "{}", &out, &err));
+    th_buf_free(&out);
+    th_error_free(&err);
+    th_report *r = th_take_reports(&n);
+    CHECK(n == 3);
+    if (n == 3) {
+        CHECK(r[0].done == 1 && r[0].total == 2 && r[0].message == NULL);
+        CHECK(r[1].done == 2 && r[1].total == 2);
+        CHECK_STR(r[1].message, "steps");
+        CHECK(r[2].kind == TH_REPORT_LOG && r[2].level == TH_LOG_NOTICE);
+        CHECK_STR(r[2].message, "2 steps done");
+    }
+    th_reports_free(r, n);
+
+    th_cancel_for_test(true);
+    CHECK(th_cancelled());
+    CHECK(!run("busy", "{}", &out, &err));
+    CHECK_STR(err.code, "cancelled");
+    th_buf_free(&out);
+    th_error_free(&err);
+    r = th_take_reports(&n);
+    CHECK(n == 0); /* stopped before reporting */
+    th_reports_free(r, n);
+    th_cancel_for_test(false);
+    CHECK(!th_cancelled());
 }
 
 /* ── paths ──────────────────────────────────────────────────────────── */
@@ -410,7 +616,13 @@ int main(void) {
     RUN(test_json_large_objects);
     RUN(test_json_fuzz);
     RUN(test_json_writer);
+    RUN(test_utf8);
+    RUN(test_base64);
     RUN(test_dispatch);
+    RUN(test_content_blocks);
+    RUN(test_host_renders);
+    RUN(test_context_reports);
+    RUN(test_context_through_dispatch);
     RUN(test_errno_codes);
     RUN(test_resolve_path);
     return th_test_summary();

@@ -12,6 +12,15 @@
  * directory's entries sorted with a '/' appended to directory names), so
  * it can stop after `max_files` files and still return the first ones in
  * sorted order.
+ *
+ * While they run (contract 0.3.0's context): hash_tree reports progress
+ * after each file (files hashed so far, the file's path) and checks for
+ * cancellation before each file (then it fails with `cancelled`);
+ * hash_file reports progress after each mebibyte of a larger file (bytes
+ * hashed of the bytes to hash). hash_file does not check: the host stops a
+ * cancelled instance anyway, and the host's `cancelled` is also true past
+ * the deadline, so a cooperative stop there would turn the host's
+ * `timeout` into this tool's `cancelled`.
  */
 #define _DEFAULT_SOURCE 1 /* strnlen, DT_* and fstatat with -std=c11 */
 #include <dirent.h>
@@ -34,6 +43,7 @@
 #define MAX_VISITED 1000000       /* entries read in one walk */
 #define MAX_ERRORS_LISTED 100
 #define PATH_CAP 4096
+#define PROGRESS_EVERY ((uint64_t)1 << 20) /* bytes between two progress reports of hash_file */
 
 static unsigned char read_buf[READ_BUF_SIZE];
 
@@ -89,10 +99,15 @@ static bool arg_u64(const th_json *args, const char *name, uint64_t max, uint64_
 /* ── streaming a file ───────────────────────────────────────────────── */
 
 /* Hashes up to `limit` bytes from the current position of `fd`; returns
- * the count, or -1 with errno set. */
-static int64_t hash_fd(int fd, hasher *h, uint64_t limit) {
-    uint64_t done = 0;
+ * the count, or -1 with errno set. Unless `total` is NULL, it reports the
+ * bytes hashed of *total after each PROGRESS_EVERY bytes. */
+static int64_t hash_fd(int fd, hasher *h, uint64_t limit, const uint64_t *total) {
+    uint64_t done = 0, next_report = PROGRESS_EVERY;
     while (done < limit) {
+        if (total && done >= next_report) {
+            next_report = done + PROGRESS_EVERY;
+            th_progress(done, *total, NULL);
+        }
         size_t want = limit - done < READ_BUF_SIZE ? (size_t)(limit - done) : READ_BUF_SIZE;
         ssize_t n = read(fd, read_buf, want);
         if (n < 0) {
@@ -152,7 +167,9 @@ static bool hash_file_execute(const th_json *args, th_buf *out, th_error *err) {
     }
     hasher h;
     hasher_init(&h, alg);
-    int64_t n = hash_fd(fd, &h, has_length ? length : UINT64_MAX);
+    /* The total of the progress: what is left from offset, or less. */
+    uint64_t to_hash = has_length && length < size - offset ? length : size - offset;
+    int64_t n = hash_fd(fd, &h, has_length ? length : UINT64_MAX, &to_hash);
     int e = errno;
     close(fd);
     if (n < 0) return th_fail_errno(err, e, "cannot read", path);
@@ -200,8 +217,9 @@ static const char *get_str(const th_json *obj, const char *key) {
     return th_json_is_c_string(v) ? v->u.string.ptr : NULL;
 }
 
-static bool hash_file_render(const th_json *args, const th_json *value, th_buf *out) {
+static bool hash_file_render(const th_json *args, const th_json *value, th_content *content) {
     (void)args;
+    th_buf *out = th_content_text(content);
     const char *digest = get_str(value, "digest"), *path = get_str(value, "path"), *alg = get_str(value, "algorithm");
     if (!digest || !path || !alg) return false;
     uint64_t bytes = get_u64(value, "bytes"), offset = get_u64(value, "offset"), size = get_u64(value, "size");
@@ -230,7 +248,7 @@ typedef struct walk {
     th_buf *out;       /* the files array is written as the walk goes */
     th_buf errors;     /* the errors array, at most MAX_ERRORS_LISTED */
     uint64_t files, total_bytes, skipped, error_count, visited;
-    bool truncated, stop;
+    bool truncated, stop, cancelled;
     char abs[PATH_CAP]; /* absolute path of the current directory / file */
     char rel[PATH_CAP]; /* path relative to the walked directory */
 } walk;
@@ -264,7 +282,7 @@ static void hash_one(walk *w) {
     }
     hasher h;
     hasher_init(&h, w->alg);
-    int64_t n = hash_fd(fd, &h, UINT64_MAX);
+    int64_t n = hash_fd(fd, &h, UINT64_MAX, NULL);
     int e = errno;
     close(fd);
     if (n < 0) {
@@ -279,6 +297,7 @@ static void hash_one(walk *w) {
     th_buf_printf(w->out, ",\"digest\":\"%s\",\"bytes\":%lld}", hex, (long long)n);
     w->files++;
     w->total_bytes += (uint64_t)n;
+    th_progress(w->files, TH_TOTAL_UNKNOWN, w->rel);
 }
 
 /* Reads, sorts and closes one directory (w->abs), then visits its entries.
@@ -363,6 +382,8 @@ static void walk_dir(walk *w, size_t abs_len, size_t rel_len, int depth) {
                 if (w->files >= w->max_files) {
                     w->truncated = true;
                     w->stop = true;
+                } else if (th_cancelled()) {
+                    w->cancelled = w->stop = true;
                 } else {
                     hash_one(w);
                 }
@@ -437,6 +458,14 @@ static bool hash_tree_execute(const th_json *args, th_buf *out, th_error *err) {
     th_json_write_cstr(out, path);
     th_buf_printf(out, ",\"algorithm\":\"%s\",\"files\":[", hash_algorithm_name(alg));
     walk_dir(w, al, 0, 0);
+    if (w->cancelled) {
+        uint64_t files = w->files;
+        th_buf_free(&w->errors);
+        free(w);
+        glob_free(glob);
+        return th_fail(err, "cancelled", "the call was cancelled after %llu files of %s", (unsigned long long)files,
+                       path);
+    }
     th_buf_printf(out,
                   "],\"file_count\":%llu,\"total_bytes\":%llu,\"truncated\":%s,\"skipped\":%llu,"
                   "\"error_count\":%llu,\"errors\":[",
@@ -451,7 +480,8 @@ static bool hash_tree_execute(const th_json *args, th_buf *out, th_error *err) {
     return true;
 }
 
-static bool hash_tree_render(const th_json *args, const th_json *value, th_buf *out) {
+static bool hash_tree_render(const th_json *args, const th_json *value, th_content *content) {
+    th_buf *out = th_content_text(content);
     const char *alg = get_str(value, "algorithm");
     const th_json *files = th_json_get(value, "files"), *errors = th_json_get(value, "errors");
     if (!alg || !th_json_is(files, TH_JSON_ARRAY) || !th_json_is(errors, TH_JSON_ARRAY)) return false;

@@ -65,13 +65,16 @@ static bool count_lines_execute(const th_json *args, th_buf *out, th_error *err)
     return true;
 }
 
-/* What the model reads. Pure: it sees only the arguments and the value
- * (in a fresh instance). Return false to let the host render the value. */
-static bool count_lines_render(const th_json *args, const th_json *value, th_buf *out) {
+/* What the model reads: content blocks (here one text block; also
+ * th_content_image, _audio, _resource_text, _resource_blob,
+ * _resource_link). Pure: it sees only the arguments and the value (in a
+ * fresh instance). Return false to let the host render the value, or
+ * declare `.host_renders = true` and no render at all. */
+static bool count_lines_render(const th_json *args, const th_json *value, th_content *out) {
     const char *path = th_json_string(th_json_get(value, "path"), NULL);
     uint64_t lines = 0;
     if (path == NULL || !th_json_u64(th_json_get(value, "lines"), &lines)) return false;
-    th_buf_printf(out, "%s: %llu line%s", path, (unsigned long long)lines, lines == 1 ? "" : "s");
+    th_buf_printf(th_content_text(out), "%s: %llu line%s", path, (unsigned long long)lines, lines == 1 ? "" : "s");
     return true;
 }
 

@@ -1,7 +1,7 @@
 /* Native unit tests of the hash tool: digests against published vectors,
- * streaming in pieces, glob matching, and both tools run through the kit's
+ * streaming in pieces, glob matching, both tools run through the kit's
  * dispatch (th_execute/th_render, as the component runs them) on real
- * files.
+ * files, and what they report while they run (progress, cancellation).
  *
  * test.sh runs it inside a scratch directory it prepared (the working
  * directory, as /workspace is for the component), with a manifest
@@ -181,14 +181,17 @@ static uint64_t u64_of(const th_json *v, const char *key) {
     return x;
 }
 
+/* The rendering: one text block, taken (NULL when there is none). */
 static char *render(const char *tool, const char *args, const result *r) {
-    th_buf out;
-    th_buf_init(&out);
-    if (!th_render(th_toolset, th_toolset_len, tool, strlen(tool), args, strlen(args), r->out.data, r->out.len, &out)) {
-        th_buf_free(&out);
-        return NULL;
+    th_content out;
+    th_content_init(&out);
+    char *text = NULL;
+    if (th_render(th_toolset, th_toolset_len, tool, strlen(tool), args, strlen(args), r->out.data, r->out.len, &out)) {
+        CHECK_MSG(out.len == 1 && out.blocks[0].kind == TH_CONTENT_TEXT, "%s: %zu blocks", tool, out.len);
+        if (out.len == 1) text = th_buf_take(&out.blocks[0].body, NULL);
     }
-    return th_buf_take(&out, NULL);
+    th_content_free(&out);
+    return text;
 }
 
 static void test_toolset(void) {
@@ -365,6 +368,78 @@ static void test_hash_tree(void) {
     expect_failure("hash_tree", "{\"path\":\"tree\",\"hidden\":1}", "invalid_arguments");
 }
 
+/* ── progress and cancellation (as the kit keeps them natively) ─────── */
+
+/* Drops the reports made so far. */
+static void forget_reports(void) {
+    size_t n;
+    th_report *r = th_take_reports(&n);
+    th_reports_free(r, n);
+}
+
+/* Calls `tool` (which must succeed) and returns what it reported (*n
+ * reports; free with th_reports_free). */
+static th_report *reports_of(const char *tool, const char *args, size_t *n) {
+    forget_reports();
+    result r = call(tool, args);
+    CHECK_MSG(r.ok, "%s %s: %s", tool, args, r.err.message);
+    done(&r);
+    return th_take_reports(n);
+}
+
+static void test_hash_tree_reports_progress_per_file(void) {
+    size_t n;
+    th_report *rep = reports_of("hash_tree", "{\"path\":\"tree\",\"glob\":\"*.c\"}", &n);
+    const char *expect[] = {"a.c", "a/z.c", "sub/b.c", "sub/deep/c.c"};
+    CHECK_MSG(n == 4, "%zu reports", n);
+    for (size_t i = 0; i < n && i < 4; i++) {
+        CHECK(rep[i].kind == TH_REPORT_PROGRESS && rep[i].done == i + 1 && rep[i].total == TH_TOTAL_UNKNOWN);
+        CHECK_STR(rep[i].message, expect[i]);
+    }
+    th_reports_free(rep, n);
+}
+
+static void test_hash_file_reports_progress_per_mebibyte(void) {
+    size_t n;
+    th_report *rep = reports_of("hash_file", "{\"path\":\"f3145731.bin\"}", &n);
+    CHECK_MSG(n == 3, "%zu reports", n); /* after 1, 2 and 3 MiB */
+    for (size_t i = 0; i < n && i < 3; i++)
+        CHECK(rep[i].kind == TH_REPORT_PROGRESS && rep[i].done == (i + 1) << 20 && rep[i].total == 3145731 &&
+              rep[i].message == NULL);
+    th_reports_free(rep, n);
+    /* a range: the total is what is hashed */
+    rep = reports_of("hash_file", "{\"path\":\"f3145731.bin\",\"offset\":100000,\"length\":3000000}", &n);
+    CHECK_MSG(n == 2 && rep[0].total == 3000000 && rep[1].done == 2 << 20, "%zu reports", n);
+    th_reports_free(rep, n);
+    /* a small file: no report at all */
+    rep = reports_of("hash_file", "{\"path\":\"tree/a.txt\"}", &n);
+    CHECK(n == 0);
+    th_reports_free(rep, n);
+}
+
+static void test_a_cancelled_hash_tree_stops_before_the_next_file(void) {
+    forget_reports();
+    th_cancel_for_test(true);
+    result r = call("hash_tree", "{\"path\":\"tree\"}");
+    CHECK(!r.ok && strcmp(r.err.code, "cancelled") == 0);
+    CHECK_MSG(strstr(r.err.message, "after 0 files") != NULL, "%s", r.err.message);
+    done(&r);
+    size_t n;
+    th_report *rep = th_take_reports(&n);
+    CHECK_MSG(n == 0, "%zu reports", n); /* it stopped before the first file */
+    th_reports_free(rep, n);
+    /* hash_file does not check (the host stops the instance) */
+    r = call("hash_file", "{\"path\":\"f3145731.bin\"}");
+    CHECK(r.ok);
+    done(&r);
+    forget_reports();
+    th_cancel_for_test(false); /* and hash_tree runs through again */
+    r = call("hash_tree", "{\"path\":\"tree\"}");
+    CHECK(r.ok);
+    done(&r);
+    forget_reports();
+}
+
 int main(void) {
     RUN(test_sha256_vectors);
     RUN(test_blake2s_vectors);
@@ -375,5 +450,8 @@ int main(void) {
     RUN(test_manifest);
     RUN(test_hash_file);
     RUN(test_hash_tree);
+    RUN(test_hash_tree_reports_progress_per_file);
+    RUN(test_hash_file_reports_progress_per_mebibyte);
+    RUN(test_a_cancelled_hash_tree_stops_before_the_next_file);
     return th_test_summary();
 }

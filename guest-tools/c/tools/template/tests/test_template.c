@@ -32,11 +32,12 @@ static void test_count_lines(void) {
     th_error err;
     CHECK(call("{\"path\":\"three.txt\"}", &out, &err));
     CHECK_STR(out.data, "{\"path\":\"three.txt\",\"lines\":3,\"bytes\":5}");
-    th_buf text;
-    th_buf_init(&text);
-    CHECK(th_render(th_toolset, th_toolset_len, "count_lines", 11, "{}", 2, out.data, out.len, &text));
-    CHECK_STR(text.data, "three.txt: 3 lines");
-    th_buf_free(&text);
+    th_content content;
+    th_content_init(&content);
+    CHECK(th_render(th_toolset, th_toolset_len, "count_lines", 11, "{}", 2, out.data, out.len, &content));
+    CHECK(content.len == 1 && content.blocks[0].kind == TH_CONTENT_TEXT);
+    if (content.len == 1) CHECK_STR(content.blocks[0].body.data, "three.txt: 3 lines");
+    th_content_free(&content);
     th_buf_free(&out);
     th_error_free(&err);
 }

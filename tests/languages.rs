@@ -17,10 +17,13 @@ use toolhost_policy::{FsMode, Policy, RenderMode};
 use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
 use toolhost_tests::{Workspace, allow_in, build, guests::REPO_ROOT, shared_cache};
 
-/// A guest in another language: its build script, output and shipped policy.
+/// A guest in another language: its build script, tool, output and
+/// shipped policy.
 struct Guest {
     /// `guest-tools/<dir>`.
     dir: &'static str,
+    /// The tool built, `guest-tools/<dir>/tools/<tool>`.
+    tool: &'static str,
     /// The component built, under `target/`.
     out: &'static str,
     /// Its policy, under `guest-tools/<dir>`.
@@ -29,26 +32,38 @@ struct Guest {
 
 const PYTHON: Guest = Guest {
     dir: "python",
+    tool: "table",
     out: "target/python-guests/tool_table.wasm",
     policy: "tools/table/policy.toml",
 };
 
 const C: Guest = Guest {
     dir: "c",
+    tool: "hash",
     out: "target/c-guests/tool_hash.wasm",
     policy: "tools/hash/policy.toml",
 };
 
 const JS: Guest = Guest {
     dir: "js",
+    tool: "markdown",
     out: "target/js-guests/tool_markdown.wasm",
     policy: "tools/markdown/policy.toml",
 };
 
 const GO: Guest = Guest {
     dir: "go",
+    tool: "gosource",
     out: "target/go-guests/tool_gosource.wasm",
     policy: "tools/gosource/policy.toml",
+};
+
+/// The Go template (`count_lines`), which reports progress on large files.
+const GO_TEMPLATE: Guest = Guest {
+    dir: "go",
+    tool: "template",
+    out: "target/go-guests/tool_template.wasm",
+    policy: "tools/template/policy.toml",
 };
 
 /// Builds `g` (once per test binary; a build script skips the build when
@@ -57,7 +72,7 @@ fn built(g: &Guest) -> PathBuf {
     static BUILT: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
     let out = Path::new(REPO_ROOT).join(g.out);
     let mut done = BUILT.lock().unwrap();
-    if !done.contains(&g.dir) {
+    if !done.contains(&g.out) {
         let script = Path::new(REPO_ROOT)
             .join("guest-tools")
             .join(g.dir)
@@ -66,15 +81,17 @@ fn built(g: &Guest) -> PathBuf {
         let status = Command::new("bash")
             .arg(&script)
             .arg(&out)
+            .arg(g.tool)
             .status()
             .unwrap();
         assert!(status.success(), "{} failed", script.display());
         eprintln!(
-            "{}: build.sh took {:.1} s",
+            "{}/{}: build.sh took {:.1} s",
             g.dir,
+            g.tool,
             started.elapsed().as_secs_f64()
         );
-        done.push(g.dir);
+        done.push(g.out);
     }
     out
 }
@@ -86,7 +103,7 @@ async fn component(g: &Guest) -> Arc<LoadedComponent> {
         tokio::sync::Mutex::const_new(None);
     let mut loaded = LOADED.lock().await;
     let map = loaded.get_or_insert_with(HashMap::new);
-    if let Some(c) = map.get(g.dir) {
+    if let Some(c) = map.get(g.out) {
         return c.clone();
     }
     let rt = RT.get_or_init(|| {
@@ -101,13 +118,14 @@ async fn component(g: &Guest) -> Arc<LoadedComponent> {
     let started = std::time::Instant::now();
     let c = rt.load(&path).await.unwrap();
     eprintln!(
-        "{}: loaded in {:.2} s ({:?}), {} bytes",
+        "{}/{}: loaded in {:.2} s ({:?}), {} bytes",
         g.dir,
+        g.tool,
         started.elapsed().as_secs_f64(),
         c.cache_outcome(),
         std::fs::metadata(&path).map_or(0, |m| m.len())
     );
-    map.insert(g.dir, c.clone());
+    map.insert(g.out, c.clone());
     c
 }
 
@@ -592,6 +610,31 @@ mod go {
             "{}",
             &r.text()[..200]
         );
+    }
+
+    /// What the template's `count_lines` reports while it runs (the 0.3.0
+    /// `context` import, lowered by the kit's hand-written ABI) reaches the
+    /// host: progress after each mebibyte, of the file's size.
+    #[tokio::test]
+    async fn go_progress_reports_reach_the_host() {
+        assert_eq!(component(&GO).await.contract_version(), "0.3.0");
+        assert_eq!(component(&GO_TEMPLATE).await.contract_version(), "0.3.0");
+        let big = format!("{}\n", "x".repeat(1023)).repeat(2560); // 2.5 MiB
+        let ws = Workspace::new(&[("big.txt", big.as_str()), ("small.txt", "one\n")]);
+        let (p, _reg) = pipeline(&GO_TEMPLATE, &shipped_policy(&GO_TEMPLATE, &ws)).await;
+        let r = call(&p, "count_lines", json!({"path": "big.txt"})).await;
+        assert_eq!(value(&r)["lines"], 2560, "{r:?}");
+        let total = Some(big.len() as u64);
+        assert_eq!(
+            r.meta().context,
+            [
+                progress(1 << 20, total, Some("bytes read")),
+                progress(2 << 20, total, Some("bytes read"))
+            ]
+        );
+        let small = call(&p, "count_lines", json!({"path": "small.txt"})).await;
+        assert_eq!(value(&small)["lines"], 1, "{small:?}");
+        assert!(small.meta().context.is_empty(), "{small:?}");
     }
 
     #[tokio::test]

@@ -18,10 +18,12 @@
 #    bytes must not depend on the checkout's path or its git state).
 # 4. Builds the builder (guest-tools/builder, shared with the C kit) and
 #    wraps the core module into a component: the component-type section of
-#    wit/world.wit is embedded, and wasmtime 48's preview 1 reactor adapter
-#    added with --grow-memory (it must not call Go's allocator while the
-#    runtime starts). The build fails if the component imports any
-#    wasi:sockets interface.
+#    wit/world.wit (the contract's tool-provider world, toolhost:tool@0.3.0
+#    from wit/v0.3.0: exports `tool`, imports `context`; plus
+#    wasi:cli/environment) is embedded, and wasmtime 48's preview 1 reactor
+#    adapter added with --grow-memory (it must not call Go's allocator while
+#    the runtime starts). The build fails if the component imports any
+#    wasi:sockets interface or does not export toolhost:tool/tool@0.3.0.
 #
 # Nothing is rebuilt when the sources are unchanged since the last build
 # (their digest, with the Go version, is kept beside the output, in
@@ -51,7 +53,7 @@ source "$here/env.sh"
 # ── 0. up to date? ─────────────────────────────────────────────────────
 sources_digest() {
     {
-        find "$here/tools/$tool" "$here/kit" "$here/wit" "$root/wit/v0.2.0" \
+        find "$here/tools/$tool" "$here/kit" "$here/wit" "$root/wit/v0.3.0" \
             "$here/go.mod" "$here/runtime.patch" "$here/requirements.txt" \
             "$here/build.sh" "$here/env.sh" "$here/../build-lib.sh" \
             "$here/../builder/Cargo.toml" "$here/../builder/Cargo.lock" "$here/../builder/src" \
@@ -83,6 +85,10 @@ printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
 # ── 4. componentize ────────────────────────────────────────────────────
 builder="$(bash "$here/../builder/build.sh")"
 "$builder" componentize --grow-memory --forbid-import wasi:sockets/ "$work/core.wasm" "$work/tool.wasm" \
-    "$root/wit/v0.2.0:$here/wit" toolhost:go-guest/tool-provider
+    "$root/wit/v0.3.0:$here/wit" toolhost:go-guest/tool-provider
 # (The builder's own line above gives the number of imports.)
+if ! "$builder" wit "$work/tool.wasm" | grep -qx 'export toolhost:tool/tool@0\.3\.0'; then
+    echo "build.sh: the component does not export toolhost:tool/tool@0.3.0" >&2
+    exit 1
+fi
 th_install "$work/tool.wasm" "$out" "$digest" "no wasi:sockets import"

@@ -2,8 +2,13 @@
 
 // The WIT plumbing of a Go tool component, written by hand (there is no
 // wit-bindgen for Go's own wasip1 port): the canonical ABI of the three
-// exports of `toolhost:tool/tool@0.2.0`, their post-return functions,
-// `cabi_realloc`, and the `wasi:cli/environment.initial-cwd` import.
+// exports of `toolhost:tool/tool@0.3.0`, their post-return functions,
+// `cabi_realloc`, the three functions of the `toolhost:tool/context@0.3.0`
+// import (behind Progress, Log and Cancelled), and the
+// `wasi:cli/environment.initial-cwd` import. The flat signatures and the
+// layouts below are the ones wit-bindgen-c 0.61.1 generates for the same
+// contract (the C kit's bindings, whose list elements are C structs laid
+// out as the canonical ABI says).
 //
 // Memory: Go's collector does not move objects, so memory handed to the
 // host only has to stay reachable. What the host allocates (through
@@ -39,6 +44,7 @@ const gcPercent = 100
 func init() {
 	runtime.MemProfileRate = 0 // no sampling (and no stack walks) in cabi_realloc
 	debug.SetGCPercent(-1)
+	backend = witContext{}
 }
 
 // collecting runs f with the collector on.
@@ -131,21 +137,31 @@ func (writer) list(b []byte, off int, n, size int) []byte {
 	return elems
 }
 
+// media writes an image or audio block (case tag) at b: data at 4,
+// mime-type at 12.
+func (w writer) media(b []byte, tag byte, data, mimeType string) {
+	b[0] = tag
+	w.str(b, 4, data)
+	w.str(b, 12, mimeType)
+}
+
 func ret(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }
 
-// tool-descriptor: size 64, align 4. name 0, description 8,
-// input-schema 16, output-schema 24, annotations 32 (four bools), paths 36,
-// title 44 (option<string>), urls 56. path-param: size 12: pointer 0,
+// descriptorSize is the size of a tool-descriptor (align 4): name 0,
+// description 8, input-schema 16, output-schema 24, annotations 32 (four
+// bools), paths 36, title 44 (option<string>), urls 56, host-renders 64
+// (bool), then padding to the alignment. path-param: size 12: pointer 0,
 // access 8.
-//
-//go:wasmexport toolhost:tool/tool@0.2.0#list-tools
+const descriptorSize = 68
+
+//go:wasmexport toolhost:tool/tool@0.3.0#list-tools
 func exportListTools() unsafe.Pointer {
 	var w writer
 	area := alloc(&outgoing, 8)
 	tools := ListTools()
-	elems := w.list(area, 0, len(tools), 64)
+	elems := w.list(area, 0, len(tools), descriptorSize)
 	for i, d := range tools {
-		e := elems[i*64 : (i+1)*64]
+		e := elems[i*descriptorSize : (i+1)*descriptorSize]
 		w.str(e, 0, d.Name)
 		w.str(e, 8, d.Description)
 		w.str(e, 16, d.InputSchema)
@@ -165,11 +181,14 @@ func exportListTools() unsafe.Pointer {
 		for k, u := range d.URLs {
 			w.str(urls, k*8, u)
 		}
+		if d.HostRenders {
+			e[64] = 1
+		}
 	}
 	return ret(area)
 }
 
-//go:wasmexport cabi_post_toolhost:tool/tool@0.2.0#list-tools
+//go:wasmexport cabi_post_toolhost:tool/tool@0.3.0#list-tools
 func postListTools(unsafe.Pointer) { outgoing = nil }
 
 var enterCwd sync.Once
@@ -177,7 +196,7 @@ var enterCwd sync.Once
 // result<string, tool-failure>: size 32: case 0, payload 4; ok: the
 // string; error: code 4, message 12, info 20 (option<string>).
 //
-//go:wasmexport toolhost:tool/tool@0.2.0#execute
+//go:wasmexport toolhost:tool/tool@0.3.0#execute
 func exportExecute(namePtr unsafe.Pointer, nameLen uint32, argsPtr unsafe.Pointer, argsLen uint32) unsafe.Pointer {
 	name, args := string(lift(namePtr, nameLen)), lift(argsPtr, argsLen)
 	incoming = nil
@@ -199,15 +218,19 @@ func exportExecute(namePtr unsafe.Pointer, nameLen uint32, argsPtr unsafe.Pointe
 	return ret(area)
 }
 
-//go:wasmexport cabi_post_toolhost:tool/tool@0.2.0#execute
+//go:wasmexport cabi_post_toolhost:tool/tool@0.3.0#execute
 func postExecute(unsafe.Pointer) { outgoing = nil }
 
 // option<list<content-block>>: size 12: case 0, list 4. content-block:
-// size 44: case 0, payload 4; text: string; image: data 4, mime-type 12;
-// resource-link: uri 4, name 12, mime-type 20 and description 32
-// (option<string> each).
+// size 44 (align 4): case 0 (in declaration order: text, image,
+// resource-link, audio, embedded-resource), payload 4 (the largest,
+// resource-link, is 40 bytes); text: string; image and audio: data 4,
+// mime-type 12; resource-link: uri 4, name 12, mime-type 20 and
+// description 32 (option<string> each); embedded-resource: uri 4,
+// mime-type 12 (option<string>), contents 24 (resource-contents: case 24,
+// text or blob: the string at 28).
 //
-//go:wasmexport toolhost:tool/tool@0.2.0#render
+//go:wasmexport toolhost:tool/tool@0.3.0#render
 func exportRender(namePtr unsafe.Pointer, nameLen uint32, argsPtr unsafe.Pointer, argsLen uint32, valuePtr unsafe.Pointer, valueLen uint32) unsafe.Pointer {
 	name := string(lift(namePtr, nameLen))
 	args, value := lift(argsPtr, argsLen), lift(valuePtr, valueLen)
@@ -233,15 +256,29 @@ func exportRender(namePtr unsafe.Pointer, nameLen uint32, argsPtr unsafe.Pointer
 			e[0] = 0
 			w.str(e, 4, string(c))
 		case Image:
-			e[0] = 1
-			w.str(e, 4, c.Data)
-			w.str(e, 12, c.MimeType)
+			w.media(e, 1, c.Data, c.MimeType)
 		case ResourceLink:
 			e[0] = 2
 			w.str(e, 4, c.URI)
 			w.str(e, 12, c.Name)
 			w.optStr(e, 20, c.MimeType, c.MimeType != "")
 			w.optStr(e, 32, c.Description, c.Description != "")
+		case Audio:
+			w.media(e, 3, c.Data, c.MimeType)
+		case Resource:
+			e[0] = 4
+			w.str(e, 4, c.URI)
+			w.optStr(e, 12, c.MimeType, c.MimeType != "")
+			switch r := c.Contents.(type) {
+			case ResourceText: // case 0: e[24] is zero already
+				w.str(e, 28, string(r))
+			case ResourceBlob:
+				e[24] = 1
+				w.str(e, 28, string(r))
+			default:
+				// Render refused a resource without contents.
+				panic(fmt.Sprintf("unknown resource contents %T", c.Contents))
+			}
 		default:
 			// Content is sealed: only this package's types implement it.
 			panic(fmt.Sprintf("unknown content block %T", block))
@@ -250,7 +287,7 @@ func exportRender(namePtr unsafe.Pointer, nameLen uint32, argsPtr unsafe.Pointer
 	return ret(area)
 }
 
-//go:wasmexport cabi_post_toolhost:tool/tool@0.2.0#render
+//go:wasmexport cabi_post_toolhost:tool/tool@0.3.0#render
 func postRender(unsafe.Pointer) { outgoing = nil }
 
 // initial-cwd: func() -> option<string>, lowered with a return area of 12
@@ -277,3 +314,51 @@ func enterInitialCwd() {
 		fmt.Fprintf(os.Stderr, "toolhost kit: cannot enter the initial working directory %q: %v\n", cwd, err)
 	}
 }
+
+// The context import. progress: (done: u64, total: option<u64>, message:
+// option<string>), flattened to (i64; i32 case, i64; i32 case, i32 pointer,
+// i32 length). log: (level: log-level, message: string), flattened to (i32;
+// i32 pointer, i32 length). cancelled: () -> bool, an i32. The strings are
+// the caller's memory, read by the host during the call (nothing is
+// allocated through cabi_realloc).
+//
+//go:wasmimport toolhost:tool/context@0.3.0 progress
+func contextProgress(done uint64, hasTotal uint32, total uint64, hasMessage uint32, message unsafe.Pointer, messageLen uint32)
+
+//go:wasmimport toolhost:tool/context@0.3.0 log
+func contextLog(level uint32, message unsafe.Pointer, messageLen uint32)
+
+//go:wasmimport toolhost:tool/context@0.3.0 cancelled
+func contextCancelled() uint32
+
+// witContext is the backend of Progress, Log and Cancelled in a component.
+type witContext struct{}
+
+// strPtr is where s's bytes are (any valid address when s is empty).
+func strPtr(s string) unsafe.Pointer {
+	if s == "" {
+		return unsafe.Pointer(&empty)
+	}
+	return unsafe.Pointer(unsafe.StringData(s))
+}
+
+func (witContext) progress(done, total uint64, message string) {
+	var hasTotal, hasMessage uint32
+	if total != TotalUnknown {
+		hasTotal = 1
+	} else {
+		total = 0
+	}
+	if message != "" {
+		hasMessage = 1
+	}
+	contextProgress(done, hasTotal, total, hasMessage, strPtr(message), uint32(len(message)))
+	runtime.KeepAlive(message)
+}
+
+func (witContext) log(level LogLevel, message string) {
+	contextLog(uint32(level), strPtr(message), uint32(len(message)))
+	runtime.KeepAlive(message)
+}
+
+func (witContext) cancelled() bool { return contextCancelled() != 0 }

@@ -3,11 +3,15 @@
 // component is the set of tools passed to [Serve] from its main package's
 // init function.
 //
+// While it runs, a tool may report progress ([Progress]), log ([Log]) and
+// ask whether its caller cancelled ([Cancelled]): the contract's `context`
+// import (context.go).
+//
 // Everything here is plain Go and runs natively, so a tool's tests call the
-// same dispatch ([Execute], [Render], [ListTools]) the component runs. The
-// WIT plumbing (the canonical ABI of the `toolhost:tool/tool@0.2.0` exports
-// and the `initial-cwd` import) is in component.go, compiled only for
-// GOOS=wasip1.
+// same dispatch ([Execute], [Render], [ListTools]) the component runs, and
+// see what a tool reported in [TakeReports]. The WIT plumbing (the canonical
+// ABI of the `toolhost:tool/tool@0.3.0` exports, and the `context` and
+// `initial-cwd` imports) is in component.go, compiled only for GOOS=wasip1.
 package kit
 
 import (
@@ -61,10 +65,14 @@ type Descriptor struct {
 	Paths                     []PathParam
 	// URLs are JSON Pointers to URL arguments (checked by the host).
 	URLs []string
+	// HostRenders says the tool renders nothing itself (Define's render is
+	// nil): the host renders the value and never asks the component, so a
+	// call needs one instance instead of two under the default policy.
+	HostRenders bool
 }
 
-// Content is one block of what the model reads: [Text], [Image] or
-// [ResourceLink].
+// Content is one block of what the model reads: [Text], [Image],
+// [ResourceLink], [Audio] or [Resource].
 type Content interface{ content() }
 
 // Text is a text block.
@@ -80,9 +88,35 @@ type ResourceLink struct {
 	MimeType, Description string
 }
 
+// Audio is an audio block: base64 data and its MIME type (e.g. audio/wav).
+type Audio struct{ Data, MimeType string }
+
+// Resource is a resource's contents, embedded in the result: its URI, its
+// MIME type ("" when unknown) and its contents, [ResourceText] or
+// [ResourceBlob].
+type Resource struct {
+	URI, MimeType string
+	Contents      ResourceContents
+}
+
+// ResourceContents is what an embedded [Resource] holds: [ResourceText] or
+// [ResourceBlob].
+type ResourceContents interface{ resourceContents() }
+
+// ResourceText is a resource's text.
+type ResourceText string
+
+// ResourceBlob is base64 of a resource's binary content.
+type ResourceBlob string
+
 func (Text) content()         {}
 func (Image) content()        {}
 func (ResourceLink) content() {}
+func (Audio) content()        {}
+func (Resource) content()     {}
+
+func (ResourceText) resourceContents() {}
+func (ResourceBlob) resourceContents() {}
 
 // Failure is a failure the tool reports itself: a stable snake_case code,
 // a message the model can act on, and optional details (any value that
@@ -141,7 +175,8 @@ type Tool struct {
 
 // Define makes a tool whose arguments decode into A and whose canonical
 // value is V (encoded with encoding/json). render may be nil: the host
-// then renders the value itself. The host has validated the arguments
+// then renders the value itself (declare HostRenders in d too, and the
+// host never asks the component). The host has validated the arguments
 // against the input schema before run sees them; the kit decodes them
 // strictly (an unknown field is invalid_arguments), and V must encode
 // to what the output schema says, which the host checks again.
@@ -230,6 +265,9 @@ func Check(tools []Tool) error {
 		if t.run == nil {
 			return fmt.Errorf("tool %q has no body (make it with kit.Define)", t.Name)
 		}
+		if t.HostRenders && t.render != nil {
+			return fmt.Errorf("tool %q declares HostRenders and has a renderer (the host never calls it)", t.Name)
+		}
 		for which, schema := range map[string]string{"input": t.InputSchema, "output": t.OutputSchema} {
 			var obj map[string]any
 			if err := json.Unmarshal([]byte(schema), &obj); err != nil {
@@ -298,12 +336,13 @@ func Execute(name string, arguments []byte) (value []byte, failure *Failure) {
 }
 
 // Render projects a value of tool name to what the model reads. ok is
-// false when the tool has no renderer (or is unknown): the host renders.
-// A renderer that panics or fails also leaves rendering to the host, with
-// the reason in err (a component reports it on stderr).
+// false when the tool has no renderer, declares HostRenders, or is unknown:
+// the host renders. A renderer that panics, fails or returns a nil block
+// (or a [Resource] without contents) also leaves rendering to the host,
+// with the reason in err (a component reports it on stderr).
 func Render(name string, arguments, value []byte) (blocks []Content, ok bool, err error) {
 	t := find(name)
-	if t == nil || t.render == nil {
+	if t == nil || t.render == nil || t.HostRenders {
 		return nil, false, nil
 	}
 	defer func() {
@@ -312,10 +351,29 @@ func Render(name string, arguments, value []byte) (blocks []Content, ok bool, er
 		}
 	}()
 	blocks, err = t.render(arguments, value)
+	if err == nil {
+		err = checkBlocks(name, blocks)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	return blocks, true, nil
+}
+
+// checkBlocks refuses what the contract cannot carry: a nil block, a
+// resource without contents.
+func checkBlocks(name string, blocks []Content) error {
+	for i, b := range blocks {
+		switch c := b.(type) {
+		case nil:
+			return fmt.Errorf("render of %s: block %d is nil", name, i)
+		case Resource:
+			if c.Contents == nil {
+				return fmt.Errorf("render of %s: resource %q (block %d) has no contents", name, c.URI, i)
+			}
+		}
+	}
+	return nil
 }
 
 func asFailure(err error) *Failure {

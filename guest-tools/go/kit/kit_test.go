@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -128,6 +129,53 @@ func TestRender(t *testing.T) {
 	}
 	if _, ok, err := Render("echo", []byte(`{"text":"a"}`), []byte(`[1]`)); ok || err == nil {
 		t.Fatalf("bad value: %v %v", ok, err)
+	}
+}
+
+func TestRenderEveryKindOfBlock(t *testing.T) {
+	all := []Content{
+		Audio{Data: "UklGRg==", MimeType: "audio/wav"},
+		Resource{URI: "file:///notes.md", MimeType: "text/markdown", Contents: ResourceText("# Notes")},
+		Resource{URI: "file:///a.bin", Contents: ResourceBlob("AP8=")},
+		ResourceLink{URI: "file:///b.txt", Name: "b.txt", Description: "the other file"},
+		Image{Data: "iVBORw==", MimeType: "image/png"},
+		Text("done"),
+	}
+	serve(t, echoTool(echo, func(echoArgs, echoValue) []Content { return all }))
+	blocks, ok, err := Render("echo", []byte(`{"text":"a"}`), []byte(`{"text":"a","bytes":1}`))
+	if !ok || err != nil || !reflect.DeepEqual(blocks, all) {
+		t.Fatalf("%+v %v %v", blocks, ok, err)
+	}
+	// What the contract cannot carry leaves rendering to the host.
+	for name, bad := range map[string][]Content{
+		"nil block":            {Text("a"), nil},
+		"resource, no content": {Resource{URI: "file:///x"}},
+	} {
+		serve(t, echoTool(echo, func(echoArgs, echoValue) []Content { return bad }))
+		if _, ok, err := Render("echo", []byte(`{"text":"a"}`), []byte(`{"text":"a","bytes":1}`)); ok || err == nil {
+			t.Errorf("%s: %v %v", name, ok, err)
+		}
+	}
+}
+
+func TestHostRenders(t *testing.T) {
+	plain := echoTool(echo, nil)
+	plain.HostRenders = true
+	if err := Check([]Tool{plain}); err != nil {
+		t.Fatal(err)
+	}
+	serve(t, plain)
+	if blocks, ok, err := Render("echo", []byte(`{"text":"a"}`), []byte(`{"text":"a","bytes":1}`)); ok || err != nil || blocks != nil {
+		t.Fatalf("%v %v %v", blocks, ok, err)
+	}
+	if got := ListTools(); !got[0].HostRenders {
+		t.Fatalf("%+v", got)
+	}
+	// A renderer the host would never call is a mistake.
+	both := echoTool(echo, func(echoArgs, echoValue) []Content { return []Content{Text("never")} })
+	both.HostRenders = true
+	if err := Check([]Tool{both}); err == nil || !strings.Contains(err.Error(), "HostRenders") {
+		t.Fatalf("%v", err)
 	}
 }
 

@@ -4,6 +4,9 @@
 //	guest-tools/go/build.sh target/go-guests/tool_mytool.wasm mytool
 //
 // count_lines counts the lines and bytes of a file in a granted directory.
+// On a large file it reports progress (bytes read of the file's size) after
+// each mebibyte, and stops when the caller cancelled (the contract's
+// context: kit.Progress, kit.Cancelled).
 package main
 
 import (
@@ -45,18 +48,35 @@ var CountLines = kit.Define(kit.Descriptor{
 	Paths: []kit.PathParam{{Pointer: "/path", Access: kit.Read}},
 }, countLines, render)
 
+// progressEvery is how many bytes count_lines reads between two progress
+// reports (and checks for cancellation): the host bounds what a call
+// reports, so not every line.
+const progressEvery = 1 << 20
+
 func countLines(a Args) (Value, error) {
 	f, err := os.Open(a.Path) // relative paths: the kit starts in the host's working directory
 	if err != nil {
 		return Value{}, kit.FailPath(err, a.Path) // not_found, is_directory, ...
 	}
 	defer f.Close()
+	size := kit.TotalUnknown
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+		size = uint64(info.Size())
+	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	v := Value{Path: a.Path}
 	last := byte('\n')
+	next := int64(progressEvery)
 	for {
 		chunk, err := r.ReadSlice('\n')
 		v.Bytes += int64(len(chunk))
+		if v.Bytes >= next {
+			next = v.Bytes + progressEvery
+			if kit.Cancelled() { // the caller cancelled: stop cleanly
+				return Value{}, kit.Fail("cancelled", "cancelled after %d bytes of %s", v.Bytes, a.Path)
+			}
+			kit.Progress(uint64(v.Bytes), size, "bytes read")
+		}
 		if len(chunk) > 0 {
 			last = chunk[len(chunk)-1]
 			if last == '\n' {

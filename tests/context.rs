@@ -44,8 +44,14 @@ async fn fixtures(edit: impl FnOnce(&mut toolhost_policy::Limits)) -> (Registry,
 /// A runtime of its own, so that its instance count is this test's alone
 /// (the tests of a binary run at once), and the fixtures loaded in it.
 async fn counted() -> (Runtime, Arc<LoadedComponent>) {
+    ticking(RuntimeConfig::default().epoch_tick).await
+}
+
+/// [`counted`], with the engine's epoch ticking every `epoch_tick`.
+async fn ticking(epoch_tick: std::time::Duration) -> (Runtime, Arc<LoadedComponent>) {
     let rt = Runtime::new(RuntimeConfig {
         cache_dir: Some(shared_cache()),
+        epoch_tick,
         ..RuntimeConfig::default()
     })
     .unwrap();
@@ -147,6 +153,23 @@ async fn progress_and_logs_reach_the_sink_and_the_result_in_order() {
     let r = call(&p, "test_simple_text", None).await;
     assert!(r.meta().context.is_empty());
     assert!(r.meta().extra.get("context").is_none());
+}
+
+/// A tool that stops as `context.cancelled` asks, past its deadline, and
+/// fails with a code of its own: the call timed out, as if the host had
+/// stopped it. (The epoch ticks only every 10 s here, so nothing but the
+/// tool's own check ends it: the host's stop would say `timeout` anyway.)
+#[tokio::test]
+async fn a_tool_that_stops_past_its_deadline_times_out() {
+    let (_rt, component) = ticking(std::time::Duration::from_secs(10)).await;
+    // test_tool_with_progress checks `cancelled` after 0, 50 and 100 ms,
+    // and fails `cancelled` when told to stop.
+    let (registry, _reg) = fixtures_of(&component, |l| l.timeout_ms = 70);
+    let p = Pipeline::builder(registry).build();
+    let r = call(&p, "test_tool_with_progress", None).await;
+    assert_eq!(r.code(), Some("timeout"), "{r:?}");
+    // What it reported before it stopped is kept.
+    assert_eq!(r.meta().context, [progress(0), progress(50)]);
 }
 
 #[tokio::test]

@@ -155,7 +155,9 @@ impl v3::context::Host for HostState {
     }
 
     fn cancelled(&mut self) -> bool {
-        self.cancel.is_cancelled() || self.past_deadline()
+        let stop = self.cancel.is_cancelled() || self.past_deadline();
+        self.told_to_stop |= stop;
+        stop
     }
 }
 

@@ -495,6 +495,18 @@ impl LoadedComponent {
                 let f = classify(&e, state, budget, policy);
                 Ok(Returned::Executed(out, Some(Err(RenderFailure::Failed(f)))))
             }
+            // A tool that failed after `context.cancelled` told it to stop
+            // stopped as asked: the call was cancelled, or timed out, as if
+            // the host had stopped it (its own code would say `cancelled`
+            // for a deadline, and a retry wrapper could take it for the
+            // tool's own failure).
+            Ok(Ok(Returned::Executed(Err(_), _))) if state.told_to_stop => {
+                Err(if cancel.is_cancelled() {
+                    cancelled()
+                } else {
+                    timeout(budget)
+                })
+            }
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(classify(&e, state, budget, policy)),
             Err(FailureCode::Cancelled) => Err(cancelled()),

@@ -49,6 +49,9 @@ pub(crate) struct HostState {
     pub(crate) staging: Staging,
     /// What the tool reports while it runs (contract 0.3.0's `context`).
     pub(crate) context: CallContext,
+    /// `context.cancelled` told the tool to stop (its caller cancelled, or
+    /// its deadline passed): a failure it returns then is that stop.
+    pub(crate) told_to_stop: bool,
 }
 
 impl HostState {
@@ -196,6 +199,7 @@ impl HostState {
         let denied = Arc::new(Mutex::new(Vec::new()));
         Ok(HostState {
             context: CallContext::new(limits, clock, sink),
+            told_to_stop: false,
             staging,
             wasi: b.build(),
             table: ResourceTable::new(),

@@ -3,7 +3,10 @@
 //! the Rust tools are: normal calls and their rendering, a tool's own
 //! error, a path the host denies before the guest runs, a value the host
 //! finds off its declared output schema, and a deadline; for the kits on
-//! contract 0.3.0, what a tool reports while it runs reaching the host.
+//! contract 0.3.0, what a tool reports while it runs reaching the host,
+//! and (C and Go, whose kits lower the canonical ABI themselves or through
+//! wit-bindgen-c) every kind of content block reaching it exactly, and a
+//! tool declaring host-renders running in one instance.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use serde_json::{Value, json};
@@ -11,9 +14,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
-use toolhost_contract::{ContextEvent, ToolCall, ToolResult};
+use toolhost_contract::{
+    Annotations, ContentBlock, ContextEvent, EmbeddedResource, ResourceContents, Stage, ToolCall,
+    ToolResult,
+};
 use toolhost_pipeline::{Pipeline, Registration, Registry, Scope, ToolSpec};
-use toolhost_policy::{FsMode, Policy, RenderMode};
+use toolhost_policy::{Decision, FsMode, Policy, PolicyBuilder, RenderMode};
 use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
 use toolhost_tests::{Workspace, allow_in, build, guests::REPO_ROOT, shared_cache};
 
@@ -64,6 +70,23 @@ const GO_TEMPLATE: Guest = Guest {
     tool: "template",
     out: "target/go-guests/tool_template.wasm",
     policy: "tools/template/policy.toml",
+};
+
+/// The C kit's test fixture (`blocks`, every kind of content block;
+/// `plain`, which declares host-renders).
+const C_BLOCKS: Guest = Guest {
+    dir: "c",
+    tool: "blocks",
+    out: "target/c-guests/tool_blocks.wasm",
+    policy: "tools/blocks/policy.toml",
+};
+
+/// The Go kit's test fixture, the same tools as [`C_BLOCKS`].
+const GO_BLOCKS: Guest = Guest {
+    dir: "go",
+    tool: "blocks",
+    out: "target/go-guests/tool_blocks.wasm",
+    policy: "tools/blocks/policy.toml",
 };
 
 /// Builds `g` (once per test binary; a build script skips the build when
@@ -234,6 +257,236 @@ async fn times_out(g: &Guest, tool: &str, file: (&str, &str), timeout_ms: u64) {
         "the deadline held: {:?}",
         started.elapsed()
     );
+}
+
+/// Text whose length in bytes (16) is neither its length in characters
+/// (9) nor in UTF-16 units (10).
+const UTF8: &str = "héllo é€😀";
+
+/// Base64 (RFC 4648, padded), written here: each kit has its own.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() {
+                char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize])
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+/// What the blocks fixture's `blocks` renders for `text` and a blob of
+/// `blob_bytes` pattern bytes (both kits the same: see
+/// `guest-tools/<kit>/tools/blocks/`).
+fn every_block(text: &str, blob_bytes: usize) -> Vec<ContentBlock> {
+    let pattern: Vec<u8> = (0..blob_bytes)
+        .map(|i| ((i * 31 + 7) % 256) as u8)
+        .collect();
+    let resource = |uri: &str, mime_type: Option<&str>, contents| ContentBlock::Resource {
+        resource: EmbeddedResource {
+            uri: uri.into(),
+            mime_type: mime_type.map(Into::into),
+            contents,
+        },
+    };
+    vec![
+        ContentBlock::text(text),
+        ContentBlock::Image {
+            data: base64(b"\x89PNG\r\n\x1a\n"),
+            mime_type: "image/png".into(),
+        },
+        ContentBlock::Audio {
+            data: base64(b"RIFF\x04\0\0\0WAVE"),
+            mime_type: "audio/wav".into(),
+        },
+        resource(
+            "file:///workspace/notes/café.md",
+            Some("text/markdown; charset=utf-8"),
+            ResourceContents::Text(format!("# Notes ✓\n\n{text}")),
+        ),
+        resource(
+            "blob://pattern",
+            Some("application/octet-stream"),
+            ResourceContents::Blob(base64(&pattern)),
+        ),
+        resource("memo://empty", None, ResourceContents::Text(String::new())),
+        resource("blob://tiny", None, ResourceContents::Blob("AP8Q".into())),
+        ContentBlock::ResourceLink {
+            uri: "https://example.com/ü/doc.md".into(),
+            name: "doc ✓".into(),
+            mime_type: Some("text/markdown".into()),
+            description: Some("A linked document — é€😀".into()),
+        },
+        ContentBlock::ResourceLink {
+            uri: "file:///workspace/README".into(),
+            name: "README".into(),
+            mime_type: None,
+            description: None,
+        },
+    ]
+}
+
+/// `content` is `want`, block by block (a failure shows the start of the
+/// two blocks, not 100 KB of base64).
+fn assert_blocks(content: &[ContentBlock], want: &[ContentBlock]) {
+    let head = |b: &ContentBlock| format!("{b:?}").chars().take(400).collect::<String>();
+    assert_eq!(
+        content.len(),
+        want.len(),
+        "{:?}",
+        content.iter().map(head).collect::<Vec<_>>()
+    );
+    for (i, (got, want)) in content.iter().zip(want).enumerate() {
+        assert!(
+            got == want,
+            "block {i}:\n{}\nwant\n{}",
+            head(got),
+            head(want)
+        );
+    }
+}
+
+/// Which stage rendered `r`'s content: `render` (the tool) or `host`.
+fn rendered_by(r: &ToolResult) -> Option<String> {
+    r.meta()
+        .trace
+        .entries
+        .iter()
+        .find(|e| e.stage == Stage::Render)
+        .map(|e| e.by.to_string())
+}
+
+/// The fixture's `render`, its blocks lowered by the kit and lifted by the
+/// host, reaches the content exactly: every kind of block and both cases
+/// of every option and of the resource contents, once with non-ASCII text
+/// and a blob of 75,000 bytes (100,000 of base64, through the kits'
+/// reallocations), once with everything empty.
+async fn renders_every_block_kind(g: &Guest) {
+    assert_eq!(component(g).await.contract_version(), "0.3.0");
+    let ws = Workspace::new(&[]);
+    let (p, _reg) = pipeline(g, &shipped_policy(g, &ws)).await;
+    for (text, blob_bytes) in [(UTF8, 75_000), ("", 0)] {
+        let r = call(
+            &p,
+            "blocks",
+            json!({"text": text, "blob_bytes": blob_bytes}),
+        )
+        .await;
+        assert_eq!(
+            value(&r),
+            &json!({"text": text, "blob_bytes": blob_bytes}),
+            "{r:?}"
+        );
+        assert_eq!(rendered_by(&r).as_deref(), Some("render"));
+        assert_blocks(r.content(), &every_block(text, blob_bytes));
+    }
+}
+
+/// The fixture's `plain` declares host-renders and `blocks` does not: the
+/// host sees both flags (with the rest of the descriptors, lowered the
+/// same way), and under the third-party default policy (`render =
+/// "isolated"`) a call of `plain` runs in one instance, rendered by the
+/// host, where `blocks` takes two.
+async fn host_renders_in_one_instance(g: &Guest) {
+    component(g).await; // compiled into the shared cache once
+    // A runtime of its own, so that its instance count is this test's
+    // alone (the tests of a binary run at once).
+    let rt = Runtime::new(RuntimeConfig {
+        cache_dir: Some(shared_cache()),
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let c = rt.load(&built(g)).await.unwrap();
+    let blocks = c.tool("blocks").unwrap();
+    assert_eq!(
+        (
+            blocks.title.as_deref(),
+            blocks.description.as_str(),
+            blocks.annotations,
+            blocks.host_renders
+        ),
+        (
+            Some("Every block ✓"),
+            "Renders one content block of every kind (a test fixture): é€😀.",
+            Annotations {
+                read_only: true,
+                idempotent: true,
+                ..Annotations::default()
+            },
+            false
+        )
+    );
+    assert_eq!(
+        blocks.input_schema["required"],
+        json!(["text", "blob_bytes"])
+    );
+    let plain = c.tool("plain").unwrap();
+    assert_eq!(
+        (
+            plain.title.as_deref(),
+            plain.description.as_str(),
+            plain.annotations,
+            plain.host_renders
+        ),
+        (
+            None,
+            "Echoes its text with its length in bytes; the host renders it (a test fixture).",
+            Annotations {
+                destructive: true,
+                open_world: true,
+                ..Annotations::default()
+            },
+            true
+        )
+    );
+    assert!(
+        c.tools()
+            .iter()
+            .all(|d| d.paths.is_empty() && d.urls.is_empty())
+    );
+
+    let policy = build(PolicyBuilder::new().decision(Decision::Allow));
+    assert_eq!(policy.for_tool("plain").render, RenderMode::Isolated);
+    let registry = Registry::new();
+    let _reg = registry
+        .register_component(Scope::Global, &c, &policy)
+        .unwrap();
+    let registered = |name| {
+        registry
+            .resolve(name, None)
+            .unwrap()
+            .descriptor
+            .host_renders
+    };
+    assert!(registered("plain") && !registered("blocks"));
+    let p = Pipeline::builder(registry.clone()).build();
+
+    let before = rt.stats().instances;
+    let r = call(&p, "plain", json!({"text": UTF8})).await;
+    assert_eq!(rt.stats().instances - before, 1, "{r:?}");
+    let v = json!({"text": UTF8, "bytes": UTF8.len()});
+    assert_eq!(value(&r), &v, "{r:?}");
+    assert_eq!(rendered_by(&r).as_deref(), Some("host"));
+    assert_eq!(
+        r.content(),
+        [ContentBlock::text(
+            serde_json::to_string_pretty(&v).unwrap()
+        )]
+    );
+    // Rendering itself, isolated: a second instance.
+    let before = rt.stats().instances;
+    let r = call(&p, "blocks", json!({"text": UTF8, "blob_bytes": 3})).await;
+    assert_eq!(rt.stats().instances - before, 2, "{r:?}");
+    assert_eq!(rendered_by(&r).as_deref(), Some("render"));
+    assert_blocks(r.content(), &every_block(UTF8, 3));
 }
 
 mod python {
@@ -461,6 +714,16 @@ mod c {
     }
 
     #[tokio::test]
+    async fn c_content_blocks_of_every_kind_reach_the_host_exactly() {
+        renders_every_block_kind(&C_BLOCKS).await;
+    }
+
+    #[tokio::test]
+    async fn a_c_tool_declaring_host_renders_runs_in_one_instance() {
+        host_renders_in_one_instance(&C_BLOCKS).await;
+    }
+
+    #[tokio::test]
     async fn a_c_call_past_its_deadline_times_out() {
         let big = "0123456789abcdef".repeat(4 << 20); // 64 MiB
         times_out(&C, "hash_file", ("big.bin", &big), 50).await;
@@ -653,6 +916,16 @@ mod go {
             &ws,
         )
         .await;
+    }
+
+    #[tokio::test]
+    async fn go_content_blocks_of_every_kind_reach_the_host_exactly() {
+        renders_every_block_kind(&GO_BLOCKS).await;
+    }
+
+    #[tokio::test]
+    async fn a_go_tool_declaring_host_renders_runs_in_one_instance() {
+        host_renders_in_one_instance(&GO_BLOCKS).await;
     }
 
     #[tokio::test]

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 use toolhost_contract::{
     Annotations, ContentBlock, ContextEvent, EmbeddedResource, ResourceContents, Stage, ToolCall,
     ToolResult,
@@ -162,11 +163,31 @@ fn shipped_policy(g: &Guest, ws: &Workspace) -> Policy {
 }
 
 async fn pipeline(g: &Guest, policy: &Policy) -> (Pipeline, Registration) {
+    pipeline_of(&component(g).await, policy)
+}
+
+/// A pipeline serving `c` under `policy`.
+fn pipeline_of(c: &Arc<LoadedComponent>, policy: &Policy) -> (Pipeline, Registration) {
     let registry = Registry::new();
     let reg = registry
-        .register_component(Scope::Global, &component(g).await, policy)
+        .register_component(Scope::Global, c, policy)
         .unwrap();
     (Pipeline::builder(registry).build(), reg)
+}
+
+/// `g` loaded in a runtime of its own, its epoch ticking every
+/// `epoch_tick`, so that its instance count and its epoch are the test's
+/// alone (the tests of a binary run at once).
+async fn own_runtime(g: &Guest, epoch_tick: Duration) -> (Runtime, Arc<LoadedComponent>) {
+    component(g).await; // compiled into the shared cache once
+    let rt = Runtime::new(RuntimeConfig {
+        cache_dir: Some(shared_cache()),
+        epoch_tick,
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let c = rt.load(&built(g)).await.unwrap();
+    (rt, c)
 }
 
 async fn call(p: &Pipeline, tool: &str, args: Value) -> ToolResult {
@@ -242,13 +263,18 @@ async fn checks_values_against_the_declared_schema(
 /// A call on `file` (written into a fresh workspace) past a deadline of
 /// `timeout_ms` ends as `timeout`, on time.
 async fn times_out(g: &Guest, tool: &str, file: (&str, &str), timeout_ms: u64) {
+    times_out_in(&component(g).await, tool, file, timeout_ms).await;
+}
+
+/// [`times_out`] for `c`, loaded in the runtime the test chose.
+async fn times_out_in(c: &Arc<LoadedComponent>, tool: &str, file: (&str, &str), timeout_ms: u64) {
     let ws = Workspace::new(&[file]);
     let policy = build(allow_in(ws.path(), FsMode::ReadOnly).limits(|l| {
         l.timeout_ms = timeout_ms;
         l.fuel = 1_000_000_000_000;
         l.memory_bytes = 512 << 20;
     }));
-    let (p, _reg) = pipeline(g, &policy).await;
+    let (p, _reg) = pipeline_of(c, &policy);
     let started = std::time::Instant::now();
     let r = call(&p, tool, json!({"path": file.0})).await;
     assert_eq!(r.code(), Some("timeout"), "{r:?}");
@@ -396,15 +422,7 @@ async fn renders_every_block_kind(g: &Guest) {
 /// "isolated"`) a call of `plain` runs in one instance, rendered by the
 /// host, where `blocks` takes two.
 async fn host_renders_in_one_instance(g: &Guest) {
-    component(g).await; // compiled into the shared cache once
-    // A runtime of its own, so that its instance count is this test's
-    // alone (the tests of a binary run at once).
-    let rt = Runtime::new(RuntimeConfig {
-        cache_dir: Some(shared_cache()),
-        ..RuntimeConfig::default()
-    })
-    .unwrap();
-    let c = rt.load(&built(g)).await.unwrap();
+    let (rt, c) = own_runtime(g, RuntimeConfig::default().epoch_tick).await;
     let blocks = c.tool("blocks").unwrap();
     assert_eq!(
         (
@@ -727,6 +745,18 @@ mod c {
     async fn a_c_call_past_its_deadline_times_out() {
         let big = "0123456789abcdef".repeat(4 << 20); // 64 MiB
         times_out(&C, "hash_file", ("big.bin", &big), 50).await;
+    }
+
+    /// `hash_file` asks `context.cancelled` before each chunk: past its
+    /// deadline it stops there, and the call times out (a failure a tool
+    /// returns after the host told it to stop is that stop). The epoch
+    /// ticks only every 10 s here, so nothing but the tool's own check ends
+    /// the call on time (without it, the whole file is hashed).
+    #[tokio::test]
+    async fn a_c_call_past_its_deadline_stops_at_the_tools_own_check() {
+        let (_rt, c) = own_runtime(&C, Duration::from_secs(10)).await;
+        let big = "0123456789abcdef".repeat(4 << 20); // 64 MiB
+        times_out_in(&c, "hash_file", ("big.bin", &big), 50).await;
     }
 }
 

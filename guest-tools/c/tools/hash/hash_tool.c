@@ -15,12 +15,13 @@
  *
  * While they run (contract 0.3.0's context): hash_tree reports progress
  * after each file (files hashed so far, the file's path) and checks for
- * cancellation before each file (then it fails with `cancelled`);
- * hash_file reports progress after each mebibyte of a larger file (bytes
- * hashed of the bytes to hash). hash_file does not check: the host stops a
- * cancelled instance anyway, and the host's `cancelled` is also true past
- * the deadline, so a cooperative stop there would turn the host's
- * `timeout` into this tool's `cancelled`.
+ * cancellation before each file; hash_file reports progress after each
+ * mebibyte of a larger file (bytes hashed of the bytes to hash) and checks
+ * for cancellation before each 64 KiB chunk. Either then fails with
+ * `cancelled`. Past the call's deadline the host's `cancelled` is true
+ * too, and the host reports a failure returned after it said so as the
+ * call's `timeout` (or `cancelled` when the caller cancelled), not as the
+ * tool's own failure.
  */
 #define _DEFAULT_SOURCE 1 /* strnlen, DT_* and fstatat with -std=c11 */
 #include <dirent.h>
@@ -100,10 +101,16 @@ static bool arg_u64(const th_json *args, const char *name, uint64_t max, uint64_
 
 /* Hashes up to `limit` bytes from the current position of `fd`; returns
  * the count, or -1 with errno set. Unless `total` is NULL, it reports the
- * bytes hashed of *total after each PROGRESS_EVERY bytes. */
-static int64_t hash_fd(int fd, hasher *h, uint64_t limit, const uint64_t *total) {
+ * bytes hashed of *total after each PROGRESS_EVERY bytes. Unless
+ * `cancelled` is NULL, it asks whether the call was cancelled before each
+ * chunk, and when it was, sets *cancelled and returns the count so far. */
+static int64_t hash_fd(int fd, hasher *h, uint64_t limit, const uint64_t *total, bool *cancelled) {
     uint64_t done = 0, next_report = PROGRESS_EVERY;
     while (done < limit) {
+        if (cancelled && th_cancelled()) {
+            *cancelled = true;
+            break;
+        }
         if (total && done >= next_report) {
             next_report = done + PROGRESS_EVERY;
             th_progress(done, *total, NULL);
@@ -169,10 +176,14 @@ static bool hash_file_execute(const th_json *args, th_buf *out, th_error *err) {
     hasher_init(&h, alg);
     /* The total of the progress: what is left from offset, or less. */
     uint64_t to_hash = has_length && length < size - offset ? length : size - offset;
-    int64_t n = hash_fd(fd, &h, has_length ? length : UINT64_MAX, &to_hash);
+    bool cancelled = false;
+    int64_t n = hash_fd(fd, &h, has_length ? length : UINT64_MAX, &to_hash, &cancelled);
     int e = errno;
     close(fd);
     if (n < 0) return th_fail_errno(err, e, "cannot read", path);
+    if (cancelled)
+        return th_fail(err, "cancelled", "the call was cancelled after %lld of %llu bytes of %s", (long long)n,
+                       (unsigned long long)to_hash, path);
     char hex[65];
     hasher_final_hex(&h, hex);
 
@@ -282,7 +293,7 @@ static void hash_one(walk *w) {
     }
     hasher h;
     hasher_init(&h, w->alg);
-    int64_t n = hash_fd(fd, &h, UINT64_MAX, NULL);
+    int64_t n = hash_fd(fd, &h, UINT64_MAX, NULL, NULL); /* the walk checks between files */
     int e = errno;
     close(fd);
     if (n < 0) {

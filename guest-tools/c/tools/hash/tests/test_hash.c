@@ -417,7 +417,7 @@ static void test_hash_file_reports_progress_per_mebibyte(void) {
     th_reports_free(rep, n);
 }
 
-static void test_a_cancelled_hash_tree_stops_before_the_next_file(void) {
+static void test_a_cancelled_hash_stops_before_the_next_file_or_chunk(void) {
     forget_reports();
     th_cancel_for_test(true);
     result r = call("hash_tree", "{\"path\":\"tree\"}");
@@ -428,13 +428,22 @@ static void test_a_cancelled_hash_tree_stops_before_the_next_file(void) {
     th_report *rep = th_take_reports(&n);
     CHECK_MSG(n == 0, "%zu reports", n); /* it stopped before the first file */
     th_reports_free(rep, n);
-    /* hash_file does not check (the host stops the instance) */
+    /* hash_file stops before its first chunk, as a range does */
     r = call("hash_file", "{\"path\":\"f3145731.bin\"}");
+    CHECK(!r.ok && strcmp(r.err.code, "cancelled") == 0);
+    CHECK_MSG(strstr(r.err.message, "after 0 of 3145731 bytes of f3145731.bin") != NULL, "%s", r.err.message);
+    done(&r);
+    r = call("hash_file", "{\"path\":\"f3145731.bin\",\"offset\":100000,\"length\":3000000}");
+    CHECK_MSG(!r.ok && strstr(r.err.message, "after 0 of 3000000 bytes") != NULL, "%s", r.err.message);
+    done(&r);
+    rep = th_take_reports(&n);
+    CHECK_MSG(n == 0, "%zu reports", n);
+    th_reports_free(rep, n);
+    th_cancel_for_test(false); /* and both run through again */
+    r = call("hash_tree", "{\"path\":\"tree\"}");
     CHECK(r.ok);
     done(&r);
-    forget_reports();
-    th_cancel_for_test(false); /* and hash_tree runs through again */
-    r = call("hash_tree", "{\"path\":\"tree\"}");
+    r = call("hash_file", "{\"path\":\"f3145731.bin\"}");
     CHECK(r.ok);
     done(&r);
     forget_reports();
@@ -452,6 +461,6 @@ int main(void) {
     RUN(test_hash_tree);
     RUN(test_hash_tree_reports_progress_per_file);
     RUN(test_hash_file_reports_progress_per_mebibyte);
-    RUN(test_a_cancelled_hash_tree_stops_before_the_next_file);
+    RUN(test_a_cancelled_hash_stops_before_the_next_file_or_chunk);
     return th_test_summary();
 }

@@ -22,8 +22,11 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResult, ErrorData, ListToolsResult,
     ReadResourceResult, Tool,
 };
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use toolhost_contract::{ContentBlock, ToolCall, ToolResult};
+use toolhost_contract::{
+    ContentBlock, DecisionTrace, Meta, Timings, ToolCall, ToolFailure, ToolResult,
+};
 use toolhost_stages::bound::ARTIFACT_SCHEME;
 
 /// Tools per `tools/list` page.
@@ -51,6 +54,57 @@ pub fn tool_call(request_id: &str, params: CallToolRequestParams) -> ToolCall {
 /// `structuredContent` to be an object (before 2026-07-28), so another value
 /// is left out (its rendering is in `content`).
 pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
+    let (mut wire, meta, error) = call_result_parts(result, object_only);
+    let mut toolhost = Map::with_capacity(4);
+    toolhost.insert("trace".into(), to_value(&meta.trace));
+    toolhost.insert("timings".into(), to_value(meta.timings));
+    if !meta.extra.is_empty() {
+        toolhost.insert("extra".into(), Value::Object(meta.extra));
+    }
+    if let Some(error) = error {
+        toolhost.insert("error".into(), to_value(error));
+    }
+    let mut outer = Map::with_capacity(1);
+    outer.insert("toolhost".into(), Value::Object(toolhost));
+    wire.meta = Some(rmcp::model::MetaObject(outer));
+    wire
+}
+
+/// [`call_result`] without its `_meta`, and the `_meta.toolhost` it would
+/// carry, as JSON text: for a transport that writes the response itself,
+/// which then writes the trace straight from its entries (building it as a
+/// `Value` first, for rmcp's `_meta` map, was a sixteenth of a small call's
+/// CPU). The same JSON, key for key.
+pub fn call_result_raw(result: ToolResult, object_only: bool) -> (CallToolResult, Box<RawValue>) {
+    let (wire, meta, error) = call_result_parts(result, object_only);
+    let toolhost = ToolhostMeta {
+        trace: &meta.trace,
+        timings: meta.timings,
+        extra: &meta.extra,
+        error: error.as_ref(),
+    };
+    // The contract's types always serialize (`null` if one did not).
+    let raw = serde_json::value::to_raw_value(&toolhost).unwrap_or_default();
+    (wire, raw)
+}
+
+/// `_meta.toolhost`: what [`call_result`] builds as a map, in its order.
+#[derive(serde::Serialize)]
+struct ToolhostMeta<'a> {
+    trace: &'a DecisionTrace,
+    timings: Timings,
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    extra: &'a Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ToolFailure>,
+}
+
+/// A result's content and value on the wire, and the facts and failure
+/// that go into its `_meta`.
+fn call_result_parts(
+    result: ToolResult,
+    object_only: bool,
+) -> (CallToolResult, Meta, Option<ToolFailure>) {
     // Built field by field: going through a JSON value and rmcp's decoder
     // cost about as much as the tool call itself. Taken by value, so the
     // value, the content and the facts move onto the wire (a tool's text is
@@ -63,14 +117,8 @@ pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
             meta,
         } => (meta, content, Err(error)),
     };
-    let mut toolhost = Map::with_capacity(4);
-    toolhost.insert("trace".into(), to_value(&meta.trace));
-    toolhost.insert("timings".into(), to_value(meta.timings));
-    if !meta.extra.is_empty() {
-        toolhost.insert("extra".into(), Value::Object(meta.extra));
-    }
     let mut content: Vec<rmcp::model::ContentBlock> = content.into_iter().map(wire_block).collect();
-    let mut wire = match success {
+    match success {
         Ok((value, additional_context)) => {
             // Context a post-execute listener attached is for the model too.
             content.extend(
@@ -82,19 +130,12 @@ pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
             if !object_only || value.is_object() {
                 wire.structured_content = Some(value);
             }
-            wire
+            (wire, meta, None)
         }
-        Err(error) => {
-            // Not in `structuredContent`: clients validate that against the
-            // tool's output schema even on errors (the TypeScript SDK does).
-            toolhost.insert("error".into(), to_value(error));
-            CallToolResult::error(content)
-        }
-    };
-    let mut outer = Map::with_capacity(1);
-    outer.insert("toolhost".into(), Value::Object(toolhost));
-    wire.meta = Some(rmcp::model::MetaObject(outer));
-    wire
+        // Not in `structuredContent`: clients validate that against the
+        // tool's output schema even on errors (the TypeScript SDK does).
+        Err(error) => (CallToolResult::error(content), meta, Some(error)),
+    }
 }
 
 /// A value as JSON (the contract's types always serialize; `null` if one did not).
@@ -344,6 +385,15 @@ mod tests {
             assert_eq!(direct["resultType"], "complete");
             direct.as_object_mut().map(|o| o.remove("resultType"));
             assert_eq!(direct, through_json(&result, object_only), "{result:?}");
+            // The raw route: the same result without `_meta`, and the same
+            // `_meta.toolhost`, byte for byte.
+            let with_meta = call_result(result.clone(), object_only);
+            let (mut bare, raw) = call_result_raw(result, object_only);
+            assert!(bare.meta.is_none());
+            let toolhost = &with_meta.meta.as_ref().expect("meta").0["toolhost"];
+            assert_eq!(raw.get(), serde_json::to_string(toolhost).expect("encodes"));
+            bare.meta = with_meta.meta.clone();
+            assert_eq!(bare, with_meta);
         }
     }
 

@@ -10,7 +10,7 @@ use crate::convert;
 use crate::http::Caller;
 use crate::metrics::{Gauges, Metrics};
 use crate::notices::{Notice, Notices, Severity};
-use crate::stdio::Placement;
+use crate::stdio::{Placement, RawMeta};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult,
@@ -403,6 +403,24 @@ fn principal(context: &RequestContext<RoleServer>) -> String {
     }
 }
 
+/// `result` on the wire. A transport that writes the response itself
+/// (stdio) leaves a [`RawMeta`] in the request: the `_meta` goes there, as
+/// JSON text, and the transport writes it beside the result.
+fn wire_result(
+    context: &RequestContext<RoleServer>,
+    result: ToolResult,
+    object_only: bool,
+) -> rmcp::model::CallToolResult {
+    match context.extensions.get::<RawMeta>() {
+        Some(slot) => {
+            let (wire, meta) = convert::call_result_raw(result, object_only);
+            slot.put(meta);
+            wire
+        }
+        None => convert::call_result(result, object_only),
+    }
+}
+
 /// The OAuth caller of a request over HTTP, when the server checks tokens.
 fn caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
     context
@@ -488,7 +506,7 @@ impl Session {
         // and a caller over quota.
         let refused = |why: crate::metrics::Rejection, failure: ToolFailure| {
             self.shared.metrics.reject(why);
-            convert::call_result(ToolResult::from_failure(failure), object_only).into()
+            wire_result(&context, ToolResult::from_failure(failure), object_only).into()
         };
         if let Some(caller) = caller(&context)
             && !caller.allows(&request.name)
@@ -550,7 +568,7 @@ impl Session {
             let (result, ()) =
                 tokio::join!(self.run(call, context.ct.clone(), sink, false), forwarding);
             self.count(&name, &result);
-            return convert::call_result(result, object_only).into();
+            return wire_result(&context, result, object_only).into();
         }
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let bound = binding(&principal, &request.name, &arguments);
@@ -581,7 +599,7 @@ impl Session {
                 Err(e) => tracing::error!("the approval request could not be built: {e}"),
             }
         }
-        convert::call_result(result, object_only).into()
+        wire_result(&context, result, object_only).into()
     }
 }
 

@@ -26,11 +26,12 @@
 use crate::{ServeError, Session};
 use rmcp::Service;
 use rmcp::model::{
-    CallToolRequestParams, ClientNotification, ClientRequest, ErrorData, JsonRpcMessage, RequestId,
+    CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest, ErrorData,
+    JsonRpcMessage, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::{StdioReader, StdioWriter, Transport};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -194,10 +195,10 @@ struct Out(Arc<tokio::sync::Mutex<Option<StdioWriter>>>);
 
 impl Out {
     /// Writes `message` as one line (as rmcp's codec frames it).
-    fn write(
+    fn write<M: Serialize>(
         &self,
-        message: &TxJsonRpcMessage<RoleServer>,
-    ) -> impl Future<Output = std::io::Result<()>> + Send + use<> {
+        message: &M,
+    ) -> impl Future<Output = std::io::Result<()>> + Send + use<M> {
         let framed = serde_json::to_vec(message).map(|mut bytes| {
             bytes.push(b'\n');
             bytes
@@ -270,20 +271,95 @@ impl Direct {
         if let Some(meta) = params.meta.take() {
             context.meta = meta;
         }
+        let meta = RawMeta::default();
+        context.extensions.insert(meta.clone());
         async move {
             // rmcp's own request handler, with every check and shaping it
             // does for a call (only its service loop is skipped).
             let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(params));
-            let response = match session.handle_request(request, context).await {
-                Ok(response) => TxJsonRpcMessage::<RoleServer>::response(response, id.clone()),
-                Err(error) => TxJsonRpcMessage::<RoleServer>::error(error, Some(id.clone())),
-            };
+            let response = session.handle_request(request, context).await;
             // A request the client cancelled gets no response (as rmcp does).
-            if calls.close(&id)
-                && let Err(e) = out.write(&response).await
-            {
+            if !calls.close(&id) {
+                return;
+            }
+            let written = match (response, meta.take()) {
+                (Ok(ServerResult::CallToolResult(result)), Some(meta)) if result.meta.is_none() => {
+                    out.write(&CallReply::new(&id, &result, &meta)).await
+                }
+                (Ok(response), meta) => {
+                    let mut response = response;
+                    if let (ServerResult::CallToolResult(r), Some(meta)) = (&mut response, meta) {
+                        // A `_meta` of the result's own (none is set today):
+                        // toolhost's goes in beside it.
+                        let toolhost = serde_json::from_str(meta.get()).unwrap_or_default();
+                        r.meta
+                            .get_or_insert_default()
+                            .0
+                            .insert("toolhost".into(), toolhost);
+                    }
+                    out.write(&TxJsonRpcMessage::<RoleServer>::response(response, id))
+                        .await
+                }
+                (Err(error), _) => {
+                    out.write(&TxJsonRpcMessage::<RoleServer>::error(error, Some(id)))
+                        .await
+                }
+            };
+            if let Err(e) = written {
                 tracing::error!("writing a response: {e}");
             }
+        }
+    }
+}
+
+/// Where the session leaves a call's `_meta.toolhost`, as JSON text, for
+/// the transport to write beside the result (a request that carries one
+/// gets its result without `_meta`: see [`toolhost_mcp_wire::call_result_raw`]).
+#[derive(Clone, Default)]
+pub(crate) struct RawMeta(Arc<Mutex<Option<Box<RawValue>>>>);
+
+impl RawMeta {
+    /// Leaves `meta` for the transport.
+    pub(crate) fn put(&self, meta: Box<RawValue>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(meta);
+    }
+
+    fn take(&self) -> Option<Box<RawValue>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// A `tools/call` response with its `_meta.toolhost` written as it is:
+/// the same JSON rmcp writes for the result with that `_meta`.
+#[derive(Serialize)]
+struct CallReply<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: WithMeta<'a>,
+}
+
+#[derive(Serialize)]
+struct WithMeta<'a> {
+    #[serde(flatten)]
+    result: &'a CallToolResult,
+    #[serde(rename = "_meta")]
+    meta: ToolhostMeta<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolhostMeta<'a> {
+    toolhost: &'a RawValue,
+}
+
+impl<'a> CallReply<'a> {
+    fn new(id: &'a RequestId, result: &'a CallToolResult, toolhost: &'a RawValue) -> Self {
+        CallReply {
+            jsonrpc: "2.0",
+            id,
+            result: WithMeta {
+                result,
+                meta: ToolhostMeta { toolhost },
+            },
         }
     }
 }
@@ -531,6 +607,58 @@ mod tests {
             .await;
         assert!(result.failed_with(FailureCode::HostError));
         rx.recv().expect("the call ran")
+    }
+
+    /// A response written with its meta as text is what rmcp writes for
+    /// the result with that meta as a map, byte for byte: a success with
+    /// facts, a failure, a legacy result without `resultType`.
+    #[test]
+    fn a_call_reply_is_the_response_rmcp_writes() {
+        use serde_json::json;
+        use toolhost_contract::{Meta, Stage, StageVerdict, ToolSuccess};
+        let mut meta = Meta::default();
+        for (stage, verdict, note) in [
+            (Stage::Lookup, StageVerdict::Pass, None),
+            (Stage::Bound, StageVerdict::Modify, Some("cut \"x\"".into())),
+        ] {
+            meta.trace.push(stage, verdict, "test", note);
+        }
+        meta.extra = json!({"attempts": 1, "sandbox": {"fuelConsumed": 9}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let success = ToolResult::Success(ToolSuccess {
+            value: json!({"n": 1}),
+            content: vec![toolhost_contract::ContentBlock::text("n é 1\n")],
+            meta,
+            additional_context: vec![],
+            concludes_turn: false,
+        });
+        let failure = ToolResult::from_failure(ToolFailure::new(FailureCode::Denied, "no"));
+        for (result, legacy, id) in [
+            (success.clone(), false, RequestId::Number(7)),
+            (success, true, RequestId::String("s-1".into())),
+            (failure, false, RequestId::Number(8)),
+        ] {
+            let mut expected = ServerResult::CallToolResult(toolhost_mcp_wire::call_result(
+                result.clone(),
+                legacy,
+            ));
+            let (bare, meta) = toolhost_mcp_wire::call_result_raw(result, legacy);
+            let mut bare = ServerResult::CallToolResult(bare);
+            if legacy {
+                expected.strip_result_type_for_legacy_peer();
+                bare.strip_result_type_for_legacy_peer();
+            }
+            let ServerResult::CallToolResult(bare) = bare else {
+                unreachable!()
+            };
+            let expected = TxJsonRpcMessage::<RoleServer>::response(expected, id.clone());
+            assert_eq!(
+                serde_json::to_string(&CallReply::new(&id, &bare, &meta)).expect("encodes"),
+                serde_json::to_string(&expected).expect("encodes"),
+            );
+        }
     }
 
     #[test]

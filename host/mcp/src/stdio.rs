@@ -474,10 +474,15 @@ impl Transport<RoleServer> for StdioTransport {
                 self.line.clear();
                 // Polled here first: a call that finishes without waiting is
                 // answered before the next line is read; one that waits goes
-                // on in a task of its own.
+                // on in a task of its own. Its sandbox ends after the
+                // response is written, not before.
                 let mut answer =
                     Box::pin(direct.answer(id, params, self.calls.clone(), self.out.clone()));
-                if poll_once(answer.as_mut()).await.is_pending() {
+                let polled = std::future::poll_fn(|cx| {
+                    Poll::Ready(toolhost_runtime::deferring(|| answer.as_mut().poll(cx)))
+                })
+                .await;
+                if polled.is_pending() {
                     tokio::spawn(answer);
                 }
                 continue;

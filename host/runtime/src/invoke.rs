@@ -332,7 +332,7 @@ impl LoadedComponent {
         if cancel.is_cancelled() {
             return (Err(cancelled()), report);
         }
-        let _slot = match self.rt.slots.try_acquire() {
+        let slot = match self.rt.slots.try_acquire() {
             Ok(p) => p,
             Err(tokio::sync::TryAcquireError::Closed) => return (Err(shutting_down()), report),
             Err(tokio::sync::TryAcquireError::NoPermits) => {
@@ -517,7 +517,28 @@ impl LoadedComponent {
         } else {
             *staged = Staged::new(grants);
         }
+        // The store, and the pool slot after it, end now or once the
+        // response is out (see `retire`).
+        slot.forget();
+        crate::retire::retire(Ended {
+            store: Some(store),
+            rt: self.rt.clone(),
+        });
         (outcome, report)
+    }
+}
+
+/// A finished call's store and its pool slot: the slot is free again once
+/// the store is gone.
+struct Ended {
+    store: Option<Store<HostState>>,
+    rt: Arc<crate::engine::RuntimeInner>,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        drop(self.store.take());
+        self.rt.slots.add_permits(1);
     }
 }
 

@@ -274,7 +274,7 @@ impl Server {
     ///
     /// The session runs on a thread of its own, and so do its calls while
     /// they run without waiting; calls that wait, and calls sent together,
-    /// run on the runtime this is awaited on (see [`crate::stdio`]). When
+    /// run on the runtime this is awaited on (the stdio module says how). When
     /// stdin and stdout are pipes (as MCP clients launch servers) they are
     /// read and written on that thread's reactor, not through a blocking
     /// pool: each hand-off to a pool thread and back was a thread wake-up on

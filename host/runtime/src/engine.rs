@@ -93,7 +93,7 @@ pub(crate) struct RuntimeInner {
     pub(crate) config: RuntimeConfig,
     /// One permit per pool slot: a call waits here for a free instance
     /// instead of failing when the pool is busy.
-    pub(crate) slots: tokio::sync::Semaphore,
+    pub(crate) slots: Arc<tokio::sync::Semaphore>,
     /// One compilation at a time (FIFO).
     pub(crate) compiles: tokio::sync::Semaphore,
     /// Calls waiting for a pool slot now.
@@ -156,7 +156,9 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(format!("linking toolhost:tool/context: {e:#}")))?;
         let cache = ArtifactCache::open(config.cache_dir.as_deref(), &engine)?;
         spawn_ticker(&engine, config.epoch_tick);
-        let slots = tokio::sync::Semaphore::new(config.max_instances.max(1) as usize);
+        let slots = Arc::new(tokio::sync::Semaphore::new(
+            config.max_instances.max(1) as usize
+        ));
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
                 engine,

@@ -332,7 +332,7 @@ impl LoadedComponent {
         if cancel.is_cancelled() {
             return (Err(cancelled()), report);
         }
-        let slot = match self.rt.slots.try_acquire() {
+        let slot = match self.rt.slots.clone().try_acquire_owned() {
             Ok(p) => p,
             Err(tokio::sync::TryAcquireError::Closed) => return (Err(shutting_down()), report),
             Err(tokio::sync::TryAcquireError::NoPermits) => {
@@ -340,7 +340,7 @@ impl LoadedComponent {
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => return (Err(cancelled()), report),
-                    permit = self.rt.slots.acquire() => match permit {
+                    permit = self.rt.slots.clone().acquire_owned() => match permit {
                         Ok(p) => p,
                         Err(_) => return (Err(shutting_down()), report),
                     },
@@ -517,28 +517,10 @@ impl LoadedComponent {
         } else {
             *staged = Staged::new(grants);
         }
-        // The store, and the pool slot after it, end now or once the
-        // response is out (see `retire`).
-        slot.forget();
-        crate::retire::retire(Ended {
-            store: Some(store),
-            rt: self.rt.clone(),
-        });
+        // The store, and the pool slot after it (a tuple drops in order),
+        // end now or once the response is out (see `retire`).
+        crate::retire::retire((store, slot));
         (outcome, report)
-    }
-}
-
-/// A finished call's store and its pool slot: the slot is free again once
-/// the store is gone.
-struct Ended {
-    store: Option<Store<HostState>>,
-    rt: Arc<crate::engine::RuntimeInner>,
-}
-
-impl Drop for Ended {
-    fn drop(&mut self) {
-        drop(self.store.take());
-        self.rt.slots.add_permits(1);
     }
 }
 

@@ -55,17 +55,9 @@ pub fn tool_call(request_id: &str, params: CallToolRequestParams) -> ToolCall {
 /// is left out (its rendering is in `content`).
 pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
     let (mut wire, meta, error) = call_result_parts(result, object_only);
-    let mut toolhost = Map::with_capacity(4);
-    toolhost.insert("trace".into(), to_value(&meta.trace));
-    toolhost.insert("timings".into(), to_value(meta.timings));
-    if !meta.extra.is_empty() {
-        toolhost.insert("extra".into(), Value::Object(meta.extra));
-    }
-    if let Some(error) = error {
-        toolhost.insert("error".into(), to_value(error));
-    }
+    let toolhost = to_value(ToolhostMeta::of(&meta, error.as_ref()));
     let mut outer = Map::with_capacity(1);
-    outer.insert("toolhost".into(), Value::Object(toolhost));
+    outer.insert("toolhost".into(), toolhost);
     wire.meta = Some(rmcp::model::MetaObject(outer));
     wire
 }
@@ -77,18 +69,14 @@ pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
 /// CPU). The same JSON, key for key.
 pub fn call_result_raw(result: ToolResult, object_only: bool) -> (CallToolResult, Box<RawValue>) {
     let (wire, meta, error) = call_result_parts(result, object_only);
-    let toolhost = ToolhostMeta {
-        trace: &meta.trace,
-        timings: meta.timings,
-        extra: &meta.extra,
-        error: error.as_ref(),
-    };
+    let toolhost = ToolhostMeta::of(&meta, error.as_ref());
     // The contract's types always serialize (`null` if one did not).
     let raw = serde_json::value::to_raw_value(&toolhost).unwrap_or_default();
     (wire, raw)
 }
 
-/// `_meta.toolhost`: what [`call_result`] builds as a map, in its order.
+/// `_meta.toolhost`, for both routes: the trace, the timings, the extra
+/// facts (when there are any) and a failure's error.
 #[derive(serde::Serialize)]
 struct ToolhostMeta<'a> {
     trace: &'a DecisionTrace,
@@ -97,6 +85,17 @@ struct ToolhostMeta<'a> {
     extra: &'a Map<String, Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a ToolFailure>,
+}
+
+impl<'a> ToolhostMeta<'a> {
+    fn of(meta: &'a Meta, error: Option<&'a ToolFailure>) -> Self {
+        ToolhostMeta {
+            trace: &meta.trace,
+            timings: meta.timings,
+            extra: &meta.extra,
+            error,
+        }
+    }
 }
 
 /// A result's content and value on the wire, and the facts and failure

@@ -292,8 +292,7 @@ impl Direct {
                 (Ok(ServerResult::CallToolResult(result)), Some(meta)) if result.meta.is_none() => {
                     out.write(&CallReply::new(&id, &result, &meta)).await
                 }
-                (Ok(response), meta) => {
-                    let mut response = response;
+                (Ok(mut response), meta) => {
                     if let (ServerResult::CallToolResult(r), Some(meta)) = (&mut response, meta) {
                         // A `_meta` of the result's own (none is set today):
                         // toolhost's goes in beside it.

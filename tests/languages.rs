@@ -16,61 +16,64 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use toolhost_contract::{
-    Annotations, ContentBlock, ContextEvent, EmbeddedResource, ResourceContents, Stage, ToolCall,
+    Annotations, ContentBlock, ContextEvent, EmbeddedResource, ResourceContents, ToolCall,
     ToolResult,
 };
 use toolhost_pipeline::{Pipeline, Registration, Registry, Scope, ToolSpec};
 use toolhost_policy::{Decision, FsMode, Policy, PolicyBuilder, RenderMode};
 use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
-use toolhost_tests::{Workspace, allow_in, build, guests::REPO_ROOT, shared_cache};
+use toolhost_tests::{Workspace, allow_in, build, guests::REPO_ROOT, rendered_by, shared_cache};
 
-/// A guest in another language: its build script, tool, output and
-/// shipped policy.
+/// A guest in another language: its build script's directory and the
+/// tool it builds. The component goes to `target/<dir>-guests/tool_<tool>.wasm`
+/// and the tool's policy is `guest-tools/<dir>/tools/<tool>/policy.toml`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Guest {
     /// `guest-tools/<dir>`.
     dir: &'static str,
     /// The tool built, `guest-tools/<dir>/tools/<tool>`.
     tool: &'static str,
-    /// The component built, under `target/`.
-    out: &'static str,
-    /// Its policy, under `guest-tools/<dir>`.
-    policy: &'static str,
+}
+
+impl Guest {
+    /// The component built.
+    fn out(&self) -> PathBuf {
+        Path::new(REPO_ROOT)
+            .join("target")
+            .join(format!("{}-guests", self.dir))
+            .join(format!("tool_{}.wasm", self.tool))
+    }
+
+    /// `guest-tools/<dir>`.
+    fn home(&self) -> PathBuf {
+        Path::new(REPO_ROOT).join("guest-tools").join(self.dir)
+    }
 }
 
 const PYTHON: Guest = Guest {
     dir: "python",
     tool: "table",
-    out: "target/python-guests/tool_table.wasm",
-    policy: "tools/table/policy.toml",
 };
 
 const C: Guest = Guest {
     dir: "c",
     tool: "hash",
-    out: "target/c-guests/tool_hash.wasm",
-    policy: "tools/hash/policy.toml",
 };
 
 const JS: Guest = Guest {
     dir: "js",
     tool: "markdown",
-    out: "target/js-guests/tool_markdown.wasm",
-    policy: "tools/markdown/policy.toml",
 };
 
 const GO: Guest = Guest {
     dir: "go",
     tool: "gosource",
-    out: "target/go-guests/tool_gosource.wasm",
-    policy: "tools/gosource/policy.toml",
 };
 
 /// The Go template (`count_lines`), which reports progress on large files.
 const GO_TEMPLATE: Guest = Guest {
     dir: "go",
     tool: "template",
-    out: "target/go-guests/tool_template.wasm",
-    policy: "tools/template/policy.toml",
 };
 
 /// The C kit's test fixture (`blocks`, every kind of content block;
@@ -78,29 +81,22 @@ const GO_TEMPLATE: Guest = Guest {
 const C_BLOCKS: Guest = Guest {
     dir: "c",
     tool: "blocks",
-    out: "target/c-guests/tool_blocks.wasm",
-    policy: "tools/blocks/policy.toml",
 };
 
 /// The Go kit's test fixture, the same tools as [`C_BLOCKS`].
 const GO_BLOCKS: Guest = Guest {
     dir: "go",
     tool: "blocks",
-    out: "target/go-guests/tool_blocks.wasm",
-    policy: "tools/blocks/policy.toml",
 };
 
 /// Builds `g` (once per test binary; a build script skips the build when
 /// its sources did not change) and returns the component's path.
 fn built(g: &Guest) -> PathBuf {
-    static BUILT: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let out = Path::new(REPO_ROOT).join(g.out);
+    static BUILT: Mutex<Vec<Guest>> = Mutex::new(Vec::new());
+    let out = g.out();
     let mut done = BUILT.lock().unwrap();
-    if !done.contains(&g.out) {
-        let script = Path::new(REPO_ROOT)
-            .join("guest-tools")
-            .join(g.dir)
-            .join("build.sh");
+    if !done.contains(g) {
+        let script = g.home().join("build.sh");
         let started = std::time::Instant::now();
         let status = Command::new("bash")
             .arg(&script)
@@ -115,7 +111,7 @@ fn built(g: &Guest) -> PathBuf {
             g.tool,
             started.elapsed().as_secs_f64()
         );
-        done.push(g.out);
+        done.push(*g);
     }
     out
 }
@@ -123,11 +119,11 @@ fn built(g: &Guest) -> PathBuf {
 /// The loaded component, compiled into (or loaded from) the shared cache.
 async fn component(g: &Guest) -> Arc<LoadedComponent> {
     static RT: OnceLock<Runtime> = OnceLock::new();
-    static LOADED: tokio::sync::Mutex<Option<HashMap<&'static str, Arc<LoadedComponent>>>> =
+    static LOADED: tokio::sync::Mutex<Option<HashMap<Guest, Arc<LoadedComponent>>>> =
         tokio::sync::Mutex::const_new(None);
     let mut loaded = LOADED.lock().await;
     let map = loaded.get_or_insert_with(HashMap::new);
-    if let Some(c) = map.get(g.out) {
+    if let Some(c) = map.get(g) {
         return c.clone();
     }
     let rt = RT.get_or_init(|| {
@@ -149,16 +145,13 @@ async fn component(g: &Guest) -> Arc<LoadedComponent> {
         c.cache_outcome(),
         std::fs::metadata(&path).map_or(0, |m| m.len())
     );
-    map.insert(g.out, c.clone());
+    map.insert(*g, c.clone());
     c
 }
 
 /// The guest's shipped policy, `.` being `ws`.
 fn shipped_policy(g: &Guest, ws: &Workspace) -> Policy {
-    let file = Path::new(REPO_ROOT)
-        .join("guest-tools")
-        .join(g.dir)
-        .join(g.policy);
+    let file = g.home().join("tools").join(g.tool).join("policy.toml");
     Policy::load(&file, ws.path()).unwrap()
 }
 
@@ -380,16 +373,6 @@ fn assert_blocks(content: &[ContentBlock], want: &[ContentBlock]) {
     }
 }
 
-/// Which stage rendered `r`'s content: `render` (the tool) or `host`.
-fn rendered_by(r: &ToolResult) -> Option<String> {
-    r.meta()
-        .trace
-        .entries
-        .iter()
-        .find(|e| e.stage == Stage::Render)
-        .map(|e| e.by.to_string())
-}
-
 /// The fixture's `render`, its blocks lowered by the kit and lifted by the
 /// host, reaches the content exactly: every kind of block and both cases
 /// of every option and of the resource contents, once with non-ASCII text
@@ -411,7 +394,7 @@ async fn renders_every_block_kind(g: &Guest) {
             &json!({"text": text, "blob_bytes": blob_bytes}),
             "{r:?}"
         );
-        assert_eq!(rendered_by(&r).as_deref(), Some("render"));
+        assert_eq!(rendered_by(&r), Some("render"));
         assert_blocks(r.content(), &every_block(text, blob_bytes));
     }
 }
@@ -492,7 +475,7 @@ async fn host_renders_in_one_instance(g: &Guest) {
     assert_eq!(rt.stats().instances - before, 1, "{r:?}");
     let v = json!({"text": UTF8, "bytes": UTF8.len()});
     assert_eq!(value(&r), &v, "{r:?}");
-    assert_eq!(rendered_by(&r).as_deref(), Some("host"));
+    assert_eq!(rendered_by(&r), Some("host"));
     assert_eq!(
         r.content(),
         [ContentBlock::text(
@@ -503,7 +486,7 @@ async fn host_renders_in_one_instance(g: &Guest) {
     let before = rt.stats().instances;
     let r = call(&p, "blocks", json!({"text": UTF8, "blob_bytes": 3})).await;
     assert_eq!(rt.stats().instances - before, 2, "{r:?}");
-    assert_eq!(rendered_by(&r).as_deref(), Some("render"));
+    assert_eq!(rendered_by(&r), Some("render"));
     assert_blocks(r.content(), &every_block(UTF8, 3));
 }
 

@@ -18,7 +18,7 @@ use toolhost_pipeline::{
 };
 use toolhost_policy::{Decision, FsMode, PolicyBuilder, ToolPolicy};
 use toolhost_runtime::{Execution, ExecutionReport};
-use toolhost_tests::{Workspace, allow_in, build};
+use toolhost_tests::{Workspace, allow_in, build, rendered_by};
 
 type Events = Arc<Mutex<Vec<String>>>;
 
@@ -946,15 +946,7 @@ async fn host_render_never_calls_the_tools_render() {
         .await;
     assert!(!broken.is_error(), "{broken:?}");
     assert_eq!(broken.text(), "{\n  \"ok\": true\n}");
-    let render = |r: &toolhost_contract::ToolResult| {
-        r.meta()
-            .trace
-            .entries
-            .iter()
-            .find(|e| e.stage == Stage::Render)
-            .map(|e| e.by.clone())
-    };
-    assert_eq!(render(&broken).as_deref(), Some("host"), "{broken:?}");
+    assert_eq!(rendered_by(&broken), Some("host"), "{broken:?}");
 
     let by_host = host.execute(call("h"), CancellationToken::new()).await;
     let by_tool = isolated.execute(call("i"), CancellationToken::new()).await;
@@ -969,7 +961,7 @@ async fn host_render_never_calls_the_tools_render() {
         by_host.content(),
         toolhost_pipeline::pipeline::default_render(value)
     );
-    assert_eq!(render(&by_tool).as_deref(), Some("render"));
+    assert_eq!(rendered_by(&by_tool), Some("render"));
 }
 
 /// `render = "same-instance"`: render runs right after execute in its

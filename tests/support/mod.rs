@@ -12,6 +12,17 @@ pub use toolhost_guests as guests;
 
 pub mod process;
 
+/// Who rendered `r`'s content, as its trace says: `render` (the tool) or
+/// `host`.
+pub fn rendered_by(r: &toolhost_contract::ToolResult) -> Option<&str> {
+    r.meta()
+        .trace
+        .entries
+        .iter()
+        .find(|e| e.stage == toolhost_contract::Stage::Render)
+        .map(|e| e.by.as_ref())
+}
+
 /// One runtime (one engine, one epoch ticker) per test binary.
 pub fn runtime() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();

@@ -7,11 +7,15 @@
 //! pipes' own cost, so the server's share is visible. The server's CPU time
 //! per call (all its threads, from `/proc`) is the steadier figure: on a
 //! VM the latency swings with where the scheduler puts the two processes.
+//! The calls are measured in rounds (10; 2 with `--quick`) and every server
+//! takes its turn in each round, so a slow spell of the machine falls on
+//! all the rows alike rather than on whichever ran then.
 //!
 //! A peer MCP server can be measured by the same driver in the same run:
 //! `PEER_MCP="command args…"` (split on whitespace) adds its row, calling
 //! its tool `PEER_TOOL` (default `echo`) with the arguments `PEER_ARGS` (a
-//! JSON object; default `{"message":"hi"}`).
+//! JSON object; default `{"message":"hi"}`). The table then ends with the
+//! ratio of the peer's p50 and CPU per call to toolhost's (render = "host").
 //!
 //! `cargo bench -p toolhost --bench stdio` (optimized); `-- --quick` runs
 //! 100 calls.
@@ -130,34 +134,65 @@ fn initialize(server: &mut Driver) -> anyhow::Result<()> {
     server.notify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
 }
 
-/// Measures `server` as a row of the table: p50, p99, the share over the
-/// echo server's p50, CPU per call.
-fn row(
-    name: &str,
-    server: &mut Driver,
-    n: usize,
-    call: impl Fn(usize) -> String + Copy,
-    e50: Duration,
-) -> anyhow::Result<()> {
-    let ok = |r: &str| r.contains(r#""result""#) && !r.contains(r#""isError":true"#);
-    server.measure(50, call, ok)?; // warm-up
-    let cpu0 = cpu_ns(server.child.id());
-    let mut served = server.measure(n, call, ok)?;
-    let cpu = cpu_ns(server.child.id()).saturating_sub(cpu0) as f64 / n as f64 / 1000.0;
-    served.sort();
-    let (s50, s99) = (percentile(&served, 0.5), percentile(&served, 0.99));
-    println!(
-        "| {name} | {:.1} µs | {:.1} µs | {:.1} µs | {cpu:.1} µs |",
-        us(s50),
-        us(s99),
-        us(s50) - us(e50)
-    );
-    Ok(())
+/// One server of the table, measured round by round.
+struct Row {
+    name: String,
+    server: Driver,
+    call: Box<dyn Fn(usize) -> String>,
+    /// Whether a response is the right one.
+    check: fn(&str) -> bool,
+    times: Vec<Duration>,
+    /// The server's CPU time over the measured calls (0 for the echo server).
+    cpu_ns: u64,
+}
+
+impl Row {
+    fn new(
+        name: impl Into<String>,
+        server: Driver,
+        call: impl Fn(usize) -> String + 'static,
+        check: fn(&str) -> bool,
+    ) -> Row {
+        Row {
+            name: name.into(),
+            server,
+            call: Box::new(call),
+            check,
+            times: Vec::new(),
+            cpu_ns: 0,
+        }
+    }
+
+    /// Measures `n` more calls (the ids go on from the last round's).
+    fn round(&mut self, n: usize) -> anyhow::Result<()> {
+        let from = self.times.len();
+        let cpu0 = cpu_ns(self.server.child.id());
+        let call = &self.call;
+        let times = self.server.measure(n, |i| call(from + i), self.check)?;
+        self.cpu_ns += cpu_ns(self.server.child.id()).saturating_sub(cpu0);
+        self.times.extend(times);
+        Ok(())
+    }
+
+    fn p(&self, q: f64) -> Duration {
+        let mut sorted = self.times.clone();
+        sorted.sort();
+        percentile(&sorted, q)
+    }
+
+    fn cpu_per_call_us(&self) -> f64 {
+        self.cpu_ns as f64 / self.times.len().max(1) as f64 / 1000.0
+    }
+}
+
+/// A result, not an error (the test guest's `echo`, and a peer's tool).
+fn served(r: &str) -> bool {
+    r.contains(r#""result""#) && !r.contains(r#""isError":true"#)
 }
 
 fn main() -> anyhow::Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
-    let n = if quick { 100 } else { 1000 };
+    let (n, rounds) = if quick { (100, 2) } else { (1000, 10) };
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
     let call = |i: usize| {
@@ -168,22 +203,12 @@ fn main() -> anyhow::Result<()> {
     };
 
     // The echo server: the driver's and the pipes' own cost.
-    let mut echo = Driver::spawn(&mut Command::new("cat"))?;
-    echo.measure(50, call, |_| true)?;
-    let mut echo_t = echo.measure(n, call, |r| r.contains("tools/call"))?;
-    echo_t.sort();
-
-    let (e50, e99) = (percentile(&echo_t, 0.5), percentile(&echo_t, 0.99));
-    println!(
-        "stdio round trip, {n} sequential calls of a trivial tool (`echo`, full pipeline, fresh instance each):"
-    );
-    println!("| server | p50 | p99 | server's share of p50 | server CPU per call |");
-    println!("|---|---|---|---|---|");
-    println!(
-        "| echo server (cat) | {:.1} µs | {:.1} µs | | |",
-        us(e50),
-        us(e99)
-    );
+    let mut rows = vec![Row::new(
+        "echo server (cat)",
+        Driver::spawn(&mut Command::new("cat"))?,
+        call,
+        |r| r.contains("tools/call"),
+    )];
     for render in ["isolated", "same-instance", "host"] {
         // toolhost serve over stdio, the test guest under an allow policy.
         let ws = dir.path().join(render);
@@ -204,7 +229,7 @@ fn main() -> anyhow::Result<()> {
         )?;
         initialize(&mut server)?;
         let name = format!("toolhost serve, render = \"{render}\"");
-        row(&name, &mut server, n, call, e50)?;
+        rows.push(Row::new(name, server, call, served));
     }
     if let Ok(peer) = std::env::var("PEER_MCP") {
         let mut words = peer.split_whitespace();
@@ -215,13 +240,63 @@ fn main() -> anyhow::Result<()> {
         initialize(&mut server)?;
         let tool = std::env::var("PEER_TOOL").unwrap_or_else(|_| "echo".into());
         let args = std::env::var("PEER_ARGS").unwrap_or_else(|_| r#"{"message":"hi"}"#.into());
-        let peer_call = |i: usize| {
+        let peer_call = move |i: usize| {
             format!(
                 r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":{tool:?},"arguments":{args}}}}}"#,
                 i + 10
             )
         };
-        row(&format!("peer: {peer}"), &mut server, n, peer_call, e50)?;
+        rows.push(Row::new(format!("peer: {peer}"), server, peer_call, served));
+    }
+
+    // Warm-up, then the rounds: every server takes its turn in each round,
+    // so a slow spell of the machine falls on all of them alike.
+    for row in &mut rows {
+        let call = &row.call;
+        let check = row.check;
+        row.server.measure(50, |i| call(n + i), check)?;
+    }
+    for _ in 0..rounds {
+        for row in &mut rows {
+            row.round(n / rounds)?;
+        }
+    }
+
+    let e50 = rows[0].p(0.5);
+    println!(
+        "stdio round trip, {n} sequential calls of a trivial tool (`echo`, full pipeline, fresh instance each), in {rounds} rounds taken in turn:"
+    );
+    println!("| server | p50 | p99 | p50 over the echo server's | server CPU per call |");
+    println!("|---|---|---|---|---|");
+    for (i, row) in rows.iter().enumerate() {
+        let (s50, s99) = (row.p(0.5), row.p(0.99));
+        if i == 0 {
+            println!(
+                "| {} | {:.1} µs | {:.1} µs | | |",
+                row.name,
+                us(s50),
+                us(s99)
+            );
+        } else {
+            println!(
+                "| {} | {:.1} µs | {:.1} µs | +{:.1} µs ({:.1}×) | {:.1} µs |",
+                row.name,
+                us(s50),
+                us(s99),
+                us(s50) - us(e50),
+                us(s50) / us(e50),
+                row.cpu_per_call_us()
+            );
+        }
+    }
+    // The peer against toolhost's fastest mode, both measured in this run.
+    if let (Some(host), Some(peer)) = (rows.get(3), rows.get(4)) {
+        println!(
+            "{} against the peer: {:.2}× faster at p50, {:.2}× less CPU per call",
+            host.name,
+            us(peer.p(0.5)) / us(host.p(0.5)),
+            peer.cpu_per_call_us() / host.cpu_per_call_us().max(f64::MIN_POSITIVE)
+        );
     }
     Ok(())
 }

@@ -42,7 +42,7 @@ test: setup
 	# policy and toolbox parsers, the session-log reader, a call's arguments
 	# through the stages before dispatch, the MCP request path; 15 s each, a
 	# smoke, so the targets cannot rot.
-	bash tests/fuzz/run.sh 15
+	bash tests/fuzz/run.sh --smoke 15
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
 	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick

@@ -54,55 +54,77 @@ if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" \
 fi
 rm -f "$stamp_file"
 
-log="$dest/install.log"
-: >"$log"
-# Runs a command with its output in the log; shows the log if it fails.
+# The three installs run side by side (pip is one thread; npm waits on the
+# network), each with a log of its own.
+logs="$dest/logs"
+rm -rf "$logs"
+mkdir -p "$logs"
+# run LOG CMD...: runs CMD with its output in LOG; shows LOG if it fails.
 run() {
+    local log="$1"
+    shift
     if ! "$@" >>"$log" 2>&1; then
         cat "$log" >&2
         die "failed: $*"
     fi
 }
 
-# Python: fresh venvs with the pinned packages.
+# Python: fresh venvs with the pinned packages. No bytecode is compiled at
+# install: what the tests import is compiled on first use, and most of the
+# frameworks' files never are (a third of the install's time).
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
     || die "python3 is $("$python" --version 2>&1); the MCP Python SDK needs 3.10 or later"
-# venv DIR REQUIREMENTS: a fresh virtual environment with REQUIREMENTS.
+pip_flags=(install --quiet --disable-pip-version-check --no-input --no-compile)
+# venv DIR REQUIREMENTS LOG: a fresh virtual environment with REQUIREMENTS.
 venv() {
-    local dir="$1" requirements="$2"
+    local dir="$1" requirements="$2" log="$3"
     rm -rf "$dir"
     if "$python" -m venv "$dir" >>"$log" 2>&1; then
-        run "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
-            --no-input -r "$requirements"
+        run "$log" "$dir/bin/python" -m pip "${pip_flags[@]}" -r "$requirements"
     elif "$python" -m pip --version >/dev/null 2>&1; then
         # No ensurepip (Debian without python3-venv): a venv without pip, filled
         # by the system's pip (22.3+ knows --python).
         rm -rf "$dir"
-        run "$python" -m venv --without-pip "$dir"
-        run "$python" -m pip --python "$dir/bin/python" install --quiet \
-            --disable-pip-version-check --no-input -r "$requirements"
+        run "$log" "$python" -m venv --without-pip "$dir"
+        run "$log" "$python" -m pip --python "$dir/bin/python" "${pip_flags[@]}" -r "$requirements"
     else
         cat "$log" >&2
         die "python3 cannot create a virtual environment with pip (Debian: apt-get install python3-venv)"
     fi
 }
-say "installing $(grep -v '^\s*#' "$here/requirements.txt" | tr '\n' ' ')into $dest/venv ($("$python" --version 2>&1))"
-venv "$dest/venv" "$here/requirements.txt"
-run "$dest/venv/bin/python" -c 'import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.client.client'
-say "installing pydantic-ai, openai-agents and langchain-mcp-adapters ($(grep -c '==' "$here/requirements-frameworks.txt") pinned packages) into $dest/frameworks"
-venv "$dest/frameworks" "$here/requirements-frameworks.txt"
-run "$dest/frameworks/bin/python" -c 'import pydantic_ai.mcp, agents.mcp, langchain_mcp_adapters.client'
-
+sdk() {
+    venv "$dest/venv" "$here/requirements.txt" "$logs/venv.log"
+    run "$logs/venv.log" "$dest/venv/bin/python" -c 'import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.client.client'
+}
+frameworks() {
+    venv "$dest/frameworks" "$here/requirements-frameworks.txt" "$logs/frameworks.log"
+    run "$logs/frameworks.log" "$dest/frameworks/bin/python" -c 'import pydantic_ai.mcp, agents.mcp, langchain_mcp_adapters.client'
+}
 # Node: the locked tree, exactly.
-say "installing @modelcontextprotocol/sdk (package-lock.json) into $dest/node (node $(node --version), npm $(npm --version))"
-mkdir -p "$dest/node"
-cp "$here/package.json" "$here/package-lock.json" "$dest/node/"
-run npm ci --prefix "$dest/node" --ignore-scripts --no-audit --no-fund --loglevel=error
-run node --input-type=module -e "
+node_sdk() {
+    mkdir -p "$dest/node"
+    cp "$here/package.json" "$here/package-lock.json" "$dest/node/"
+    run "$logs/node.log" npm ci --prefix "$dest/node" --ignore-scripts --no-audit --no-fund --loglevel=error
+    run "$logs/node.log" node --input-type=module -e "
 import { createRequire } from 'node:module';
 const require = createRequire('$dest/node/package.json');
 require.resolve('@modelcontextprotocol/sdk/client/index.js');
 "
+}
+say "installing $(grep -v '^\s*#' "$here/requirements.txt" | tr '\n' ' ')into $dest/venv ($("$python" --version 2>&1))"
+sdk &
+sdk_pid=$!
+say "installing pydantic-ai, openai-agents and langchain-mcp-adapters ($(grep -c '==' "$here/requirements-frameworks.txt") pinned packages) into $dest/frameworks"
+frameworks &
+frameworks_pid=$!
+say "installing @modelcontextprotocol/sdk (package-lock.json) into $dest/node (node $(node --version), npm $(npm --version))"
+node_sdk &
+node_pid=$!
+failed=0
+for pid in "$sdk_pid" "$frameworks_pid" "$node_pid"; do
+    wait "$pid" || failed=1
+done
+((failed == 0)) || die "an install failed (its output is above; logs in $logs)"
 
 echo "$stamp" >"$stamp_file"
 say "done"

@@ -9,7 +9,9 @@
 //! `initialize` from a warm cache are the baselines measured in the same run.
 //!
 //! `cargo bench -p toolhost --bench startup` (optimized; 5 rounds);
-//! `-- --quick` runs one round. The Python rows need
+//! `-- --quick` runs one round of the built-ins' rows only (what `make
+//! test` runs, so the bench cannot rot: the 18 MB component's cold compile
+//! is 12 s of an unoptimized build). The Python rows need
 //! `guest-tools/python/build.sh` to have run (`make bench` runs it).
 
 #[path = "common/server.rs"]
@@ -94,6 +96,7 @@ fn main() -> anyhow::Result<()> {
 
     let mut configs = vec![builtins()?];
     match with_python(&root)? {
+        _ if quick => println!("(--quick: the built-ins only)\n"),
         Some(c) => configs.push(c),
         None => println!("(the Python component is not built: run guest-tools/python/build.sh)\n"),
     }

@@ -6,7 +6,7 @@
 #       targets: policy session_log toolbox arguments mcp_request
 #
 # --smoke (what `make test` runs, 15 s each) builds with the `smoke` profile
-# (opt-level 1, no debug info): a third less build time on a fresh clone
+# (opt-level 1, no debug info): a quarter less build time on a fresh clone
 # (185 s against 242 s on 2 cores) for about four fifths of the executions
 # per second, which a 15-second run does not miss. `make fuzz` builds the
 # release profile (opt-level 3, line tables) for its long runs.

@@ -71,13 +71,16 @@ run() {
 
 # Python: fresh venvs with the pinned packages. No bytecode is compiled at
 # install: what the tests import is compiled on first use, and most of the
-# frameworks' files never are (a third of the install's time).
+# frameworks' files never are.
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
     || die "python3 is $("$python" --version 2>&1); the MCP Python SDK needs 3.10 or later"
 pip_flags=(install --quiet --disable-pip-version-check --no-input --no-compile)
-# venv DIR REQUIREMENTS LOG: a fresh virtual environment with REQUIREMENTS.
+# venv DIR REQUIREMENTS IMPORTS: a fresh virtual environment with
+# REQUIREMENTS that can import IMPORTS; its log is logs/<DIR's name>.log.
 venv() {
-    local dir="$1" requirements="$2" log="$3"
+    local dir="$1" requirements="$2" imports="$3"
+    local log
+    log="$logs/$(basename "$dir").log"
     rm -rf "$dir"
     if "$python" -m venv "$dir" >>"$log" 2>&1; then
         run "$log" "$dir/bin/python" -m pip "${pip_flags[@]}" -r "$requirements"
@@ -91,14 +94,7 @@ venv() {
         cat "$log" >&2
         die "python3 cannot create a virtual environment with pip (Debian: apt-get install python3-venv)"
     fi
-}
-sdk() {
-    venv "$dest/venv" "$here/requirements.txt" "$logs/venv.log"
-    run "$logs/venv.log" "$dest/venv/bin/python" -c 'import mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.client.client'
-}
-frameworks() {
-    venv "$dest/frameworks" "$here/requirements-frameworks.txt" "$logs/frameworks.log"
-    run "$logs/frameworks.log" "$dest/frameworks/bin/python" -c 'import pydantic_ai.mcp, agents.mcp, langchain_mcp_adapters.client'
+    run "$log" "$dir/bin/python" -c "import $imports"
 }
 # Node: the locked tree, exactly.
 node_sdk() {
@@ -112,10 +108,12 @@ require.resolve('@modelcontextprotocol/sdk/client/index.js');
 "
 }
 say "installing $(grep -v '^\s*#' "$here/requirements.txt" | tr '\n' ' ')into $dest/venv ($("$python" --version 2>&1))"
-sdk &
+venv "$dest/venv" "$here/requirements.txt" \
+    'mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.client.client' &
 sdk_pid=$!
 say "installing pydantic-ai, openai-agents and langchain-mcp-adapters ($(grep -c '==' "$here/requirements-frameworks.txt") pinned packages) into $dest/frameworks"
-frameworks &
+venv "$dest/frameworks" "$here/requirements-frameworks.txt" \
+    'pydantic_ai.mcp, agents.mcp, langchain_mcp_adapters.client' &
 frameworks_pid=$!
 say "installing @modelcontextprotocol/sdk (package-lock.json) into $dest/node (node $(node --version), npm $(npm --version))"
 node_sdk &

@@ -95,10 +95,12 @@ fn main() -> anyhow::Result<()> {
     println!("spawn /bin/true: {spawn_ms:.1} ms (median)\n");
 
     let mut configs = vec![builtins()?];
-    match with_python(&root)? {
-        _ if quick => println!("(--quick: the built-ins only)\n"),
-        Some(c) => configs.push(c),
-        None => println!("(the Python component is not built: run guest-tools/python/build.sh)\n"),
+    if quick {
+        println!("(--quick: the built-ins only)\n");
+    } else if let Some(c) = with_python(&root)? {
+        configs.push(c);
+    } else {
+        println!("(the Python component is not built: run guest-tools/python/build.sh)\n");
     }
     println!(
         "| toolbox | cache | `initialize` p50 (min–max) | complete `tools/list` p50 (min–max) |"

@@ -231,6 +231,8 @@ fn main() -> anyhow::Result<()> {
         let name = format!("toolhost serve, render = \"{render}\"");
         rows.push(Row::new(name, server, call, served));
     }
+    // render = "host", the last of the three: the peer is set against it.
+    let host_row = rows.len() - 1;
     if let Ok(peer) = std::env::var("PEER_MCP") {
         let mut words = peer.split_whitespace();
         let program = words
@@ -289,8 +291,9 @@ fn main() -> anyhow::Result<()> {
             );
         }
     }
-    // The peer against toolhost's fastest mode, both measured in this run.
-    if let (Some(host), Some(peer)) = (rows.get(3), rows.get(4)) {
+    // The peer (the row after toolhost's) against toolhost's fastest mode,
+    // both measured in this run.
+    if let (Some(host), Some(peer)) = (rows.get(host_row), rows.get(host_row + 1)) {
         println!(
             "{} against the peer: {:.2}× faster at p50, {:.2}× less CPU per call",
             host.name,

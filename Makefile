@@ -15,6 +15,17 @@
 
 CARGO ?= cargo
 
+# Clippy rides on make test's build instead of checking everything first.
+# clippy-driver is rustc with Clippy's lints (what `cargo clippy` runs in
+# check mode); as the compiler of the workspace's own crates it lints each of
+# them while compiling it for the tests, with the flags `cargo clippy -- -D
+# warnings` passes, so the dependencies are compiled once rather than checked
+# and then compiled. Every cargo command of make test that builds the
+# workspace sets it: the wrapper is part of the workspace crates' fingerprint,
+# and a command without it would build them again.
+LINTED = RUSTC_WORKSPACE_WRAPPER="$$(rustc --print sysroot)/bin/clippy-driver" \
+	CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+
 .PHONY: demo test bench setup cassettes fuzz soak
 
 setup:
@@ -27,11 +38,13 @@ demo: setup
 test: setup
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --all --check --manifest-path guest-tools/Cargo.toml
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy --manifest-path guest-tools/Cargo.toml --all-targets -- -D warnings
+	# Linted builds (LINTED, above): the benchmarks first (cargo test does not
+	# build them), then every other target as cargo test builds it, all before
+	# the first test runs.
+	$(LINTED) $(CARGO) test --workspace --benches --no-run
+	$(LINTED) $(CARGO) test --workspace
+	$(LINTED) $(CARGO) test --manifest-path guest-tools/Cargo.toml
 	$(CARGO) clippy --manifest-path guest-tools/Cargo.toml --target wasm32-wasip2 -- -D warnings
-	$(CARGO) test --workspace
-	$(CARGO) test --manifest-path guest-tools/Cargo.toml
 	# The other languages' own unit tests (tests/languages.rs builds each
 	# component from source and runs it through the pipeline).
 	bash guest-tools/python/test.sh
@@ -45,14 +58,14 @@ test: setup
 	bash tests/fuzz/run.sh --smoke 15
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
-	$(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
-	$(CARGO) bench --profile dev -p toolhost --bench stdio -- --quick
-	$(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
-	$(CARGO) bench --profile dev -p toolhost --bench startup -- --quick
-	$(CARGO) bench --profile dev -p toolhost --bench supply -- --quick
-	$(CARGO) bench --profile dev -p toolhost --bench effects -- --quick
-	$(CARGO) bench --profile dev -p toolhost --bench descriptors -- --quick
-	$(CARGO) bench --profile dev -p toolhost --bench team -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench stdio -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench startup -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench supply -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench effects -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench descriptors -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench team -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh

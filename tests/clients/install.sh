@@ -69,12 +69,14 @@ run() {
     fi
 }
 
-# Python: fresh venvs with the pinned packages. No bytecode is compiled at
-# install: what the tests import is compiled on first use, and most of the
-# frameworks' files never are.
+# Python: fresh venvs with the pinned packages, compiled to bytecode at
+# install (pip's default). Without it every client the tests start compiles
+# what it imports, each time, wherever bytecode is not written back (read-only
+# trees, PYTHONDONTWRITEBYTECODE): importing the SDK took 2.1 s of CPU
+# against 1.1 s, the three frameworks 8 s against 5 s.
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
     || die "python3 is $("$python" --version 2>&1); the MCP Python SDK needs 3.10 or later"
-pip_flags=(install --quiet --disable-pip-version-check --no-input --no-compile)
+pip_flags=(install --quiet --disable-pip-version-check --no-input)
 # venv DIR REQUIREMENTS IMPORTS: a fresh virtual environment with
 # REQUIREMENTS that can import IMPORTS; its log is logs/<DIR's name>.log.
 venv() {

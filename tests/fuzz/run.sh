@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with libFuzzer's coverage instrumentation and runs
-# each for SECONDS (default 20).
+# each for SECONDS (default 20), as many side by side as there are
+# processors.
 #
 #   tests/fuzz/run.sh [--smoke] [SECONDS] [TARGET...]
 #       targets: policy session_log toolbox arguments mcp_request
@@ -48,23 +49,50 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 export CARGO_TARGET_DIR="$root/target/fuzz"
 cargo build --quiet --profile "$profile" --locked --target "$triple" --manifest-path "$here/Cargo.toml"
 
-for t in "${targets[@]}"; do
-    found="$root/target/fuzz/corpus/$t"
-    artifacts="$root/target/fuzz/artifacts/$t"
-    mkdir -p "$found" "$artifacts"
-    echo "== fuzz $t for ${seconds}s" >&2
-    corpora=("$found")
+# One target's run, its report in target/fuzz/logs/<target>.log.
+fuzz() {
+    local t="$1"
+    local found="$root/target/fuzz/corpus/$t" artifacts="$root/target/fuzz/artifacts/$t"
+    local corpora=("$found")
     for c in "$here/corpus/$t" "$root/tests/corpus/$t"; do
         [[ -d "$c" ]] && corpora+=("$c")
     done
-    "$CARGO_TARGET_DIR/$triple/$profile/$t" \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 \
-        -print_final_stats=1 -artifact_prefix="$artifacts/" \
-        "${corpora[@]}" 2>&1 |
-        grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done|INFO: seed corpus)|ERROR|panicked|SUMMARY|^==' >&2 || true
+    {
+        echo "== fuzz $t for ${seconds}s"
+        "$CARGO_TARGET_DIR/$triple/$profile/$t" \
+            -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 \
+            -print_final_stats=1 -artifact_prefix="$artifacts/" \
+            "${corpora[@]}" 2>&1 |
+            grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done|INFO: seed corpus)|ERROR|panicked|SUMMARY|^==' || true
+    } >"$logs/$t.log"
+}
+
+# The targets run side by side, one per processor (each is one thread), and
+# report in order once all have run.
+logs="$root/target/fuzz/logs"
+mkdir -p "$logs"
+for t in "${targets[@]}"; do
+    mkdir -p "$root/target/fuzz/corpus/$t" "$root/target/fuzz/artifacts/$t"
+done
+width="$(nproc 2>/dev/null || echo 1)"
+running=0
+for t in "${targets[@]}"; do
+    if ((running >= width)); then
+        wait -n
+        running=$((running - 1))
+    fi
+    fuzz "$t" &
+    running=$((running + 1))
+done
+wait
+failed=0
+for t in "${targets[@]}"; do
+    cat "$logs/$t.log" >&2
+    artifacts="$root/target/fuzz/artifacts/$t"
     if compgen -G "$artifacts/crash-*" >/dev/null || compgen -G "$artifacts/timeout-*" >/dev/null ||
         compgen -G "$artifacts/oom-*" >/dev/null; then
         echo "run.sh: $t found a failing input: $(ls "$artifacts")" >&2
-        exit 1
+        failed=1
     fi
 done
+exit "$failed"

@@ -53,6 +53,7 @@ cargo build --quiet --profile "$profile" --locked --target "$triple" --manifest-
 fuzz() {
     local t="$1"
     local found="$root/target/fuzz/corpus/$t" artifacts="$root/target/fuzz/artifacts/$t"
+    mkdir -p "$found" "$artifacts"
     local corpora=("$found")
     for c in "$here/corpus/$t" "$root/tests/corpus/$t"; do
         [[ -d "$c" ]] && corpora+=("$c")
@@ -71,9 +72,6 @@ fuzz() {
 # report in order once all have run.
 logs="$root/target/fuzz/logs"
 mkdir -p "$logs"
-for t in "${targets[@]}"; do
-    mkdir -p "$root/target/fuzz/corpus/$t" "$root/target/fuzz/artifacts/$t"
-done
 width="$(nproc 2>/dev/null || echo 1)"
 running=0
 for t in "${targets[@]}"; do

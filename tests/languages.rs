@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
 use toolhost_contract::{
     Annotations, ContentBlock, ContextEvent, EmbeddedResource, ResourceContents, ToolCall,
     ToolResult,
@@ -89,35 +90,112 @@ const GO_BLOCKS: Guest = Guest {
     tool: "blocks",
 };
 
+/// Every guest this file builds: a run of the whole file builds them all.
+const GUESTS: [Guest; 7] = [C, C_BLOCKS, GO, GO_BLOCKS, GO_TEMPLATE, JS, PYTHON];
+
+/// The guests of one language built so far, and how each build went.
+type Builds = Mutex<Vec<(Guest, Result<(), String>)>>;
+
+/// The languages' directories, `guest-tools/<dir>`.
+const LANGUAGES: [&str; 4] = ["c", "go", "js", "python"];
+
+/// A language's [`Builds`]. Its builds take turns under this lock (they
+/// share its toolchain's install); different languages build at the same
+/// time.
+fn turn(dir: &str) -> &'static Builds {
+    static TURNS: [Builds; 4] = [const { Mutex::new(Vec::new()) }; 4];
+    let i = LANGUAGES
+        .iter()
+        .position(|d| *d == dir)
+        .expect("a known language");
+    &TURNS[i]
+}
+
+/// Builds `g` unless this test binary has, and says how its build went.
+fn build_in_turn(g: &Guest) -> Result<(), String> {
+    let mut done = turn(g.dir).lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, outcome)) = done.iter().find(|(d, _)| d == g) {
+        return outcome.clone();
+    }
+    let script = g.home().join("build.sh");
+    let started = Instant::now();
+    let outcome = match Command::new("bash")
+        .arg(&script)
+        .arg(g.out())
+        .arg(g.tool)
+        .status()
+    {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("{} {} failed: {s}", script.display(), g.tool)),
+        Err(e) => Err(format!(
+            "{} {} did not start: {e}",
+            script.display(),
+            g.tool
+        )),
+    };
+    eprintln!(
+        "{}/{}: build.sh took {:.1} s",
+        g.dir,
+        g.tool,
+        started.elapsed().as_secs_f64()
+    );
+    done.push((*g, outcome.clone()));
+    outcome
+}
+
 /// Builds `g` (once per test binary; a build script skips the build when
 /// its sources did not change) and returns the component's path.
+///
+/// A run of the whole file starts every language's builds at its first
+/// build, a thread per language: one language's downloads and compiles
+/// overlap another's, and a language's tests run while the others still
+/// build (one build at a time, a fresh machine left a core idle on every
+/// download). A filtered run (`cargo test --test languages python`) builds
+/// only what its tests ask for.
 fn built(g: &Guest) -> PathBuf {
-    static BUILT: Mutex<Vec<Guest>> = Mutex::new(Vec::new());
-    let out = g.out();
-    let mut done = BUILT.lock().unwrap();
-    if !done.contains(g) {
-        let script = g.home().join("build.sh");
-        let started = std::time::Instant::now();
-        let status = Command::new("bash")
-            .arg(&script)
-            .arg(&out)
-            .arg(g.tool)
-            .status()
-            .unwrap();
-        assert!(status.success(), "{} failed", script.display());
-        eprintln!(
-            "{}/{}: build.sh took {:.1} s",
-            g.dir,
-            g.tool,
-            started.elapsed().as_secs_f64()
-        );
-        done.push(*g);
+    static START: Once = Once::new();
+    START.call_once(|| {
+        if filtered() {
+            return;
+        }
+        for dir in LANGUAGES {
+            thread::spawn(move || {
+                for g in GUESTS.iter().filter(|g| g.dir == dir) {
+                    // A failure is kept for the test that needs the guest.
+                    let _ = build_in_turn(g);
+                }
+            });
+        }
+    });
+    if let Err(e) = build_in_turn(g) {
+        panic!("{e}");
     }
-    out
+    g.out()
+}
+
+/// Whether this run names tests to run (libtest's positional arguments),
+/// rather than running the whole file.
+fn filtered() -> bool {
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            // libtest's options that take a value as the next argument.
+            "--test-threads" | "--skip" | "--format" | "--color" | "-Z" | "--logfile"
+            | "--shuffle-seed" => {
+                args.next();
+            }
+            a if !a.starts_with('-') => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The loaded component, compiled into (or loaded from) the shared cache.
 async fn component(g: &Guest) -> Arc<LoadedComponent> {
+    // Built before the lock is taken: a test waiting for its language's
+    // build does not hold up another language's tests.
+    let path = built(g);
     static RT: OnceLock<Runtime> = OnceLock::new();
     static LOADED: tokio::sync::Mutex<Option<HashMap<Guest, Arc<LoadedComponent>>>> =
         tokio::sync::Mutex::const_new(None);
@@ -134,8 +212,7 @@ async fn component(g: &Guest) -> Arc<LoadedComponent> {
         })
         .unwrap()
     });
-    let path = built(g);
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let c = rt.load(&path).await.unwrap();
     eprintln!(
         "{}/{}: loaded in {:.2} s ({:?}), {} bytes",
@@ -268,7 +345,7 @@ async fn times_out_in(c: &Arc<LoadedComponent>, tool: &str, file: (&str, &str), 
         l.memory_bytes = 512 << 20;
     }));
     let (p, _reg) = pipeline_of(c, &policy);
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let r = call(&p, tool, json!({"path": file.0})).await;
     assert_eq!(r.code(), Some("timeout"), "{r:?}");
     assert!(

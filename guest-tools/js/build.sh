@@ -70,8 +70,11 @@ componentize=("node" "$node_dir/node_modules/@bytecodealliance/componentize-js/s
 
 wasm_tools="${WASM_TOOLS:-}"
 if [[ -z "$wasm_tools" ]]; then
-    if [[ -x "$root/target/python-guests/venv/bin/wasm-tools" ]]; then
-        wasm_tools="$root/target/python-guests/venv/bin/wasm-tools"
+    # The Python guests' venv once its install has finished (its stamp is
+    # written last; the two languages may build at the same time).
+    py_venv="$root/target/python-guests/venv"
+    if [[ -x "$py_venv/bin/wasm-tools" && -f "$py_venv/.toolhost-requirements.txt" ]]; then
+        wasm_tools="$py_venv/bin/wasm-tools"
     else
         venv="$root/target/js-guests/venv"
         if [[ ! -x "$venv/bin/wasm-tools" ]] || ! cmp -s "$here/requirements.txt" "$venv/.toolhost-requirements.txt"; then

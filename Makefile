@@ -45,7 +45,14 @@ test: setup
 	# build them), then every other target as cargo test builds it, all before
 	# the first test runs.
 	$(LINTED) $(CARGO) test --workspace --benches --no-run
-	$(LINTED) $(CARGO) test --workspace
+	# While the tests run, the fuzz smoke's build (below) runs in the
+	# background at the lowest priority, on the CPU they leave idle (they
+	# kept 2 cores 80 % busy). It is stopped when cargo test ends, however
+	# it ends; the smoke's own build then finishes whatever is left and
+	# reports any error. Its log: target/fuzz-prebuild.log.
+	nice -n 19 bash tests/fuzz/run.sh --smoke --build-only >target/fuzz-prebuild.log 2>&1 & \
+		trap 'kill $$! 2>/dev/null' EXIT; \
+		$(LINTED) $(CARGO) test --workspace
 	# guest-tools' tests name the host's triple: its proc macros (serde's,
 	# wit-bindgen's) are then built as host units, which the wasm32 Clippy
 	# after it reuses instead of compiling them again.

@@ -5,6 +5,9 @@
 #
 #   tests/fuzz/run.sh [--smoke] [SECONDS] [TARGET...]
 #       targets: policy session_log toolbox arguments mcp_request
+#   tests/fuzz/run.sh [--smoke] --build-only
+#       builds the targets and stops (make test starts the smoke's build
+#       early, in the background, and its run later finds it done)
 #
 # --smoke (what `make test` runs, 15 s each) builds with the `smoke` profile
 # (opt-level 1, no debug info): a quarter less build time on a fresh clone
@@ -36,6 +39,11 @@ if [[ "${1:-}" == --smoke ]]; then
     profile=smoke
     shift
 fi
+build_only=0
+if [[ "${1:-}" == --build-only ]]; then
+    build_only=1
+    shift
+fi
 seconds="${1:-20}"
 shift || true
 targets=("$@")
@@ -47,7 +55,20 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 -Cllvm-args=-sanitizer-coverage-trace-compares -Cllvm-args=-sanitizer-coverage-stack-depth \
 --cfg fuzzing"
 export CARGO_TARGET_DIR="$root/target/fuzz"
-cargo build --quiet --profile "$profile" --locked --target "$triple" --manifest-path "$here/Cargo.toml"
+build=(cargo build --quiet --profile "$profile" --locked --target "$triple" --manifest-path "$here/Cargo.toml")
+if ((build_only)); then
+    # The build in a process group of its own (job control, in this
+    # session), so that a TERM to this script stops cargo and every rustc
+    # it started. (setsid would start a session, and with it a scheduler
+    # autogroup of its own, where nice has no effect against the caller's.)
+    set -m
+    "${build[@]}" &
+    pid=$!
+    trap 'kill -TERM -- "-$pid" 2>/dev/null; exit 143' TERM INT
+    wait "$pid"
+    exit
+fi
+"${build[@]}"
 
 # One target's run, its report in target/fuzz/logs/<target>.log.
 fuzz() {

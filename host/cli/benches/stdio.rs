@@ -5,17 +5,27 @@
 //! per call. The same driver against an echo server (`cat`, which returns
 //! each line as it reads it) in the same run shows the driver's and the
 //! pipes' own cost, so the server's share is visible. The server's CPU time
-//! per call (all its threads, from `/proc`) is the steadier figure: on a
-//! VM the latency swings with where the scheduler puts the two processes.
-//! The calls are measured in rounds (10; 2 with `--quick`) and every server
+//! per call (all its threads, from `/proc`) is the steadier figure. The
+//! calls are measured in rounds (10; 2 with `--quick`) and every server
 //! takes its turn in each round, so a slow spell of the machine falls on
 //! all the rows alike rather than on whichever ran then.
+//!
+//! One table per placement of the two processes ([`Placement`]): on one
+//! CPU, on two, and unpinned. On a VM the wake-up of the other side is most
+//! of a round trip when they are apart, and the scheduler moves them
+//! between the two placements every few milliseconds, so an unpinned
+//! figure says where they happened to be as much as what the server costs.
 //!
 //! A peer MCP server can be measured by the same driver in the same run:
 //! `PEER_MCP="command args…"` (split on whitespace) adds its row, calling
 //! its tool `PEER_TOOL` (default `echo`) with the arguments `PEER_ARGS` (a
 //! JSON object; default `{"message":"hi"}`). The table then ends with the
-//! ratio of the peer's p50 and CPU per call to toolhost's (render = "host").
+//! ratio of the peer's p50 and CPU per call to toolhost's (render = "host"),
+//! and to toolhost's row for the smallest component in the tree (the 0.1.0
+//! test guest's `echo_v1`: one tool, raw bindings, no JSON library), which
+//! does the work a peer's minimal echo component does. The hostile test
+//! guest's `echo` of the other rows shares its component with the escape
+//! tests, and each of their imports costs a lookup at every instantiation.
 //!
 //! `cargo bench -p toolhost --bench stdio` (optimized); `-- --quick` runs
 //! 100 calls.
@@ -142,7 +152,7 @@ struct Row {
     /// Whether a response is the right one.
     check: fn(&str) -> bool,
     times: Vec<Duration>,
-    /// The server's CPU time over the measured calls (0 for the echo server).
+    /// The server's CPU time over the measured calls.
     cpu_ns: u64,
 }
 
@@ -190,11 +200,148 @@ fn served(r: &str) -> bool {
     r.contains(r#""result""#) && !r.contains(r#""isError":true"#)
 }
 
+/// Where the driver and the servers run. On a VM the round trip is mostly
+/// the wake-up of the other side: a pipe write that wakes a process on the
+/// writer's own CPU costs a few µs, one that wakes an idle CPU costs tens
+/// (measured here: `cat` 3.5 µs on one CPU, 60 µs across two). Left to
+/// itself the scheduler moves the two processes between those placements
+/// every few milliseconds, so an unpinned row measures the scheduler as
+/// much as the server: each table pins them one way.
+#[derive(Clone, Copy)]
+enum Placement {
+    /// The driver and every thread of the server on one CPU.
+    Shared(usize),
+    /// The driver on one CPU, every thread of the server on another.
+    Apart(usize, usize),
+    /// Where the scheduler puts them (as a client starts a server).
+    Unpinned,
+}
+
+impl Placement {
+    fn describe(self) -> String {
+        match self {
+            Placement::Shared(c) => format!("the driver and the server on one CPU ({c})"),
+            Placement::Apart(d, s) => {
+                format!("the driver on CPU {d}, the server on CPU {s}")
+            }
+            Placement::Unpinned => "unpinned (where the scheduler puts them)".into(),
+        }
+    }
+
+    /// `program` started where this placement puts servers (through
+    /// `taskset`, which the server then replaces: the pid is the server's).
+    fn command(self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let cpu = match self {
+            Placement::Shared(c) | Placement::Apart(_, c) => c,
+            Placement::Unpinned => return Command::new(program),
+        };
+        let mut cmd = Command::new("taskset");
+        cmd.arg("-c").arg(cpu.to_string()).arg(program);
+        cmd
+    }
+
+    /// Pins the driver (this process) where this placement puts it;
+    /// `all` is every CPU it may use, for the unpinned table.
+    fn pin_driver(self, all: &str) -> anyhow::Result<()> {
+        let cpus = match self {
+            Placement::Shared(c) | Placement::Apart(c, _) => c.to_string(),
+            Placement::Unpinned => all.to_owned(),
+        };
+        let status = Command::new("taskset")
+            .args(["-p", "-c", &cpus, &std::process::id().to_string()])
+            .stdout(Stdio::null())
+            .status()?;
+        anyhow::ensure!(status.success(), "taskset -p -c {cpus} failed");
+        Ok(())
+    }
+}
+
+/// The CPUs this process may run on: the list as the kernel gives it
+/// (`0-1`), and its first two.
+fn allowed_cpus() -> (String, Vec<usize>) {
+    let list = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|l| l.trim().to_owned())
+        })
+        .unwrap_or_else(|| "0".into());
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+            cpus.extend(a..=b);
+        }
+        if cpus.len() >= 2 {
+            break;
+        }
+    }
+    (list, cpus)
+}
+
+/// `toolhost serve` over stdio in a workspace of its own under `dir`
+/// (`ws`), serving `component` under an allow policy with `render`,
+/// initialized.
+fn toolhost_serve(
+    placement: Placement,
+    dir: &tempfile::TempDir,
+    ws: &str,
+    component: &str,
+    render: &str,
+    cache: &std::path::Path,
+) -> anyhow::Result<Driver> {
+    let ws = dir.path().join(ws);
+    std::fs::create_dir_all(&ws)?;
+    std::fs::write(
+        ws.join("toolhost.toml"),
+        format!(
+            "version = 1\n[[component]]\nsource = {component:?}\n[component.policy]\ndecision = \"allow\"\nrender = \"{render}\"\n"
+        ),
+    )?;
+    let mut server = Driver::spawn(
+        placement
+            .command(env!("CARGO_BIN_EXE_toolhost"))
+            .arg("--cache-dir")
+            .arg(cache)
+            .args(["serve", "--no-reload"])
+            .current_dir(&ws),
+    )?;
+    initialize(&mut server)?;
+    Ok(server)
+}
+
 fn main() -> anyhow::Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
     let (n, rounds) = if quick { (100, 2) } else { (1000, 10) };
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("cache");
+    let (all, cpus) = allowed_cpus();
+    let mut placements = vec![Placement::Shared(cpus.first().copied().unwrap_or(0))];
+    if let [d, s, ..] = cpus[..] {
+        placements.push(Placement::Apart(d, s));
+    } else {
+        println!("one CPU only: no table with the driver and the server apart");
+    }
+    placements.push(Placement::Unpinned);
+    println!(
+        "stdio round trip, {n} sequential calls of a trivial tool (`echo`, full pipeline, fresh instance each), in {rounds} rounds taken in turn, for each placement:"
+    );
+    for placement in placements {
+        placement.pin_driver(&all)?;
+        table(placement, &dir, &cache, n, rounds)?;
+    }
+    Placement::Unpinned.pin_driver(&all)
+}
+
+/// One table: every server started where `placement` puts it, measured.
+fn table(
+    placement: Placement,
+    dir: &tempfile::TempDir,
+    cache: &std::path::Path,
+    n: usize,
+    rounds: usize,
+) -> anyhow::Result<()> {
     let call = |i: usize| {
         format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{i}}}}}}}"#,
@@ -205,40 +352,55 @@ fn main() -> anyhow::Result<()> {
     // The echo server: the driver's and the pipes' own cost.
     let mut rows = vec![Row::new(
         "echo server (cat)",
-        Driver::spawn(&mut Command::new("cat"))?,
+        Driver::spawn(&mut placement.command("cat"))?,
         call,
         |r| r.contains("tools/call"),
     )];
     for render in ["isolated", "same-instance", "host"] {
-        // toolhost serve over stdio, the test guest under an allow policy.
-        let ws = dir.path().join(render);
-        std::fs::create_dir_all(&ws)?;
-        std::fs::write(
-            ws.join("toolhost.toml"),
-            format!(
-                "version = 1\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\nrender = \"{render}\"\n",
-                toolhost_guests::GUEST_HOSTILE
-            ),
+        let server = toolhost_serve(
+            placement,
+            dir,
+            render,
+            toolhost_guests::GUEST_HOSTILE,
+            render,
+            cache,
         )?;
-        let mut server = Driver::spawn(
-            Command::new(env!("CARGO_BIN_EXE_toolhost"))
-                .arg("--cache-dir")
-                .arg(&cache)
-                .args(["serve", "--no-reload"])
-                .current_dir(&ws),
-        )?;
-        initialize(&mut server)?;
         let name = format!("toolhost serve, render = \"{render}\"");
         rows.push(Row::new(name, server, call, served));
     }
     // render = "host", the last of the three: the peer is set against it.
     let host_row = rows.len() - 1;
+    // The smallest tool in the tree (one tool, raw bindings, no JSON
+    // library: what a peer's minimal echo component is), so a peer is also
+    // set against the same work. The hostile guest's `echo` shares its
+    // component with the escape tests, whose imports (files, sockets, ...)
+    // each cost a lookup at every instantiation.
+    let small = toolhost_serve(
+        placement,
+        dir,
+        "small",
+        toolhost_guests::GUEST_LEGACY,
+        "host",
+        cache,
+    )?;
+    rows.push(Row::new(
+        "toolhost serve, render = \"host\", the smallest component (`echo_v1`)",
+        small,
+        |i: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo_v1","arguments":{{"text":"hi {i}"}}}}}}"#,
+                i + 10
+            )
+        },
+        served,
+    ));
+    let small_row = rows.len() - 1;
     if let Ok(peer) = std::env::var("PEER_MCP") {
         let mut words = peer.split_whitespace();
         let program = words
             .next()
             .ok_or_else(|| anyhow::anyhow!("PEER_MCP is empty"))?;
-        let mut server = Driver::spawn(Command::new(program).args(words))?;
+        let mut server = Driver::spawn(placement.command(program).args(words))?;
         initialize(&mut server)?;
         let tool = std::env::var("PEER_TOOL").unwrap_or_else(|_| "echo".into());
         let args = std::env::var("PEER_ARGS").unwrap_or_else(|_| r#"{"message":"hi"}"#.into());
@@ -265,19 +427,18 @@ fn main() -> anyhow::Result<()> {
     }
 
     let e50 = rows[0].p(0.5);
-    println!(
-        "stdio round trip, {n} sequential calls of a trivial tool (`echo`, full pipeline, fresh instance each), in {rounds} rounds taken in turn:"
-    );
+    println!("\n{}:", placement.describe());
     println!("| server | p50 | p99 | p50 over the echo server's | server CPU per call |");
     println!("|---|---|---|---|---|");
     for (i, row) in rows.iter().enumerate() {
         let (s50, s99) = (row.p(0.5), row.p(0.99));
         if i == 0 {
             println!(
-                "| {} | {:.1} µs | {:.1} µs | | |",
+                "| {} | {:.1} µs | {:.1} µs | | {:.1} µs |",
                 row.name,
                 us(s50),
-                us(s99)
+                us(s99),
+                row.cpu_per_call_us()
             );
         } else {
             println!(
@@ -291,15 +452,17 @@ fn main() -> anyhow::Result<()> {
             );
         }
     }
-    // The peer (the row after toolhost's) against toolhost's fastest mode,
-    // both measured in this run.
-    if let (Some(host), Some(peer)) = (rows.get(host_row), rows.get(host_row + 1)) {
-        println!(
-            "{} against the peer: {:.2}× faster at p50, {:.2}× less CPU per call",
-            host.name,
-            us(peer.p(0.5)) / us(host.p(0.5)),
-            peer.cpu_per_call_us() / host.cpu_per_call_us().max(f64::MIN_POSITIVE)
-        );
+    // The peer (the row after the smallest component's) against toolhost's
+    // fastest mode and against its smallest component, all in this run.
+    if let Some(peer) = rows.get(small_row + 1) {
+        for host in [&rows[host_row], &rows[small_row]] {
+            println!(
+                "{} against the peer: {:.2}× faster at p50, {:.2}× less CPU per call",
+                host.name,
+                us(peer.p(0.5)) / us(host.p(0.5)),
+                peer.cpu_per_call_us() / host.cpu_per_call_us().max(f64::MIN_POSITIVE)
+            );
+        }
     }
     Ok(())
 }

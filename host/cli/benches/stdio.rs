@@ -210,6 +210,15 @@ impl Row {
     }
 }
 
+/// The `i`th `tools/call` request line (id `i + 10`, past `initialize`'s)
+/// of tool `name` with `arguments`, a JSON object's text.
+fn tools_call(i: usize, name: &str, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":{name:?},"arguments":{arguments}}}}}"#,
+        i + 10
+    )
+}
+
 /// A result, not an error (the test guest's `echo`, and a peer's tool).
 fn served(r: &str) -> bool {
     r.contains(r#""result""#) && !r.contains(r#""isError":true"#)
@@ -346,7 +355,7 @@ fn main() -> anyhow::Result<()> {
         placement.pin_driver(&all)?;
         table(placement, &dir, &cache, n, rounds)?;
     }
-    Placement::Unpinned.pin_driver(&all)
+    Ok(())
 }
 
 /// One table: every server started where `placement` puts it, measured.
@@ -357,12 +366,7 @@ fn table(
     n: usize,
     rounds: usize,
 ) -> anyhow::Result<()> {
-    let call = |i: usize| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{i}}}}}}}"#,
-            i + 10
-        )
-    };
+    let call = |i: usize| tools_call(i, "echo", &format!(r#"{{"i":{i}}}"#));
 
     // The echo server: the driver's and the pipes' own cost.
     let mut rows = vec![Row::new(
@@ -401,12 +405,7 @@ fn table(
     rows.push(Row::new(
         "toolhost serve, render = \"host\", the smallest component (`echo_v1`)",
         small,
-        |i: usize| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo_v1","arguments":{{"text":"hi {i}"}}}}}}"#,
-                i + 10
-            )
-        },
+        |i: usize| tools_call(i, "echo_v1", &format!(r#"{{"text":"hi {i}"}}"#)),
         served,
     ));
     let small_row = rows.len() - 1;
@@ -419,12 +418,7 @@ fn table(
         initialize(&mut server)?;
         let tool = std::env::var("PEER_TOOL").unwrap_or_else(|_| "echo".into());
         let args = std::env::var("PEER_ARGS").unwrap_or_else(|_| r#"{"message":"hi"}"#.into());
-        let peer_call = move |i: usize| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":{tool:?},"arguments":{args}}}}}"#,
-                i + 10
-            )
-        };
+        let peer_call = move |i: usize| tools_call(i, &tool, &args);
         rows.push(Row::new(format!("peer: {peer}"), server, peer_call, served));
     }
 

@@ -6,10 +6,10 @@
 # OUTPUT defaults to target/c-guests/tool_<TOOL>.wasm, TOOL to `hash` (the
 # directory tools/<TOOL>/: every *.c there, tests/ excluded).
 #
-# 1. Checks the Debian packages of the toolchain (clang-19, lld-19,
-#    wasi-libc, libclang-rt-19-dev-wasm32) and installs the pinned versions
-#    with apt-get when one is missing (as root; otherwise it says what to
-#    install and stops).
+# 1. Checks the Debian packages of the toolchain (toolchain.sh: clang-19,
+#    lld-19, wasi-libc, libclang-rt-19-dev-wasm32, shared with the code
+#    runner) and installs the pinned versions with apt-get when one is
+#    missing (as root; otherwise it says what to install and stops).
 # 2. Builds the builder (guest-tools/builder/, a standalone cargo project,
 #    pinned by its Cargo.lock, shared with the Go kit) into
 #    target/guest-builder: wit-bindgen-c, wit-component
@@ -45,13 +45,9 @@ source "$here/../build-lib.sh"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# ── the pinned toolchain (Debian 12 "bookworm") ───────────────────────
-packages=(
-    "clang-19=1:19.1.7-3~deb12u1"
-    "lld-19=1:19.1.7-3~deb12u1"
-    "wasi-libc=0.0~git20220510.9886d3d-2"
-    "libclang-rt-19-dev-wasm32=1:19.1.7-3~deb12u1"
-)
+# ── the pinned toolchain (Debian 12 "bookworm"): toolchain.sh ─────────
+# shellcheck source=toolchain.sh
+source "$here/toolchain.sh"
 cc=clang-19
 # wasm32-wasi: Debian's wasi-libc (2022) ships only that triple's sysroot
 # (/usr/lib/wasm32-wasi), not wasm32-wasip1 or wasip2. A reactor: no
@@ -75,28 +71,7 @@ if [[ ! -d "$tool_dir" ]] || ! compgen -G "$tool_dir/*.c" >/dev/null; then
 fi
 
 # ── 1. the toolchain ───────────────────────────────────────────────────
-missing=()
-for pin in "${packages[@]}"; do
-    name="${pin%%=*}" version="${pin#*=}"
-    have="$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$name" 2>/dev/null || true)"
-    if [[ "$have" != ii* ]]; then
-        missing+=("$pin")
-    elif [[ "${have#ii }" != "$version" ]]; then
-        echo "build.sh: note: $name ${have#ii } is installed (pinned: $version)" >&2
-    fi
-done
-if ((${#missing[@]})); then
-    if [[ "$(id -u)" != 0 ]]; then
-        echo "build.sh: missing packages; as root: apt-get install -y --no-install-recommends ${missing[*]}" >&2
-        exit 1
-    fi
-    echo "build.sh: installing ${missing[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
-        apt-get update -q >/dev/null
-        apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
-    }
-fi
+th_c_toolchain build.sh
 
 # ── 0. up to date? ─────────────────────────────────────────────────────
 # What the component is built from: the tool, the kit, the WIT (the
@@ -105,7 +80,7 @@ sources_digest() {
     {
         find "$tool_dir" "$here/kit" "$here/wit" "$root/wit/v0.3.0" \
             "$here/../builder/Cargo.toml" "$here/../builder/Cargo.lock" "$here/../builder/src" \
-            "$here/build.sh" "$here/../build-lib.sh" -type f ! -path '*/tests/*' -print0 | th_files_digest
+            "$here/build.sh" "$here/toolchain.sh" "$here/../build-lib.sh" -type f ! -path '*/tests/*' -print0 | th_files_digest
         "$cc" --version | head -1
         dpkg-query -W -f='${Version}\n' wasi-libc
     } | th_digest

@@ -7,18 +7,22 @@
 //! halfway, and keeps pre-images for undo and redo.
 //!
 //! A call that fails commits nothing: dropping its [`Staged`] discards the
-//! staged bytes.
+//! staged bytes. The calls of one script share a [`Transaction`]: each sees
+//! what the ones before it staged, a failed one goes back to its
+//! savepoint, and the whole script commits as one.
 
 mod effects;
 mod journal;
 mod overlay;
+mod transaction;
 
 pub use effects::{Effect, EffectKind, EffectSet, MAX_DIFF_FILE, Staged, Version};
 pub use journal::{
     CommitError, CommitInfo, DEFAULT_MAX_JOURNAL_AGE, DEFAULT_MAX_JOURNAL_BYTES, Journal, Record,
     Recovery, State,
 };
-pub use overlay::{FsError, Kind, MAX_SYMLINK_HOPS, OpenRequest, Opened, Overlay, Stat};
+pub use overlay::{FsError, Kind, MAX_SYMLINK_HOPS, OpenRequest, Opened, Overlay, Savepoint, Stat};
+pub use transaction::{Transaction, TxError, TxSavepoint};
 
 /// toolhost's cache directory for this user: `$XDG_CACHE_HOME/toolhost` or
 /// `~/.cache/toolhost` (`None` with neither variable set).

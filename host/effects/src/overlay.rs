@@ -195,6 +195,18 @@ struct State {
     /// the lower tree (symlinks followed by cap-std): path → first seen.
     read_seen: BTreeMap<String, Seen>,
     next_blob: u64,
+    /// Blobs a savepoint keeps as they were: written again, they are
+    /// copied first, so going back to the savepoint finds them unchanged.
+    frozen: BTreeSet<PathBuf>,
+}
+
+/// A point an overlay can go back to ([`Overlay::rollback`]): what it had
+/// staged, and what it had seen of the lower tree, then.
+#[derive(Debug, Clone, Default)]
+pub struct Savepoint {
+    nodes: BTreeMap<String, Node>,
+    seen: BTreeMap<String, Seen>,
+    read_seen: BTreeMap<String, Seen>,
 }
 
 /// One read-write grant's overlay for one call.
@@ -327,6 +339,7 @@ impl Overlay {
                 seen: BTreeMap::new(),
                 read_seen: BTreeMap::new(),
                 next_blob: 0,
+                frozen: BTreeSet::new(),
             }),
         })
     }
@@ -339,6 +352,81 @@ impl Overlay {
     /// Whether the call changed anything here (no change: nothing to commit).
     pub fn is_clean(&self) -> bool {
         lock(&self.state).nodes.is_empty()
+    }
+
+    /// Marks this point, for [`rollback`](Self::rollback): what is staged
+    /// now stays as it is now (a later write to a staged file writes a
+    /// copy). A script takes one before each of its calls, and a call that
+    /// fails goes back to it, so its half-made changes never join the
+    /// script's.
+    pub fn savepoint(&self) -> Savepoint {
+        let mut st = lock(&self.state);
+        let blobs: Vec<PathBuf> = st
+            .nodes
+            .values()
+            .filter_map(|n| match n {
+                Node::File(b) => Some(b.clone()),
+                _ => None,
+            })
+            .collect();
+        st.frozen.extend(blobs);
+        Savepoint {
+            nodes: st.nodes.clone(),
+            seen: st.seen.clone(),
+            read_seen: st.read_seen.clone(),
+        }
+    }
+
+    /// Goes back to `sp`: what was staged, and what was seen, since it was
+    /// taken is forgotten (the blobs written since stay on disk until the
+    /// overlay goes).
+    pub fn rollback(&self, sp: Savepoint) {
+        let mut st = lock(&self.state);
+        st.nodes = sp.nodes;
+        st.seen = sp.seen;
+        st.read_seen = sp.read_seen;
+    }
+
+    /// What the merged view has at `rel` (a path relative to the root,
+    /// symlinks followed inside the grant): `None` when nothing is there.
+    /// Refused when the path leaves the grant. The host's own look, for
+    /// the checks a call passes before it runs.
+    pub fn kind_at(&self, rel: &str) -> Result<Option<Kind>, FsError> {
+        let mut st = lock(&self.state);
+        if rel.is_empty() || rel == "." {
+            return Ok(Some(Kind::Dir));
+        }
+        let rel = match self.resolve(&mut st, "", rel, true) {
+            Ok(r) => r,
+            Err(FsError::NoEntry) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(match self.entry(&mut st, &rel)? {
+            Entry::Absent => None,
+            Entry::File(_) => Some(Kind::File),
+            Entry::Dir => Some(Kind::Dir),
+            Entry::Symlink(_) => Some(Kind::Symlink),
+        })
+    }
+
+    /// The bytes of the file at `rel` in the merged view, at most `max`
+    /// (`max + 1` read means the file is larger: the caller decides).
+    pub fn read_at(&self, rel: &str, max: u64) -> Result<Vec<u8>, FsError> {
+        use std::io::Read as _;
+        let file = match self.open(
+            "",
+            rel,
+            OpenRequest {
+                follow: true,
+                ..OpenRequest::default()
+            },
+        )? {
+            Opened::File { file, .. } => file,
+            Opened::Dir { .. } => return Err(FsError::IsDirectory),
+        };
+        let mut buf = Vec::new();
+        file.take(max.saturating_add(1)).read_to_end(&mut buf)?;
+        Ok(buf)
     }
 
     pub(crate) fn lower_dir(&self) -> &Dir {
@@ -749,6 +837,12 @@ impl Overlay {
                 }
                 if req.write || req.truncate {
                     let blob = match (&src, req.truncate) {
+                        // Kept for a savepoint: written as a copy.
+                        (Source::Blob(b), trunc) if st.frozen.contains(b) => {
+                            let b = self.copy_up(&mut st, &src, trunc)?;
+                            st.nodes.insert(rel, Node::File(b.clone()));
+                            b
+                        }
                         (Source::Blob(b), _) => b.clone(),
                         (Source::Lower(_), trunc) => {
                             let b = self.copy_up(&mut st, &src, trunc)?;
@@ -962,8 +1056,8 @@ impl Overlay {
             Entry::Absent => Err(FsError::NoEntry),
             Entry::File(src) => {
                 let blob = match src {
-                    Source::Blob(b) => b,
-                    Source::Lower(_) => {
+                    Source::Blob(b) if !st.frozen.contains(&b) => b,
+                    Source::Blob(_) | Source::Lower(_) => {
                         let b = self.copy_up(&mut st, &src, false)?;
                         st.nodes.insert(rel, Node::File(b.clone()));
                         b

@@ -103,6 +103,10 @@ failure_codes! {
     /// The caller is over a quota (calls at once, or calls per minute);
     /// nothing ran. `info.retryAfterS` says when a call would be accepted.
     QuotaExceeded => "quota_exceeded",
+    /// A script (code mode's `run_code`) made more tool calls than its
+    /// policy's `max_tool_calls`; that call did not run. The limit is in
+    /// `info.maxToolCalls`.
+    ToolCallLimit => "tool_call_limit",
 }
 
 impl fmt::Display for FailureCode {
@@ -227,6 +231,7 @@ mod tests {
                 "approval_pending",
                 "conflict",
                 "quota_exceeded",
+                "tool_call_limit",
             ]
         );
         for c in FailureCode::ALL {

@@ -9,7 +9,7 @@ use toml::Spanned;
 use crate::Policy;
 use crate::error::{Ctx, PolicyError};
 use crate::raw::{self, RawEnv, RawFsGrant, RawLimits, RawNetwork, RawPolicy, RawTool};
-use crate::types::{ApproveMode, Decision, FsMode, Limits, RenderMode};
+use crate::types::{ApproveMode, Callers, Decision, FsMode, Limits, RenderMode};
 
 /// The origin named in errors of builder-made policies.
 const BUILDER_ORIGIN: &str = "<builder>";
@@ -51,6 +51,8 @@ pub struct PolicyBuilder {
     decision: Option<Decision>,
     render: Option<RenderMode>,
     approve: Option<ApproveMode>,
+    callers: Option<Callers>,
+    call_tools: bool,
     limits: Limits,
     fs: Vec<(PathBuf, String, FsMode)>,
     env_allow: Vec<String>,
@@ -87,6 +89,19 @@ impl PolicyBuilder {
     /// Sets what `ask` approves (default: [`ApproveMode::Arguments`]).
     pub fn approve(mut self, mode: ApproveMode) -> Self {
         self.approve = Some(mode);
+        self
+    }
+
+    /// Sets who may call the tools (default: [`Callers::Both`]).
+    pub fn callers(mut self, callers: Callers) -> Self {
+        self.callers = Some(callers);
+        self
+    }
+
+    /// Lets the component call the host's tools (a code runner; default
+    /// off).
+    pub fn call_tools(mut self, allow: bool) -> Self {
+        self.call_tools = allow;
         self
     }
 
@@ -161,6 +176,7 @@ impl PolicyBuilder {
                 decision: tool.decision.map(unspanned),
                 render: tool.render.map(unspanned),
                 approve: tool.approve.map(unspanned),
+                callers: tool.callers.map(unspanned),
                 limits,
                 fs: tool.fs.map(raw_fs),
                 env: tool.env.map(|(allow, set)| raw_env(allow, set)),
@@ -173,6 +189,8 @@ impl PolicyBuilder {
             decision: self.decision.map(unspanned),
             render: self.render.map(unspanned),
             approve: self.approve.map(unspanned),
+            callers: self.callers.map(unspanned),
+            call_tools: Some(unspanned(self.call_tools)),
             limits: Some(raw_limits(&self.limits)),
             fs: Some(raw_fs(self.fs)),
             env: Some(raw_env(self.env_allow, self.env_set)),
@@ -207,6 +225,7 @@ pub struct ToolBuilder {
     decision: Option<Decision>,
     render: Option<RenderMode>,
     approve: Option<ApproveMode>,
+    callers: Option<Callers>,
     limits: Vec<LimitsEdit>,
     fs: Option<Vec<(PathBuf, String, FsMode)>>,
     env: Option<(Vec<String>, BTreeMap<String, String>)>,
@@ -219,6 +238,7 @@ impl fmt::Debug for ToolBuilder {
             .field("decision", &self.decision)
             .field("render", &self.render)
             .field("approve", &self.approve)
+            .field("callers", &self.callers)
             .field("limits_edits", &self.limits.len())
             .field("fs", &self.fs)
             .field("env", &self.env)
@@ -231,6 +251,12 @@ impl ToolBuilder {
     /// The tool's decision.
     pub fn decision(mut self, decision: Decision) -> Self {
         self.decision = Some(decision);
+        self
+    }
+
+    /// Who may call the tool.
+    pub fn callers(mut self, callers: Callers) -> Self {
+        self.callers = Some(callers);
         self
     }
 
@@ -328,6 +354,7 @@ fn raw_limits(l: &Limits) -> RawLimits {
         max_files_created: Some(unspanned(l.max_files_created)),
         max_context_bytes: Some(unspanned(l.max_context_bytes)),
         max_context_per_second: Some(unspanned(l.max_context_per_second)),
+        max_tool_calls: Some(unspanned(l.max_tool_calls)),
     }
 }
 

@@ -72,11 +72,11 @@ use serde::Deserialize;
 pub use builder::{PolicyBuilder, ToolBuilder};
 pub use error::{PolicyError, line_column};
 pub use types::{
-    APPROX_BYTES_PER_TOKEN, ApproveMode, DEFAULT_FUEL, DEFAULT_HTTP_TIMEOUT_MS,
+    APPROX_BYTES_PER_TOKEN, ApproveMode, Callers, DEFAULT_FUEL, DEFAULT_HTTP_TIMEOUT_MS,
     DEFAULT_MAX_FILES_CREATED, DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES,
-    DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_VALUE_BYTES,
-    DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS, Decision, FsGrant, FsMode,
-    Limits, NetRule, RenderMode, Sandbox, ToolPolicy,
+    DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS,
+    Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, Sandbox, ToolPolicy,
 };
 
 /// The only value of `version` accepted in policy files.
@@ -330,6 +330,31 @@ fs = []
     }
 
     #[test]
+    fn callers_call_tools_and_the_tool_call_limit() {
+        let policy = parse(
+            "version = 1\ncallers = \"code\"\ncall_tools = true\n[limits]\nmax_tool_calls = 20\n\
+             [tools.direct]\ncallers = \"model\"\n",
+        );
+        let c = policy.component();
+        assert_eq!(c.callers, Callers::Code);
+        assert!(c.callers.code() && !c.callers.model());
+        assert!(c.sandbox.call_tools);
+        assert_eq!(c.limits.max_tool_calls, 20);
+        let direct = policy.for_tool("direct");
+        assert_eq!(direct.callers, Callers::Model);
+        assert!(direct.sandbox.call_tools, "a component-level grant");
+        // The defaults: both callers, no tool calls of its own.
+        let d = Policy::deny_all().component();
+        assert_eq!(d.callers, Callers::Both);
+        assert!(!d.sandbox.call_tools);
+        assert_eq!(d.limits.max_tool_calls, DEFAULT_MAX_TOOL_CALLS);
+        let e = Policy::parse("version = 1\ncallers = \"anyone\"\n", "p.toml", Path::new("/"))
+            .expect_err("an unknown caller");
+        assert!(e.to_string().starts_with("p.toml:2:"), "{e}");
+        assert!(e.to_string().contains("model"), "{e}");
+    }
+
+    #[test]
     fn env_replaced_whole() {
         let policy = parse(
             "version = 1\n[env]\nallow = [\"LANG\"]\nset = { A = \"1\" }\n[tools.t.env]\nallow = [\"TZ\"]\n",
@@ -515,7 +540,7 @@ fs = []
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy]\ndecision = \"allow\"\nfuel = 5\n",
-                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `limits`, `fs`, `env`, `network`, `descriptors`, `tools`",
+                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `callers`, `call_tools`, `limits`, `fs`, `env`, `network`, `descriptors`, `tools`",
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy.limits]\nfuel = 0\n",

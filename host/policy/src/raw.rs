@@ -10,7 +10,7 @@ use toml::Spanned;
 
 use crate::error::{Ctx, PolicyError};
 use crate::types::{
-    ApproveMode, Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, ToolPolicy,
+    ApproveMode, Callers, Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, ToolPolicy,
 };
 use toolhost_contract::DescriptorLimits;
 
@@ -35,6 +35,8 @@ pub(crate) struct RawPolicy {
     pub decision: Option<Spanned<Decision>>,
     pub render: Option<Spanned<RenderMode>>,
     pub approve: Option<Spanned<ApproveMode>>,
+    pub callers: Option<Spanned<Callers>>,
+    pub call_tools: Option<Spanned<bool>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
@@ -63,6 +65,7 @@ pub(crate) struct RawTool {
     pub decision: Option<Spanned<Decision>>,
     pub render: Option<Spanned<RenderMode>>,
     pub approve: Option<Spanned<ApproveMode>>,
+    pub callers: Option<Spanned<Callers>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
@@ -86,6 +89,7 @@ pub(crate) struct RawLimits {
     pub max_files_created: Option<Spanned<u64>>,
     pub max_context_bytes: Option<Spanned<u64>>,
     pub max_context_per_second: Option<Spanned<u64>>,
+    pub max_tool_calls: Option<Spanned<u64>>,
 }
 
 /// One `[[fs]]` entry.
@@ -121,6 +125,7 @@ struct Section {
     decision: Option<Spanned<Decision>>,
     render: Option<Spanned<RenderMode>>,
     approve: Option<Spanned<ApproveMode>>,
+    callers: Option<Spanned<Callers>>,
     limits: Option<RawLimits>,
     fs: Option<Vec<RawFsGrant>>,
     env: Option<RawEnv>,
@@ -202,12 +207,15 @@ pub(crate) fn resolve(
         decision: raw.decision,
         render: raw.render,
         approve: raw.approve,
+        callers: raw.callers,
         limits: raw.limits,
         fs: raw.fs,
         env: raw.env,
         network: raw.network,
     };
-    let component = resolve_section(ctx, "", top, &ToolPolicy::default(), base_dir)?;
+    let mut base = ToolPolicy::default();
+    base.sandbox.call_tools = raw.call_tools.is_some_and(Spanned::into_inner);
+    let component = resolve_section(ctx, "", top, &base, base_dir)?;
     let descriptors = resolve_descriptors(ctx, raw.descriptors)?;
     let mut tools = BTreeMap::new();
     for (name, tool) in raw.tools {
@@ -216,6 +224,7 @@ pub(crate) fn resolve(
             decision: tool.decision,
             render: tool.render,
             approve: tool.approve,
+            callers: tool.callers,
             limits: tool.limits,
             fs: tool.fs,
             env: tool.env,
@@ -291,6 +300,9 @@ fn resolve_section(
     if let Some(approve) = section.approve {
         out.approve = approve.into_inner();
     }
+    if let Some(callers) = section.callers {
+        out.callers = callers.into_inner();
+    }
     if let Some(limits) = section.limits {
         merge_limits(ctx, prefix, limits, &mut out.limits)?;
     }
@@ -332,6 +344,7 @@ fn merge_limits(
         ("max_files_created", &raw.max_files_created),
         ("max_context_bytes", &raw.max_context_bytes),
         ("max_context_per_second", &raw.max_context_per_second),
+        ("max_tool_calls", &raw.max_tool_calls),
     ]
     .into_iter()
     .filter_map(|(name, value)| value.as_ref().map(|v| (name, v)))
@@ -360,6 +373,7 @@ fn merge_limits(
     out.max_context_bytes = take(raw.max_context_bytes).unwrap_or(out.max_context_bytes);
     out.max_context_per_second =
         take(raw.max_context_per_second).unwrap_or(out.max_context_per_second);
+    out.max_tool_calls = take(raw.max_tool_calls).unwrap_or(out.max_tool_calls);
     Ok(())
 }
 

@@ -100,6 +100,14 @@ pub const DEFAULT_MAX_CONTEXT_BYTES: u64 = 64 * 1024;
 /// progress; it does not need a thousand updates a second.
 pub const DEFAULT_MAX_CONTEXT_PER_SECOND: u64 = 20;
 
+/// Default cap on the tool calls one `run_code` script may make: 1,000.
+///
+/// A script calls tools in a loop; each call is a whole pipeline call with
+/// its own session-log events. The deadline and fuel bound the script's
+/// time, this bounds what it leaves behind. 1,000 covers reading every
+/// file of a mid-sized project once.
+pub const DEFAULT_MAX_TOOL_CALLS: u64 = 1_000;
+
 /// What the host does when the model calls a tool.
 ///
 /// The default is [`Decision::Deny`]: a tool runs only if a policy says so.
@@ -266,6 +274,9 @@ pub struct Limits {
     /// Progress and log messages a tool may report per second
     /// (see [`DEFAULT_MAX_CONTEXT_PER_SECOND`]).
     pub max_context_per_second: u64,
+    /// Tool calls one script may make, for a code runner such as
+    /// `run_code` (see [`DEFAULT_MAX_TOOL_CALLS`]).
+    pub max_tool_calls: u64,
 }
 
 impl Default for Limits {
@@ -285,6 +296,7 @@ impl Default for Limits {
             max_files_created: DEFAULT_MAX_FILES_CREATED,
             max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
             max_context_per_second: DEFAULT_MAX_CONTEXT_PER_SECOND,
+            max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
         }
     }
 }
@@ -313,6 +325,10 @@ pub struct Sandbox {
     pub env_set: BTreeMap<String, String>,
     /// Network allow-list; empty means no network at all.
     pub network: Vec<NetRule>,
+    /// Whether the component may call the host's other tools (contract
+    /// 0.4.0's `tools` import, which only a code runner imports). Each call
+    /// it makes is a whole pipeline call of its own.
+    pub call_tools: bool,
 }
 
 impl Sandbox {
@@ -353,6 +369,53 @@ pub enum RenderMode {
     Host,
 }
 
+/// Who may call a tool: the model directly, a script through `run_code`
+/// (code mode), or both.
+///
+/// The default is [`Callers::Both`]: a toolbox in code mode lets scripts
+/// call what the model could. A tool that should only ever run inside
+/// scripts (its results filtered before the model sees them) says `code`;
+/// one whose every call a person should see as a call of its own says
+/// `model`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Callers {
+    /// Only the model, with a call of its own.
+    Model,
+    /// Only scripts (`run_code`).
+    Code,
+    /// Both.
+    #[default]
+    Both,
+}
+
+impl Callers {
+    /// The word used in policy files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Callers::Model => "model",
+            Callers::Code => "code",
+            Callers::Both => "both",
+        }
+    }
+
+    /// Whether the model may call the tool directly.
+    pub fn model(self) -> bool {
+        self != Callers::Code
+    }
+
+    /// Whether a script may call the tool.
+    pub fn code(self) -> bool {
+        self != Callers::Model
+    }
+}
+
+impl fmt::Display for Callers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What an `ask` decision asks the user to approve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -376,6 +439,8 @@ pub struct ToolPolicy {
     pub render: RenderMode,
     /// What `ask` approves: the arguments, or the staged effects.
     pub approve: ApproveMode,
+    /// Who may call it: the model, scripts, or both.
+    pub callers: Callers,
     /// Resource bounds for the call.
     pub limits: Limits,
     /// Directories, environment and network the tool may use.

@@ -38,6 +38,19 @@ pub(crate) mod v3 {
     pub(crate) use toolhost::tool::{context, types};
 }
 
+/// `toolhost:tool@0.4.0`: the `tools` import (a code runner's calls of the
+/// host's tools, provided by [`crate::calls`]), in the `code-runner` world;
+/// a 0.4.0 `tool-provider` is the same world without it.
+pub(crate) mod v4 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/v0.4.0",
+        world: "code-runner",
+        imports: { "toolhost:tool/tools.call": async | trappable },
+        exports: { default: async },
+    });
+    pub(crate) use toolhost::tool::{context, tools, types};
+}
+
 /// A tool descriptor as any contract version returned it.
 pub(crate) struct RawTool {
     pub name: String,
@@ -107,6 +120,7 @@ macro_rules! common_conversions {
 common_conversions!(v1);
 common_conversions!(v2);
 common_conversions!(v3);
+common_conversions!(v4);
 
 /// A version's content blocks as the contract's: the blocks every version
 /// has (text, image, resource link), then the arms of what that version
@@ -137,22 +151,29 @@ macro_rules! content {
 
 content!(v1 {});
 content!(v2 {});
-content!(v3 {
-    v3::types::ContentBlock::Audio(a) => ContentBlock::Audio {
-        data: a.data,
-        mime_type: a.mime_type,
-    },
-    v3::types::ContentBlock::EmbeddedResource(r) => ContentBlock::Resource {
-        resource: EmbeddedResource {
-            uri: r.uri,
-            mime_type: r.mime_type,
-            contents: match r.contents {
-                v3::types::ResourceContents::Text(t) => ResourceContents::Text(t),
-                v3::types::ResourceContents::Blob(b) => ResourceContents::Blob(b),
+/// The arms 0.3.0 added (and 0.4.0 kept).
+macro_rules! content_v3 {
+    ($v:ident) => {
+        content!($v {
+            $v::types::ContentBlock::Audio(a) => ContentBlock::Audio {
+                data: a.data,
+                mime_type: a.mime_type,
             },
-        },
-    },
-});
+            $v::types::ContentBlock::EmbeddedResource(r) => ContentBlock::Resource {
+                resource: EmbeddedResource {
+                    uri: r.uri,
+                    mime_type: r.mime_type,
+                    contents: match r.contents {
+                        $v::types::ResourceContents::Text(t) => ResourceContents::Text(t),
+                        $v::types::ResourceContents::Blob(b) => ResourceContents::Blob(b),
+                    },
+                },
+            },
+        });
+    };
+}
+content_v3!(v3);
+content_v3!(v4);
 
 /// A version's descriptor as a [`RawTool`], with what that version adds.
 macro_rules! raw_tool {
@@ -189,6 +210,12 @@ impl From<v3::types::ToolDescriptor> for RawTool {
     }
 }
 
+impl From<v4::types::ToolDescriptor> for RawTool {
+    fn from(t: v4::types::ToolDescriptor) -> RawTool {
+        raw_tool!(t, title: t.title, urls: t.urls, host_renders: t.host_renders)
+    }
+}
+
 /// The contract version a component exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Version {
@@ -198,6 +225,8 @@ pub(crate) enum Version {
     V2,
     /// `toolhost:tool@0.3.0`.
     V3,
+    /// `toolhost:tool@0.4.0`.
+    V4,
 }
 
 impl Version {
@@ -207,6 +236,7 @@ impl Version {
             Version::V1 => "0.1.0",
             Version::V2 => "0.2.0",
             Version::V3 => "0.3.0",
+            Version::V4 => "0.4.0",
         }
     }
 }
@@ -230,7 +260,9 @@ pub(crate) struct ProviderPre<T: 'static> {
 impl<T: 'static> ProviderPre<T> {
     /// Which contract version the component exports: the newest that fits.
     pub(crate) fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
-        let version = if v3::ToolProviderPre::new(pre.clone()).is_ok() {
+        let version = if v4::CodeRunnerPre::new(pre.clone()).is_ok() {
+            Version::V4
+        } else if v3::ToolProviderPre::new(pre.clone()).is_ok() {
             Version::V3
         } else {
             match v2::ToolProviderPre::new(pre.clone()) {

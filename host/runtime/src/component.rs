@@ -289,6 +289,7 @@ impl LoadedComponent {
                 budget,
                 CancellationToken::new(),
                 crate::invoke::pure_environment(),
+                crate::sandbox::Scope::default(),
                 &mut toolhost_effects::Staged::default(),
             )
             .await;

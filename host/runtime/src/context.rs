@@ -10,7 +10,7 @@
 //! update dropped by the rate is not lost for good: the latest one is kept
 //! and reported when the call ends, so a client sees where the tool got to.
 
-use crate::bindings::v3;
+use crate::bindings::{v3, v4};
 use crate::sandbox::HostState;
 use std::sync::Arc;
 use toolhost_contract::clock::Clock;
@@ -127,48 +127,57 @@ impl CallContext {
     }
 }
 
-impl From<v3::types::LogLevel> for LogLevel {
-    fn from(l: v3::types::LogLevel) -> LogLevel {
-        use v3::types::LogLevel as L;
-        match l {
-            L::Debug => LogLevel::Debug,
-            L::Info => LogLevel::Info,
-            L::Notice => LogLevel::Notice,
-            L::Warning => LogLevel::Warning,
-            L::Error => LogLevel::Error,
-            L::Critical => LogLevel::Critical,
-            L::Alert => LogLevel::Alert,
-            L::Emergency => LogLevel::Emergency,
+/// The `context` import of one contract version (0.3.0 and 0.4.0 have the
+/// same interface, each with its own types).
+macro_rules! context_host {
+    ($v:ident) => {
+        impl From<$v::types::LogLevel> for LogLevel {
+            fn from(l: $v::types::LogLevel) -> LogLevel {
+                use $v::types::LogLevel as L;
+                match l {
+                    L::Debug => LogLevel::Debug,
+                    L::Info => LogLevel::Info,
+                    L::Notice => LogLevel::Notice,
+                    L::Warning => LogLevel::Warning,
+                    L::Error => LogLevel::Error,
+                    L::Critical => LogLevel::Critical,
+                    L::Alert => LogLevel::Alert,
+                    L::Emergency => LogLevel::Emergency,
+                }
+            }
         }
-    }
+
+        impl $v::types::Host for HostState {}
+
+        impl $v::context::Host for HostState {
+            fn progress(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
+                self.context.progress(done, total, message);
+            }
+
+            fn log(&mut self, level: $v::types::LogLevel, message: String) {
+                self.context.log(level.into(), message);
+            }
+
+            fn cancelled(&mut self) -> bool {
+                let stop = self.cancel.is_cancelled() || self.past_deadline();
+                self.told_to_stop |= stop;
+                stop
+            }
+        }
+    };
 }
 
-impl v3::types::Host for HostState {}
+context_host!(v3);
+context_host!(v4);
 
-impl v3::context::Host for HostState {
-    fn progress(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
-        self.context.progress(done, total, message);
-    }
-
-    fn log(&mut self, level: v3::types::LogLevel, message: String) {
-        self.context.log(level.into(), message);
-    }
-
-    fn cancelled(&mut self) -> bool {
-        let stop = self.cancel.is_cancelled() || self.past_deadline();
-        self.told_to_stop |= stop;
-        stop
-    }
-}
-
-/// Links the `context` import (and the types it uses) of contract 0.3.0.
+/// Links the `context` import (and the types it uses) of contracts 0.3.0
+/// and 0.4.0, and 0.4.0's `tools` (see [`crate::calls`]).
 pub(crate) fn add_to_linker(
     linker: &mut wasmtime::component::Linker<HostState>,
 ) -> wasmtime::Result<()> {
-    v3::ToolProvider::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(
-        linker,
-        |s| s,
-    )
+    use wasmtime::component::HasSelf;
+    v3::ToolProvider::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)?;
+    v4::CodeRunner::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)
 }
 
 #[cfg(test)]

@@ -179,6 +179,11 @@ impl Runtime {
         &self.inner.engine
     }
 
+    /// Where calls stage their writes (see [`RuntimeConfig::staging_dir`]).
+    pub fn staging_dir(&self) -> PathBuf {
+        self.inner.config.staging_dir()
+    }
+
     /// What the runtime is doing now, and the cache's record so far.
     pub fn stats(&self) -> RuntimeStats {
         use std::sync::atomic::Ordering::Relaxed;

@@ -28,6 +28,9 @@ const CONTRACT_TYPES: &str = "toolhost:tool/types@";
 /// The contract's `context` interface (0.3.0): progress, log, cancelled,
 /// bounded by the policy's limits; every policy grants it.
 const CONTRACT_CONTEXT: &str = "toolhost:tool/context@";
+/// The contract's `tools` interface (0.4.0): a code runner's calls of the
+/// host's tools; only a policy with `call_tools` grants it.
+const CONTRACT_TOOLS: &str = "toolhost:tool/tools@";
 
 /// Whether toolhost links an import at all.
 pub(crate) fn is_provided(import: &str) -> bool {
@@ -41,6 +44,7 @@ pub(crate) fn is_provided(import: &str) -> bool {
         "wasi:http/",
         CONTRACT_TYPES,
         CONTRACT_CONTEXT,
+        CONTRACT_TOOLS,
     ]
     .iter()
     .any(|p| import.starts_with(p))
@@ -58,27 +62,29 @@ pub(crate) fn check(imports: &[String], sandbox: &Sandbox) -> Vec<ImportCheck> {
 }
 
 /// A component's imports, with what the per-call check needs worked out
-/// once at load: only the network grant can deny an import toolhost
-/// provides (every other import is granted or inert under any policy).
+/// once at load: only the network grant and `call_tools` can deny an import
+/// toolhost provides (every other import is granted or inert under any
+/// policy).
 #[derive(Debug, Clone)]
 pub(crate) struct Imports {
     names: Vec<String>,
-    /// The first import some policy can deny: one the sandbox that grants
-    /// nothing denies (it needs the network grant).
-    first_deniable: Option<usize>,
+    /// The imports some policy can deny: those the sandbox that grants
+    /// nothing denies (they need the network grant, or `call_tools`), in
+    /// order.
+    deniable: Vec<usize>,
 }
 
 impl Imports {
     /// `names` must all be [provided](is_provided) (checked at load).
     pub(crate) fn new(names: Vec<String>) -> Imports {
         let nothing = Sandbox::default();
-        let first_deniable = names
+        let deniable = names
             .iter()
-            .position(|i| matches!(verdict(i, &nothing), ImportVerdict::Denied(_)));
-        Imports {
-            names,
-            first_deniable,
-        }
+            .enumerate()
+            .filter(|(_, i)| matches!(verdict(i, &nothing), ImportVerdict::Denied(_)))
+            .map(|(n, _)| n)
+            .collect();
+        Imports { names, deniable }
     }
 
     /// The imports' names.
@@ -87,14 +93,15 @@ impl Imports {
     }
 
     /// The first denied import's reason, if any: what [`check`] would deny
-    /// first. Runs before every call, so it costs one comparison unless the
-    /// component needs a network the policy does not grant.
+    /// first. Runs before every call, so it costs nothing unless the
+    /// component needs a grant (network, tool calls).
     pub(crate) fn first_denial(&self, sandbox: &Sandbox) -> Option<String> {
-        let i = self.first_deniable?;
-        match verdict(&self.names[i], sandbox) {
-            ImportVerdict::Denied(why) => Some(why),
-            _ => None,
-        }
+        self.deniable
+            .iter()
+            .find_map(|&i| match verdict(&self.names[i], sandbox) {
+                ImportVerdict::Denied(why) => Some(why),
+                _ => None,
+            })
     }
 }
 
@@ -124,6 +131,14 @@ fn verdict(i: &str, sandbox: &Sandbox) -> ImportVerdict {
         } else {
             ImportVerdict::Denied(format!(
                 "`{i}` needs a network grant; the policy's [network] allow-list is empty"
+            ))
+        }
+    } else if i.starts_with(CONTRACT_TOOLS) {
+        if sandbox.call_tools {
+            ImportVerdict::Granted
+        } else {
+            ImportVerdict::Denied(format!(
+                "`{i}` calls the host's other tools, which only a code runner's policy grants (`call_tools = true`)"
             ))
         }
     } else if i.starts_with("wasi:sockets/") {
@@ -157,7 +172,7 @@ mod tests {
 
     #[test]
     fn the_precomputed_denial_is_the_first_the_full_check_denies() {
-        let sets: [&[&str]; 5] = [
+        let sets: [&[&str]; 6] = [
             &["wasi:cli/environment@0.2.6", "wasi:io/streams@0.2.6"],
             &[
                 "wasi:filesystem/types@0.2.6",
@@ -175,6 +190,11 @@ mod tests {
                 "wasi:random/random@0.2.6",
                 "wasi:http/types@0.2.6",
             ],
+            &[
+                "wasi:http/types@0.2.6",
+                "toolhost:tool/tools@0.4.0",
+                "wasi:clocks/monotonic-clock@0.2.6",
+            ],
         ];
         let closed = Policy::deny_all().component().sandbox;
         let mut open = closed.clone();
@@ -182,11 +202,15 @@ mod tests {
             host: "example.com".into(),
             port: Some(443),
         });
+        let mut runner = closed.clone();
+        runner.call_tools = true;
+        let mut both = open.clone();
+        both.call_tools = true;
         for set in sets {
             let names: Vec<String> = set.iter().map(|s| (*s).to_owned()).collect();
             assert!(names.iter().all(|n| is_provided(n)));
             let imports = Imports::new(names.clone());
-            for sandbox in [&closed, &open] {
+            for sandbox in [&closed, &open, &runner, &both] {
                 assert_eq!(
                     imports.first_denial(sandbox),
                     scanned(&names, sandbox),
@@ -200,5 +224,11 @@ mod tests {
             .expect("denied without a network grant");
         assert!(why.contains("wasi:sockets/tcp"), "{why}");
         assert_eq!(networked.first_denial(&open), None);
+        // A runner that also fetches needs both grants, whichever comes first.
+        let fetching_runner = Imports::new(sets[5].iter().map(|s| (*s).to_owned()).collect());
+        let why = fetching_runner.first_denial(&open).expect("no call_tools");
+        assert!(why.contains("call_tools"), "{why}");
+        assert!(fetching_runner.first_denial(&runner).is_some());
+        assert_eq!(fetching_runner.first_denial(&both), None);
     }
 }

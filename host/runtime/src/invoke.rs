@@ -2,11 +2,12 @@
 //! applied, every way it can end classified into a stable code.
 
 use crate::bindings::{RawFailure, RawTool, Version};
+use crate::calls::{Suspended, ToolCaller};
 use crate::component::LoadedComponent;
 use crate::entropy::Entropy;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
-use crate::sandbox::HostState;
+use crate::sandbox::{HostState, Scope};
 use crate::write_budget::WriteBudgetExceeded;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +16,7 @@ use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_S
 use toolhost_contract::{
     ContentBlock, ContextEvent, ContextSink, ErrorCode, FailureCode, ToolFailure,
 };
-use toolhost_effects::Staged;
+use toolhost_effects::{Staged, Transaction};
 use toolhost_policy::{Policy, RenderMode, ToolPolicy};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -59,6 +60,14 @@ pub struct Invocation<'a> {
     /// Where what the tool reports while it runs goes live (`None`: it is
     /// only recorded in the report).
     pub sink: Option<Arc<dyn ContextSink>>,
+    /// Where the tool's own tool calls go, for a code runner whose policy
+    /// grants `call_tools` (`None`: every call it tries is refused).
+    pub tools: Option<Arc<dyn ToolCaller>>,
+    /// The script this call belongs to, when a script made it: its writes
+    /// stage in the script's transaction (and the [`Execution`] hands none
+    /// back to commit), and its read-only grants read what the script's
+    /// earlier calls wrote.
+    pub transaction: Option<Arc<Transaction>>,
 }
 
 impl<'a> Invocation<'a> {
@@ -73,6 +82,8 @@ impl<'a> Invocation<'a> {
             entropy: Entropy::Os,
             clock: None,
             sink: None,
+            tools: None,
+            transaction: None,
         }
     }
 }
@@ -194,6 +205,10 @@ impl LoadedComponent {
         };
         let clock = inv.clock.unwrap_or_else(|| self.rt.config.clock.clone());
         let mut staged = Staged::default();
+        let scope = Scope {
+            tools: inv.tools,
+            transaction: inv.transaction,
+        };
         let (r, report) = self
             .run(
                 call,
@@ -201,6 +216,7 @@ impl LoadedComponent {
                 inv.budget,
                 inv.cancel,
                 (inv.entropy, clock, inv.sink),
+                scope,
                 &mut staged,
             )
             .await;
@@ -286,6 +302,7 @@ impl LoadedComponent {
                 budget,
                 cancel,
                 pure_environment(),
+                Scope::default(),
                 &mut Staged::default(),
             )
             .await
@@ -306,6 +323,7 @@ impl LoadedComponent {
         budget: Budget,
         cancel: CancellationToken,
         (entropy, clock, sink): Environment,
+        scope: Scope,
         staged: &mut Staged,
     ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
         let mut report = ExecutionReport::default();
@@ -359,6 +377,7 @@ impl LoadedComponent {
             clock.clone(),
             cancel.clone(),
             sink,
+            scope,
         ) {
             Ok(s) => s,
             Err(e) => {
@@ -368,6 +387,7 @@ impl LoadedComponent {
                 );
             }
         };
+        let moved = state.deadline_moved.clone();
         let mut store = Store::new(&self.rt.engine, state);
         store.limiter(|s| &mut s.limiter);
         if let Err(e) = store.set_fuel(budget.fuel) {
@@ -469,12 +489,13 @@ impl LoadedComponent {
                     Version::V1 => dispatch!(v1),
                     Version::V2 => dispatch!(v2),
                     Version::V3 => dispatch!(v3),
+                    Version::V4 => dispatch!(v4),
                 })
             });
             let backstop = started + budget.deadline + BACKSTOP_GRACE;
             tokio::select! {
                 biased;
-                r = within(backstop, fut) => r.ok_or(FailureCode::Timeout),
+                r = within(backstop, &moved, fut) => r.ok_or(FailureCode::Timeout),
                 () = cancel.cancelled() => Err(FailureCode::Cancelled),
             }
         };
@@ -486,6 +507,7 @@ impl LoadedComponent {
         report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
         (report.bytes_written, report.entries_created) = state.budget.used();
         let grants = std::mem::take(&mut store.data_mut().staging.grants);
+        let in_transaction = store.data().staging.in_transaction;
         (report.context, report.context_dropped) = store.data_mut().context.finish();
         let state = store.data();
         report.instantiate = Duration::from_nanos(instantiated.unwrap_or_default());
@@ -514,7 +536,9 @@ impl LoadedComponent {
         };
         if let Err(f) = &outcome {
             tracing::info!(code = %f.code, fuel = report.fuel_consumed, "call failed in sandbox");
-        } else {
+        } else if !in_transaction {
+            // (A script's call stages in the script's transaction, which
+            // the script commits.)
             *staged = Staged::new(grants);
         }
         // The store, and the pool slot after it (a tuple drops in order),
@@ -539,16 +563,30 @@ pub(crate) fn pure_environment() -> Environment {
     )
 }
 
-/// `fut`'s output, or `None` once `until` has passed. The timer is armed
+/// `fut`'s output, or `None` once `until` (moved on by `moved`
+/// nanoseconds, which may grow meanwhile) has passed. The timer is armed
 /// only when `fut` does not finish in its first poll: most calls never
 /// yield, and registering a timer and removing it again took the timer
 /// wheel's lock twice per call for nothing.
-async fn within<F: std::future::Future>(until: Instant, fut: F) -> Option<F::Output> {
+async fn within<F: std::future::Future>(
+    until: Instant,
+    moved: &std::sync::atomic::AtomicU64,
+    fut: F,
+) -> Option<F::Output> {
     let mut fut = std::pin::pin!(fut);
     let first = std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
-    match first {
-        std::task::Poll::Ready(out) => Some(out),
-        std::task::Poll::Pending => tokio::time::timeout_at(until.into(), fut).await.ok(),
+    if let std::task::Poll::Ready(out) = first {
+        return Some(out);
+    }
+    let at = || until + Duration::from_nanos(moved.load(std::sync::atomic::Ordering::Relaxed));
+    loop {
+        let deadline = at();
+        match tokio::time::timeout_at(deadline.into(), fut.as_mut()).await {
+            Ok(out) => return Some(out),
+            // Moved on while it waited (a person was answering): wait on.
+            Err(_) if at() > deadline => {}
+            Err(_) => return None,
+        }
     }
 }
 
@@ -617,6 +655,10 @@ fn classify(
     }
     if e.downcast_ref::<CallCancelled>().is_some() {
         return cancelled();
+    }
+    if let Some(Suspended(f)) = e.downcast_ref::<Suspended>() {
+        // A code runner stopped to wait for an answer (not its failure).
+        return f.clone();
     }
     if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
         // `exit`/`std::process::exit` in the guest ends in `wasi:cli/exit`,
@@ -728,20 +770,39 @@ mod tests {
     #[tokio::test]
     async fn within_gives_the_output_of_a_future_that_finishes_in_time() {
         let soon = Instant::now() + Duration::from_secs(5);
-        assert_eq!(within(soon, async { 7 }).await, Some(7));
+        let moved = std::sync::atomic::AtomicU64::new(0);
+        assert_eq!(within(soon, &moved, async { 7 }).await, Some(7));
         // Pending at the first poll, done after a yield: the timer path.
         let yielded = async {
             tokio::task::yield_now().await;
             8
         };
-        assert_eq!(within(soon, yielded).await, Some(8));
+        assert_eq!(within(soon, &moved, yielded).await, Some(8));
     }
 
     #[tokio::test]
     async fn within_gives_up_on_a_future_that_never_finishes() {
         let t = Instant::now();
         let until = t + Duration::from_millis(30);
-        assert_eq!(within(until, std::future::pending::<()>()).await, None);
+        let moved = std::sync::atomic::AtomicU64::new(0);
+        assert_eq!(
+            within(until, &moved, std::future::pending::<()>()).await,
+            None
+        );
         assert!(t.elapsed() >= Duration::from_millis(30));
+    }
+
+    #[tokio::test]
+    async fn within_waits_on_when_the_deadline_moves() {
+        let t = Instant::now();
+        let moved = std::sync::atomic::AtomicU64::new(0);
+        let slow = async {
+            // Past the first deadline, and before the moved one.
+            moved.fetch_add(200_000_000, std::sync::atomic::Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            9
+        };
+        let out = within(t + Duration::from_millis(30), &moved, slow).await;
+        assert_eq!(out, Some(9));
     }
 }

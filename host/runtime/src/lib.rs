@@ -16,6 +16,11 @@
 //! (fail closed). Every way a call can end maps to a stable
 //! [`toolhost_contract::FailureCode`].
 //!
+//! A code runner (contract 0.4.0's `code-runner` world, under a policy
+//! with `call_tools`) calls the host's tools through the [`ToolCaller`]
+//! its [`Invocation`] brings; the calls a script makes stage their writes
+//! in the script's [`toolhost_effects::Transaction`].
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use toolhost_runtime::{Budget, Invocation, Runtime, RuntimeConfig};
@@ -31,6 +36,7 @@
 
 mod bindings;
 mod cache;
+mod calls;
 mod component;
 mod context;
 mod egress;
@@ -47,6 +53,7 @@ mod staging;
 mod write_budget;
 
 pub use cache::CacheOutcome;
+pub use calls::{CallFuture, CallOutcome, CallReply, ToolCaller};
 pub use component::LoadedComponent;
 pub use engine::{CompileProgress, Runtime, RuntimeConfig, RuntimeStats};
 pub use entropy::Entropy;

@@ -8,6 +8,7 @@
 //! virtual one); randomness from the OS unless the call asks for seeded
 //! [`Entropy`].
 
+use crate::calls::ToolCaller;
 use crate::context::CallContext;
 use crate::egress::EgressHooks;
 use crate::engine::RuntimeConfig;
@@ -16,11 +17,13 @@ use crate::limiter::Limiter;
 use crate::pipe::BoundedPipe;
 use crate::staging::Staging;
 use crate::write_budget::WriteBudget;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::ContextSink;
 use toolhost_contract::clock::Clock;
+use toolhost_effects::Transaction;
 use toolhost_policy::{FsMode, ToolPolicy};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
@@ -52,13 +55,36 @@ pub(crate) struct HostState {
     /// `context.cancelled` told the tool to stop (its caller cancelled, or
     /// its deadline passed): a failure it returns then is that stop.
     pub(crate) told_to_stop: bool,
+    /// Where a code runner's tool calls go (`None`: it may make none).
+    pub(crate) tools: Option<Arc<dyn ToolCaller>>,
+    /// Nanoseconds the deadline moved on: time the call's tool calls spent
+    /// waiting for a person (shared with the run's backstop).
+    pub(crate) deadline_moved: Arc<AtomicU64>,
+}
+
+/// What a call of a code runner brings besides its policy: where its tool
+/// calls go, and the transaction they stage in (`None`: a call of its own).
+#[derive(Default, Clone)]
+pub(crate) struct Scope {
+    pub(crate) tools: Option<Arc<dyn ToolCaller>>,
+    pub(crate) transaction: Option<Arc<Transaction>>,
 }
 
 impl HostState {
     /// Whether the call's wall-clock deadline has passed.
     pub(crate) fn past_deadline(&self) -> bool {
-        self.deadline
-            .is_some_and(|d| std::time::Instant::now() >= d)
+        self.deadline.is_some_and(|d| {
+            let moved = Duration::from_nanos(self.deadline_moved.load(Ordering::Relaxed));
+            std::time::Instant::now() >= d + moved
+        })
+    }
+
+    /// Moves the deadline on by `by` (a person's answer was waited for).
+    pub(crate) fn extend_deadline(&mut self, by: Duration) {
+        let ns = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+        if ns > 0 {
+            self.deadline_moved.fetch_add(ns, Ordering::Relaxed);
+        }
     }
 
     /// The filesystem view and the write budget, borrowed together.
@@ -133,6 +159,7 @@ impl HostState {
         clock: Arc<dyn Clock>,
         cancel: CancellationToken,
         sink: Option<Arc<dyn ContextSink>>,
+        scope: Scope,
     ) -> Result<HostState, SandboxError> {
         let limits = &policy.limits;
         let sb = &policy.sandbox;
@@ -182,7 +209,24 @@ impl HostState {
             .filter(|g| g.mode == FsMode::ReadWrite)
             .map(|g| (g.host.clone(), g.guest.clone()))
             .collect();
-        let staging = if rw.is_empty() || !config.stage_writes {
+        let staging = if let Some(tx) = &scope.transaction {
+            Staging::in_transaction(
+                tx,
+                &sb.fs,
+                &config.staging_dir(),
+                config.fs_on_calling_thread,
+            )
+            .map_err(|(host, reason)| SandboxError {
+                guest: sb
+                    .fs
+                    .iter()
+                    .find(|g| g.host.display().to_string() == host)
+                    .map(|g| g.guest.clone())
+                    .unwrap_or_default(),
+                host,
+                reason: format!("its writes cannot join the script's: {reason}"),
+            })?
+        } else if rw.is_empty() || !config.stage_writes {
             Staging::default()
         } else {
             Staging::new(&rw, &config.staging_dir(), config.fs_on_calling_thread).map_err(|e| {
@@ -200,6 +244,8 @@ impl HostState {
         Ok(HostState {
             context: CallContext::new(limits, clock, sink),
             told_to_stop: false,
+            tools: scope.tools,
+            deadline_moved: Arc::new(AtomicU64::new(0)),
             staging,
             wasi: b.build(),
             table: ResourceTable::new(),

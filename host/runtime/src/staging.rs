@@ -8,14 +8,18 @@
 //! directory descriptor is remembered here with its path in the merged view,
 //! and each `*-at` function on it is answered by the overlay. Directory
 //! listings are served from the merged view through a stream resource taken
-//! from an empty directory. Read-only grants are not staged at all.
+//! from an empty directory. Read-only grants are not staged at all, except
+//! in a script's [`Transaction`]: there a read-only grant of a directory an
+//! earlier call of the script wrote to reads through that call's overlay
+//! (it sees those writes), and every change through it is refused.
 
 use crate::write_budget::BudgetedFsView;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolhost_effects::{FsError, Kind, OpenRequest, Opened, Overlay, Stat};
+use toolhost_effects::{FsError, Kind, OpenRequest, Opened, Overlay, Stat, Transaction};
+use toolhost_policy::{FsGrant, FsMode};
 use wasmtime::component::Resource;
 use wasmtime_wasi::FsPerms;
 use wasmtime_wasi::filesystem::{Descriptor, Dir, File, OpenMode};
@@ -39,6 +43,12 @@ pub(crate) struct Staging {
     empty: Option<PathBuf>,
     /// Whether file I/O may block the calling thread (the runtime's setting).
     pub(crate) allow_blocking: bool,
+    /// The grants (by index) staged read-only: a read-only grant that
+    /// reads through a script's transaction.
+    read_only: Vec<bool>,
+    /// The overlays are a script's transaction's: the call does not own
+    /// them (the script commits them), so it hands none to commit.
+    pub(crate) in_transaction: bool,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -62,11 +72,49 @@ impl Staging {
             grants.push((guest.clone(), Arc::new(o)));
         }
         Ok(Staging {
+            read_only: vec![false; grants.len()],
             grants,
             empty: (!rw.is_empty()).then(|| root.join("empty")),
             allow_blocking,
             ..Staging::default()
         })
+    }
+
+    /// The grants of a call made by a script: each read-write grant stages
+    /// in the transaction's overlay of its directory, and each read-only
+    /// grant of a directory the transaction already has reads through it.
+    pub(crate) fn in_transaction(
+        tx: &Transaction,
+        grants: &[FsGrant],
+        root: &Path,
+        allow_blocking: bool,
+    ) -> Result<Staging, (String, String)> {
+        let mut staged = Vec::new();
+        let mut read_only = Vec::new();
+        for g in grants {
+            let overlay = match g.mode {
+                FsMode::ReadWrite => tx.overlay(&g.host, &g.guest).map(Some),
+                FsMode::ReadOnly => tx.existing(&g.host),
+            }
+            .map_err(|e| (g.host.display().to_string(), e.to_string()))?;
+            if let Some(o) = overlay {
+                staged.push((g.guest.clone(), o));
+                read_only.push(g.mode == FsMode::ReadOnly);
+            }
+        }
+        Ok(Staging {
+            empty: (!staged.is_empty()).then(|| root.join("empty")),
+            grants: staged,
+            read_only,
+            allow_blocking,
+            in_transaction: true,
+            ..Staging::default()
+        })
+    }
+
+    /// Whether the staged grant `i` may be changed.
+    fn writable(&self, i: usize) -> bool {
+        !self.read_only.get(i).copied().unwrap_or(false)
     }
 
     /// Registers the preopens a guest got: those of staged grants.
@@ -159,6 +207,18 @@ pub(crate) enum At {
 }
 
 impl BudgetedFsView<'_> {
+    /// Refuses a change through `at` when it is a read-only grant reading
+    /// through a script's transaction (as wasmtime-wasi refuses a change
+    /// through a read-only preopen).
+    pub(crate) fn mutable(&self, at: &At) -> FsResult<()> {
+        match at {
+            At::Staged(_, i, _) if !self.staging.writable(*i) => {
+                Err(ErrorCode::NotPermitted.into())
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Whether `fd` is a directory of a staged grant.
     pub(crate) fn at(&self, fd: &Resource<Descriptor>) -> At {
         match self.staging.dir(fd) {
@@ -229,10 +289,15 @@ impl BudgetedFsView<'_> {
                     None => self.staging.empty_dir()?,
                 };
                 let mut mode = OpenMode::READ;
-                if flags.contains(DescriptorFlags::MUTATE_DIRECTORY) {
-                    mode |= OpenMode::WRITE;
-                }
-                let d = Descriptor::Dir(Dir::new(handle, FsPerms::ReadWrite, mode, blocking));
+                let perms = if self.staging.writable(grant) {
+                    if flags.contains(DescriptorFlags::MUTATE_DIRECTORY) {
+                        mode |= OpenMode::WRITE;
+                    }
+                    FsPerms::ReadWrite
+                } else {
+                    FsPerms::ReadOnly
+                };
+                let d = Descriptor::Dir(Dir::new(handle, perms, mode, blocking));
                 let r = self.fs.table.push(d)?;
                 self.staging.dirs.insert(r.rep(), (grant, rel));
                 return Ok(r);

@@ -326,8 +326,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
+        let at = self.at(&fd);
+        self.mutable(&at)?;
         self.budget.charge_entry().map_err(trap)?;
-        let r = match self.at(&fd) {
+        let r = match at {
             At::Staged(o, _, rel) => wasi(o.create_dir(&rel, &path)),
             At::Direct => HostDescriptor::create_directory_at(&mut self.fs, fd, path).await,
         };
@@ -369,7 +371,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        let at = self.at(&fd);
+        self.mutable(&at)?;
+        if let At::Staged(o, _, rel) = at {
             let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
             return Self::staged_set_times(&o, &rel, &path, f, atim, mtim);
         }
@@ -385,7 +389,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        let staged = same_grant(&self.at(&fd), &self.at(&new_descriptor))?;
+        let target = self.at(&new_descriptor);
+        self.mutable(&target)?;
+        let staged = same_grant(&self.at(&fd), &target)?;
         self.budget.charge_entry().map_err(trap)?;
         let r = match staged {
             Some((o, from, to)) => {
@@ -425,6 +431,13 @@ impl HostDescriptor for BudgetedFsView<'_> {
             ) && !flags.intersects(
                 types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
             );
+            let changes = oflags.intersects(types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE)
+                || flags.intersects(
+                    types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
+                );
+            if changes {
+                self.mutable(&At::Staged(o.clone(), grant, rel.clone()))?;
+            }
             if reads
                 && o.is_clean()
                 && let Some(r) = self
@@ -468,7 +481,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        let at = self.at(&fd);
+        self.mutable(&at)?;
+        if let At::Staged(o, _, rel) = at {
             return wasi(o.remove_dir(&rel, &path));
         }
         HostDescriptor::remove_directory_at(&mut self.fs, fd, path).await
@@ -481,7 +496,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        if let Some((o, from, to)) = same_grant(&self.at(&fd), &self.at(&new_fd))? {
+        let (from_at, to_at) = (self.at(&fd), self.at(&new_fd));
+        self.mutable(&from_at)?;
+        self.mutable(&to_at)?;
+        if let Some((o, from, to)) = same_grant(&from_at, &to_at)? {
             return wasi(o.rename(&from, &old_path, &to, &new_path));
         }
         HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path).await
@@ -494,8 +512,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         src_path: String,
         dest_path: String,
     ) -> FsResult<()> {
+        let at = self.at(&fd);
+        self.mutable(&at)?;
         self.budget.charge_entry().map_err(trap)?;
-        let r = match self.at(&fd) {
+        let r = match at {
             At::Staged(o, _, rel) => wasi(o.symlink(&rel, &src_path, &dest_path)),
             At::Direct => HostDescriptor::symlink_at(&mut self.fs, fd, src_path, dest_path).await,
         };
@@ -506,7 +526,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        let at = self.at(&fd);
+        self.mutable(&at)?;
+        if let At::Staged(o, _, rel) = at {
             return wasi(o.unlink(&rel, &path));
         }
         HostDescriptor::unlink_file_at(&mut self.fs, fd, path).await

@@ -5,6 +5,9 @@
 //!
 //! ```toml
 //! version = 1                       # required; only 1 is accepted
+//! mode = "native"                   # how tools are offered: "native" (each its own schema; the
+//!                                   # default), "code" (run_code, a script that calls them),
+//!                                   # or "both"
 //!
 //! [[component]]                     # one or more
 //! source = "builtin:read"           # a built-in tool, or the path of a .wasm component file
@@ -111,6 +114,7 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
+pub use toolhost_policy::Mode;
 use toolhost_policy::{InlinePolicy, Policy, PolicyError, line_column};
 
 pub mod lock;
@@ -159,6 +163,9 @@ pub struct Toolbox {
     pub trust: Vec<TrustRule>,
     /// How the journal of committed file changes is kept.
     pub journal: JournalSettings,
+    /// How the tools are offered to the model: each with its schema,
+    /// through code mode's `run_code`, or both.
+    pub mode: Mode,
 }
 
 /// `[journal]`: how long committed file changes stay undoable, and whether
@@ -185,6 +192,7 @@ impl Toolbox {
             registries: BTreeMap::new(),
             trust: Vec::new(),
             journal: JournalSettings::default(),
+            mode: Mode::default(),
         }
     }
 
@@ -402,6 +410,7 @@ impl Toolbox {
             registries,
             trust,
             journal,
+            mode: raw.mode.unwrap_or_default(),
         })
     }
 
@@ -452,6 +461,7 @@ struct RawToolbox {
     registries: Option<BTreeMap<Spanned<String>, Spanned<RawRegistry>>>,
     trust: Option<Vec<Spanned<RawTrust>>>,
     journal: Option<RawJournal>,
+    mode: Option<Mode>,
 }
 
 /// `[journal]`.

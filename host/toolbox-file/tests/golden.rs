@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use toolhost_policy::{Decision, FsMode};
-use toolhost_toolbox_file::{PolicySource, Source, Toolbox};
+use toolhost_toolbox_file::{Mode, PolicySource, Source, Toolbox};
 
 const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
 
@@ -85,6 +85,12 @@ fn valid_toolboxes_parse() {
         assert!(!toolbox.components.is_empty(), "{}", path.display());
         assert_eq!(toolbox.base_dir, Path::new(TESTS).join("valid"));
     }
+}
+
+#[test]
+fn the_mode_is_native_unless_the_file_says() {
+    assert_eq!(load("example.toml").mode, Mode::Native);
+    assert_eq!(load("code_mode.toml").mode, Mode::Both);
 }
 
 #[test]

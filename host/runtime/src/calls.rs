@@ -1,0 +1,88 @@
+//! The `tools` import of contract 0.4.0: a code runner's calls of the
+//! host's tools, handed to the [`ToolCaller`] its call was started with
+//! (the pipeline, which runs each as a whole call of its own).
+//!
+//! The runtime decides none of it: it passes a name and arguments out and
+//! a value or a failure back. What it does own is time: while a call waits
+//! for a person (an approval), the runner's deadline stands still, so a
+//! script is never stopped because someone took a minute to answer.
+
+use crate::bindings::v4;
+use crate::sandbox::HostState;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+use toolhost_contract::{FailureCode, ToolFailure};
+
+/// Where a code runner's tool calls go.
+pub trait ToolCaller: Send + Sync + std::fmt::Debug {
+    /// Calls tool `name` with `arguments` (a JSON object as text, as the
+    /// runner sent it).
+    fn call(&self, name: String, arguments: String) -> CallFuture<'_>;
+}
+
+/// What [`ToolCaller::call`] returns.
+pub type CallFuture<'a> = Pin<Box<dyn Future<Output = CallReply> + Send + 'a>>;
+
+/// How one of a code runner's calls ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallReply {
+    /// What the runner gets.
+    pub outcome: CallOutcome,
+    /// Time the call spent waiting for a person: added to the runner's
+    /// deadline.
+    pub waited: Duration,
+}
+
+/// What a code runner's call gives back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallOutcome {
+    /// The tool's value, as JSON.
+    Value(String),
+    /// Why the call failed (the runner's script may catch it).
+    Failed(ToolFailure),
+    /// The call needs an answer the client gives in a later request (MCP
+    /// 2026-07-28's `input_required`): the runner stops here, and the call
+    /// that started it ends with this failure (`approval_pending`); its
+    /// retry runs the script again.
+    Suspend(ToolFailure),
+}
+
+/// A runner stopped to wait for an answer: the trap that carries it out
+/// of the instance.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.message)]
+pub(crate) struct Suspended(pub(crate) ToolFailure);
+
+impl v4::tools::Host for HostState {
+    async fn call(
+        &mut self,
+        name: String,
+        arguments: String,
+    ) -> wasmtime::Result<Result<String, v4::types::ToolFailure>> {
+        let Some(caller) = self.tools.clone() else {
+            // Linked only for a policy with `call_tools`; a component
+            // started without a caller gets a refusal, never a call.
+            return Ok(Err(failure(&ToolFailure::new(
+                FailureCode::Denied,
+                "this component may not call tools here: nothing was given to call them with",
+            ))));
+        };
+        let reply = caller.call(name, arguments).await;
+        self.extend_deadline(reply.waited);
+        match reply.outcome {
+            CallOutcome::Value(v) => Ok(Ok(v)),
+            CallOutcome::Failed(f) => Ok(Err(failure(&f))),
+            CallOutcome::Suspend(f) => Err(wasmtime::Error::new(Suspended(f))),
+        }
+    }
+}
+
+/// A failure as the contract's type.
+fn failure(f: &ToolFailure) -> v4::types::ToolFailure {
+    v4::types::ToolFailure {
+        code: f.code.as_str().to_owned(),
+        message: f.message.clone(),
+        info: f.info.as_ref().map(|i| i.to_string()),
+    }
+}

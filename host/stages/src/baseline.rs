@@ -23,14 +23,13 @@
 //! caller's or another directory's) or `mismatch` (a handle for a file the
 //! call does not change).
 
-use crate::paths::ResolvedPath;
+use crate::paths::{GrantView, RealTree, ResolvedPath};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use toolhost_contract::{ContentBlock, FailureCode, PathAccess, ToolDescriptor, ToolFailure};
@@ -71,12 +70,9 @@ pub struct Baselines {
     seen: Mutex<HashMap<(PathBuf, PathBuf), ContentDigest>>,
 }
 
-/// The current digest of a resolved path's file, read through cap-std.
-fn current_digest(p: &ResolvedPath) -> Option<ContentDigest> {
-    let dir = p.open_grant().ok()?;
-    let f = dir.open(&p.relative).ok()?;
-    let mut buf = Vec::new();
-    f.take(MAX_BASELINE_BYTES + 1).read_to_end(&mut buf).ok()?;
+/// The current digest of a resolved path's file, as `view` sees it.
+fn current_digest(view: &dyn GrantView, p: &ResolvedPath) -> Option<ContentDigest> {
+    let buf = view.read(&p.grant, &p.relative, MAX_BASELINE_BYTES)?;
     if buf.len() as u64 > MAX_BASELINE_BYTES {
         return None;
     }
@@ -303,6 +299,17 @@ impl Baselines {
         paths: &[ResolvedPath],
         presented: Presented<'_>,
     ) -> Result<(), ToolFailure> {
+        self.check_in(&RealTree, paths, presented)
+    }
+
+    /// As [`check_with`](Self::check_with), reading the files' current
+    /// content through `view` (a script's staged view).
+    pub fn check_in(
+        &self,
+        view: &dyn GrantView,
+        paths: &[ResolvedPath],
+        presented: Presented<'_>,
+    ) -> Result<(), ToolFailure> {
         let mut opened: Vec<(String, Result<ContentDigest, Unopened>)> =
             Vec::with_capacity(presented.handles.len());
         for h in presented.handles {
@@ -380,7 +387,7 @@ impl Baselines {
                     }
                 },
             };
-            if current_digest(p) != Some(known) {
+            if current_digest(view, p) != Some(known) {
                 return Err(refuse(
                     "changed",
                     format!(
@@ -403,12 +410,25 @@ impl Baselines {
         principal: &str,
         now_ms: u64,
     ) -> Vec<(String, String)> {
+        self.record_in(&RealTree, paths, key, principal, now_ms)
+    }
+
+    /// As [`record_with`](Self::record_with), reading the files' content
+    /// through `view` (a script's staged view).
+    pub fn record_in(
+        &self,
+        view: &dyn GrantView,
+        paths: &[ResolvedPath],
+        key: Option<&HandleKey>,
+        principal: &str,
+        now_ms: u64,
+    ) -> Vec<(String, String)> {
         let mut handles = Vec::new();
         for p in paths {
             if p.access == PathAccess::List {
                 continue;
             }
-            match current_digest(p) {
+            match current_digest(view, p) {
                 Some(d) => {
                     self.lock().insert(Self::key(p), d);
                     if let Some(key) = key

@@ -37,6 +37,68 @@ impl ResolvedPath {
     }
 }
 
+/// How the host looks into a granted directory for its own checks (the
+/// path stage, baselines): the tree itself ([`RealTree`]), or what a
+/// script's next call will see there, its earlier calls' staged changes
+/// included (the pipeline's view of a script's transaction).
+pub trait GrantView: Sync {
+    /// Whether `rel` (relative to `grant`'s root) exists; refused when it
+    /// resolves outside the grant.
+    fn exists(&self, grant: &FsGrant, rel: &Path) -> Result<bool, ViewError>;
+    /// The file's bytes, at most `max + 1` of them (more than `max` means
+    /// too large); `None` when it cannot be read.
+    fn read(&self, grant: &FsGrant, rel: &Path, max: u64) -> Option<Vec<u8>>;
+}
+
+/// Why a [`GrantView`] could not answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewError {
+    /// The path resolves outside the grant (a symlink, `..`).
+    Outside,
+    /// The grant's directory cannot be opened.
+    Unavailable(String),
+}
+
+/// The granted directories themselves, read through cap-std: a `..` or a
+/// symlink cannot take the host out of a grant.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealTree;
+
+impl GrantView for RealTree {
+    fn exists(&self, grant: &FsGrant, rel: &Path) -> Result<bool, ViewError> {
+        let dir = Dir::open_ambient_dir(&grant.host, ambient_authority())
+            .map_err(|e| ViewError::Unavailable(e.to_string()))?;
+        let target: &Path = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        match dir.metadata(target) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // The parent must still be inside the grant.
+                if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty())
+                    && let Err(pe) = dir.metadata(parent)
+                    && pe.kind() != std::io::ErrorKind::NotFound
+                {
+                    return Err(ViewError::Outside);
+                }
+                Ok(false)
+            }
+            Err(_) => Err(ViewError::Outside),
+        }
+    }
+
+    fn read(&self, grant: &FsGrant, rel: &Path, max: u64) -> Option<Vec<u8>> {
+        use std::io::Read as _;
+        let dir = Dir::open_ambient_dir(&grant.host, ambient_authority()).ok()?;
+        let f = dir.open(rel).ok()?;
+        let mut buf = Vec::new();
+        f.take(max.saturating_add(1)).read_to_end(&mut buf).ok()?;
+        Some(buf)
+    }
+}
+
 fn denied(msg: String) -> ToolFailure {
     ToolFailure::new(FailureCode::PathDenied, msg)
 }
@@ -82,8 +144,20 @@ fn find_grant<'a>(sandbox: &'a Sandbox, guest: &str) -> Option<(&'a FsGrant, Pat
         .map(|(g, _, rel)| (g, rel))
 }
 
-/// Runs the path stage for every declared path argument of `tool`.
+/// Runs the path stage for every declared path argument of `tool`,
+/// against the granted directories themselves.
 pub fn check_paths(
+    tool: &ToolDescriptor,
+    args: &Value,
+    sandbox: &Sandbox,
+) -> Result<Vec<ResolvedPath>, ToolFailure> {
+    check_paths_in(&RealTree, tool, args, sandbox)
+}
+
+/// Runs the path stage as [`check_paths`] does, looking into the grants
+/// through `view`.
+pub fn check_paths_in(
+    view: &dyn GrantView,
     tool: &ToolDescriptor,
     args: &Value,
     sandbox: &Sandbox,
@@ -126,35 +200,17 @@ pub fn check_paths(
                 grant.guest
             )));
         }
-        let dir = Dir::open_ambient_dir(&grant.host, ambient_authority()).map_err(|e| {
-            ToolFailure::new(
-                FailureCode::HostError,
-                format!("granted directory {} cannot be opened: {e}", grant.guest),
-            )
-        })?;
-        let target: &Path = if relative.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            &relative
-        };
-        // cap-std resolves inside `dir` only: a symlink or `..` that leaves
-        // the grant is an error here, not a path on the host.
-        let exists = match dir.metadata(target) {
-            Ok(_) => true,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // The parent must still be inside the grant.
-                if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty())
-                    && let Err(pe) = dir.metadata(parent)
-                    && pe.kind() != std::io::ErrorKind::NotFound
-                {
-                    return Err(denied(format!(
-                        "`{raw}` resolves outside the granted directory {}",
-                        grant.guest
-                    )));
-                }
-                false
+        // A `..` or a symlink that leaves the grant is refused here, not
+        // followed to a path on the host.
+        let exists = match view.exists(grant, &relative) {
+            Ok(e) => e,
+            Err(ViewError::Unavailable(e)) => {
+                return Err(ToolFailure::new(
+                    FailureCode::HostError,
+                    format!("granted directory {} cannot be opened: {e}", grant.guest),
+                ));
             }
-            Err(_) => {
+            Err(ViewError::Outside) => {
                 return Err(denied(format!(
                     "`{raw}` resolves outside the granted directory {} (through a symlink or `..`)",
                     grant.guest

@@ -11,7 +11,8 @@
 #               (make test runs 5,000)
 #
 # Guest components are built from source by host/guests/build.rs (which also
-# installs the wasm32-wasip2 target when it is missing).
+# installs the wasm32-wasip2 target when it is missing, and the code
+# runner's C toolchain).
 
 CARGO ?= cargo
 
@@ -34,6 +35,9 @@ HOST = $$(rustc -vV | sed -n 's/^host: //p')
 setup:
 	rustup target add wasm32-wasip2
 	rustup component add rustfmt clippy
+	# The C toolchain of the code runner (QuickJS) and the C kit: pinned
+	# Debian packages, installed as root when missing.
+	bash -c 'source guest-tools/c/toolchain.sh && th_c_toolchain make'
 
 demo: setup
 	$(CARGO) run -p toolhost --example demo

@@ -10,8 +10,9 @@
 
 use std::path::PathBuf;
 
-/// The built-in tools, in advertisement order of their names.
-const BUILTINS: &[&str] = &["edit", "fetch", "grep", "list", "read", "write"];
+/// The built-in components, sorted: the tools, and `code` (the code runner
+/// behind code mode's `run_code`).
+const BUILTINS: &[&str] = &["code", "edit", "fetch", "grep", "list", "read", "write"];
 
 fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));

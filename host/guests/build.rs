@@ -1,7 +1,10 @@
 //! Builds every component in `guest-tools/` for `wasm32-wasip2` (release),
 //! in its own target directory, and generates constants with their paths.
 //! Installs the rustup target when it is missing, so a fresh machine needs
-//! no manual step.
+//! no manual step. The code runner (`guest-tools/code`, QuickJS in C) is
+//! built by its own script, which also installs its pinned C toolchain
+//! when it is missing (as root; otherwise the build stops saying what to
+//! install).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,6 +23,15 @@ fn main() {
         println!("cargo:rerun-if-changed={}", guests.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    for p in [
+        "code/src",
+        "code/Cargo.toml",
+        "code/Cargo.lock",
+        "code/build.sh",
+        "c/toolchain.sh",
+    ] {
+        println!("cargo:rerun-if-changed={}", guests.join(p).display());
+    }
     println!(
         "cargo:rerun-if-changed={}",
         root.join(".cargo/config.toml").display()
@@ -51,22 +63,14 @@ fn main() {
     let flags: Vec<String> = remaps.iter().map(|f| format!("{f:?}")).collect();
     cmd.arg("--config")
         .arg(format!("target.{TARGET}.rustflags=[{}]", flags.join(", ")));
-    // The outer build's settings must not leak into the guest build.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("CARGO_") && k != "CARGO_HOME"
-            || k == "RUSTFLAGS"
-            || k == "RUSTC_WRAPPER"
-            || k == "RUSTC_WORKSPACE_WRAPPER"
-        {
-            cmd.env_remove(&k);
-        }
-    }
+    clean_env(&mut cmd);
     let status = cmd.status().expect("running cargo for guest-tools");
     if !status.success() {
         panic!("building guest-tools for {TARGET} failed (see the cargo output above)");
     }
 
     let out_dir = target_dir.join(TARGET).join("release");
+    build_code_runner(&guests, &out_dir.join("tool_code.wasm"));
     let mut consts = String::new();
     let mut all = String::from(
         "/// Every built component: (file stem, path).\npub const ALL: &[(&str, &str)] = &[\n",
@@ -114,6 +118,37 @@ fn ensure_target() {
             .is_ok_and(|s| s.success());
         if !ok {
             panic!("the {TARGET} target is missing; run `rustup target add {TARGET}`");
+        }
+    }
+}
+
+/// Builds the code runner into `out` with its own script (it needs a C
+/// compiler for wasm32, which the rest of guest-tools does not).
+fn build_code_runner(guests: &Path, out: &Path) {
+    let mut cmd = Command::new("bash");
+    cmd.arg(guests.join("code/build.sh")).arg(out);
+    clean_env(&mut cmd);
+    let status = cmd
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("running guest-tools/code/build.sh");
+    if !status.success() {
+        panic!(
+            "building the code runner (guest-tools/code/build.sh) failed; see its output above \
+             (it needs the C kit's toolchain: guest-tools/c/toolchain.sh)"
+        );
+    }
+}
+
+/// The outer build's settings must not leak into a guest build.
+fn clean_env(cmd: &mut Command) {
+    for (k, _) in std::env::vars() {
+        if k.starts_with("CARGO_") && k != "CARGO_HOME"
+            || k == "RUSTFLAGS"
+            || k == "RUSTC_WRAPPER"
+            || k == "RUSTC_WORKSPACE_WRAPPER"
+        {
+            cmd.env_remove(&k);
         }
     }
 }

@@ -74,10 +74,11 @@ pub fn project(d: &ToolDescriptor, format: Format) -> Value {
     }
 }
 
-/// The tools `agent` can see, projected to `format`, sorted by name.
+/// The tools advertised to `agent` (see [`Registry::advertised`]: the
+/// toolbox's mode decides), projected to `format`, sorted by name.
 pub fn schemas(registry: &Registry, agent: Option<&str>, format: Format) -> Vec<Value> {
     registry
-        .visible(agent)
+        .advertised(agent)
         .iter()
         .map(|t| project(&t.descriptor, format))
         .collect()
@@ -92,7 +93,7 @@ pub fn schemas_with_handles(
     format: Format,
 ) -> Vec<Value> {
     registry
-        .visible(agent)
+        .advertised(agent)
         .iter()
         .map(|t| {
             let d = &t.descriptor;

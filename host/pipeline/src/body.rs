@@ -4,8 +4,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ContentBlock, ContextSink, ToolFailure};
+use toolhost_effects::Transaction;
 use toolhost_policy::ToolPolicy;
-use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent};
+use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent, ToolCaller};
 
 /// Everything the body gets for one attempt.
 #[derive(Debug, Clone)]
@@ -26,6 +27,11 @@ pub struct BodyInput<'a> {
     pub clock: Option<Arc<dyn Clock>>,
     /// Where what the tool reports while it runs goes live.
     pub sink: Option<Arc<dyn ContextSink>>,
+    /// Where a code runner's own tool calls go (the script's calls).
+    pub tools: Option<Arc<dyn ToolCaller>>,
+    /// The script this call is part of, when a script made it: its writes
+    /// join the script's staged effects.
+    pub transaction: Option<Arc<Transaction>>,
 }
 
 /// Runs a tool and renders its values. Implemented by wasm components;
@@ -66,6 +72,8 @@ impl ToolBody for Arc<LoadedComponent> {
             entropy: input.entropy,
             clock: input.clock,
             sink: input.sink,
+            tools: input.tools,
+            transaction: input.transaction,
         };
         LoadedComponent::execute(self, inv).await
     }

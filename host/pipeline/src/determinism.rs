@@ -60,12 +60,32 @@ impl CallEnv {
     /// The virtual environment of `position` in a session seeded with `seed`.
     pub fn derived(seed: u64, position: u64) -> CallEnv {
         let h = sha256_hex(format!("toolhost-call\0{seed}\0{position}").as_bytes());
-        let call_seed = u64::from_str_radix(&h[..16], 16).unwrap_or(seed);
         let start_ms =
             VIRTUAL_EPOCH_MS.saturating_add(position.saturating_mul(POSITION_SPACING_MS));
+        Self::virtual_env(seed, &h, start_ms)
+    }
+
+    /// The virtual environment of call `index` (from 1) of the script run
+    /// by the call at `position`: from the script's position and the
+    /// index alone, so other calls running meanwhile change nothing. Its
+    /// clock starts `index` milliseconds into the script's second.
+    pub fn inner(seed: u64, position: u64, index: u64) -> CallEnv {
+        let h = sha256_hex(format!("toolhost-call\0{seed}\0{position}\0{index}").as_bytes());
+        let start_ms = VIRTUAL_EPOCH_MS
+            .saturating_add(position.saturating_mul(POSITION_SPACING_MS))
+            .saturating_add(index);
+        Self::virtual_env(seed, &h, start_ms)
+    }
+
+    /// A virtual environment seeded from the digest `h`, its clock starting
+    /// at `start_ms`.
+    fn virtual_env(seed: u64, h: &str, start_ms: u64) -> CallEnv {
+        let call_seed = u64::from_str_radix(&h[..16], 16).unwrap_or(seed);
         let clock: Arc<dyn Clock> = Arc::new(SteppingClock::new(
             start_ms,
-            position.saturating_mul(POSITION_SPACING_MS * 1_000_000),
+            start_ms
+                .saturating_sub(VIRTUAL_EPOCH_MS)
+                .saturating_mul(1_000_000),
             VIRTUAL_STEP_NS,
         ));
         CallEnv {

@@ -34,6 +34,7 @@ pub mod pipeline;
 pub mod registry;
 mod repeat;
 pub mod replay;
+mod script;
 pub mod wrappers;
 /// The durable session log (its own crate, `toolhost-session-log`, so its
 /// reader can be fuzzed without building the sandbox).
@@ -46,7 +47,7 @@ pub use body::{BodyInput, ToolBody};
 pub use call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
 pub use listeners::{
     Approval, ApprovalRequest, ApproveAll, Approver, Guard, GuardDenial, ListenerError, PostAction,
-    PostExecute, PreDecision, PreExecute, ResultListener,
+    PostExecute, PreDecision, PreExecute, Reach, ResultListener,
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RepeatScopes, StageObserver};
 pub use registry::{

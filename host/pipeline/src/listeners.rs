@@ -8,9 +8,21 @@
 //!   so no listener order can turn a denial into permission.
 //! - [`PostExecute`] listeners may accept, replace content, block, or add context.
 //! - [`ResultListener`]s observe the frozen final result (`tools/result`).
+//! - A [`Reach`] comes with one call from its front end: what that caller
+//!   may call (an access token's scopes). It can only refuse, and the
+//!   calls a script makes inherit their script's.
 
 use crate::call::FrozenCall;
-use toolhost_contract::{ContentBlock, ToolDescriptor, ToolResult};
+use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, ToolResult};
+
+/// What one caller may call, as its front end knows it (an OAuth access
+/// token's scopes): handed down with a call, checked right after lookup,
+/// and inherited by every call a script makes, so a script reaches no
+/// tool its caller could not. Like a guard, it can only refuse.
+pub trait Reach: Send + Sync {
+    /// Why this caller may not call `tool`, if so.
+    fn refuse(&self, tool: &str) -> Option<ToolFailure>;
+}
 
 /// A pre-execute decision.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -32,13 +32,15 @@ use crate::call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
 use crate::determinism::{CallEnv, InOrder};
 use crate::listeners::{
     Approval, ApprovalRequest, Approver, Guard, ListenerError, PostAction, PostExecute,
-    PreDecision, PreExecute, ResultListener,
+    PreDecision, PreExecute, Reach, ResultListener,
 };
 use crate::registry::{RegisteredTool, Registry};
-use crate::repeat::{Fingerprint, Outcome, OutcomeSender, fingerprint, outcome};
+use crate::repeat::{Fingerprint, OutcomeSender, Previous, fingerprint, outcome};
 use crate::replay::{CallKey, Mode, Plan, Replay};
+use crate::script::{Script, TxView};
 use crate::session_log::SessionLog;
 use crate::summary::{approval_summary, clip};
+use crate::wrappers::BodyScope;
 use crate::wrappers::{self, Wrapper};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -52,8 +54,9 @@ use toolhost_contract::{
     StageVerdict, Timings, ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent,
     ToolSuccess,
 };
-use toolhost_effects::{CommitError, CommitInfo, EffectSet, Journal, Staged};
+use toolhost_effects::{CommitError, CommitInfo, EffectSet, Journal, Staged, Transaction};
 use toolhost_policy::{ApproveMode, Decision, Limits, RenderMode};
+use toolhost_runtime::{CallOutcome, CallReply};
 use tracing::Instrument;
 
 /// Observes each stage as a call enters it (tests, tracing bridges, UIs).
@@ -80,9 +83,16 @@ pub struct PipelineBuilder {
     cassette: Option<Arc<Replay>>,
     journal: Option<Arc<Journal>>,
     handles: Option<HandleKey>,
+    staging: Option<std::path::PathBuf>,
 }
 
 impl PipelineBuilder {
+    /// Where scripts stage their calls' writes (default: `staging` in
+    /// the user's cache directory, as the runtime's own).
+    pub fn staging_dir(mut self, dir: std::path::PathBuf) -> Self {
+        self.staging = Some(dir);
+        self
+    }
     /// Issues and accepts baseline handles sealed with `key` (see
     /// [`crate::baseline`]): a call that reads or writes a file returns its
     /// handle, and a later change of the file may present it as its
@@ -274,14 +284,6 @@ impl RepeatScopes {
     }
 }
 
-/// A call as the next call's repeat check sees it.
-#[derive(Clone)]
-struct Previous {
-    fingerprint: Fingerprint,
-    /// Whether it failed, once it has a result (a cancelled call did not fail).
-    outcome: Outcome,
-}
-
 /// A call taken in: everything decided before its first await.
 struct Admitted {
     position: u64,
@@ -292,14 +294,42 @@ struct Admitted {
     /// The replay key and what to do, when a cassette is mounted.
     replay: Option<(CallKey, Plan)>,
     env: CallEnv,
+    /// The position `env` derives from (the recorded one when a cassette
+    /// entry is re-run): a script's calls derive theirs from it.
+    env_position: u64,
+    /// The script this call is part of, when a script made it.
+    script: Option<Arc<Script>>,
+    /// What its caller may call, when the front end said.
+    reach: Option<Arc<dyn Reach>>,
     /// Whether the `tool/call` event could be written.
     logged: Result<(), String>,
+}
+
+/// Who a call comes from, for its admission.
+enum Origin<'a> {
+    /// The front end, in a session.
+    Session,
+    /// The front end, for a stateless request: its repeat check is the
+    /// principal's.
+    Stateless(&'a RepeatScopes),
+    /// Call `index` (from 1) of a script.
+    Script(Arc<Script>, u64),
 }
 
 /// What a finished call writes, in position order (deterministic mode).
 struct Finished {
     event: Option<SessionEvent>,
-    record: Option<(u64, CallKey, FrozenCall, ToolResult)>,
+    record: Option<Record>,
+}
+
+/// A cassette entry to write.
+struct Record {
+    position: u64,
+    key: CallKey,
+    /// The key of the script's call, for a call a script made.
+    parent: Option<CallKey>,
+    call: FrozenCall,
+    result: ToolResult,
 }
 
 /// Keeps a position's turn in the in-order writer: an abandoned call
@@ -349,6 +379,8 @@ struct Run<'a> {
     ask_effects: Option<String>,
     /// What the tool reported while it ran.
     context: Vec<ContextEvent>,
+    /// The script this call is part of, when a script made it.
+    script: Option<&'a Script>,
 }
 
 impl Run<'_> {
@@ -387,6 +419,7 @@ impl Pipeline {
             cassette: None,
             journal: None,
             handles: None,
+            staging: None,
         }
     }
 
@@ -431,6 +464,15 @@ impl Pipeline {
     ) -> Result<(), ToolFailure> {
         let call = run.call;
         let deferred = run.ask_effects.take();
+        if let Some(script) = run.script {
+            // A script's call: its changes are the script's, committed (and
+            // approved, when a call asks for that) with the script.
+            if let Some(reason) = deferred {
+                script.defer_ask(reason);
+            }
+            run.pass(Stage::Commit, "script");
+            return Ok(());
+        }
         if staged.is_clean() {
             run.pass(Stage::Commit, "no_effects");
             return Ok(());
@@ -647,7 +689,7 @@ impl Pipeline {
         sink: Option<Arc<dyn ContextSink>>,
     ) -> ToolResult {
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
-        let mut admitted = self.admit(call, None);
+        let mut admitted = self.admit(call, Origin::Session);
         admitted.env.sink = sink;
         self.run(admitted, signal).instrument(span).await
     }
@@ -662,9 +704,30 @@ impl Pipeline {
         repeat: &RepeatScopes,
         sink: Option<Arc<dyn ContextSink>>,
     ) -> ToolResult {
+        self.execute_reaching(call, signal, Some(repeat), sink, None)
+            .await
+    }
+
+    /// As [`execute_with`](Self::execute_with) (or, with `repeat`,
+    /// [`execute_stateless`](Self::execute_stateless)), for a caller whose
+    /// front end limits what it may call: `reach` refuses the tools it may
+    /// not, for this call and for every call a script it runs makes.
+    pub async fn execute_reaching(
+        &self,
+        call: ToolCall,
+        signal: CancellationToken,
+        repeat: Option<&RepeatScopes>,
+        sink: Option<Arc<dyn ContextSink>>,
+        reach: Option<Arc<dyn Reach>>,
+    ) -> ToolResult {
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
-        let mut admitted = self.admit(call, Some(repeat));
+        let origin = match repeat {
+            Some(r) => Origin::Stateless(r),
+            None => Origin::Session,
+        };
+        let mut admitted = self.admit(call, origin);
         admitted.env.sink = sink;
+        admitted.reach = reach;
         self.run(admitted, signal).instrument(span).await
     }
 
@@ -673,7 +736,7 @@ impl Pipeline {
     /// environment, and its `tool/call` event (on disk before anything runs;
     /// if it cannot be, nothing runs). One critical section, so positions,
     /// keys and `tool/call` events agree on the order.
-    fn admit(&self, call: ToolCall, scopes: Option<&RepeatScopes>) -> Admitted {
+    fn admit(&self, call: ToolCall, origin: Origin<'_>) -> Admitted {
         // Parsed before the critical section: it needs no position.
         let arguments = parse_arguments(&call.arguments);
         let mut adm = self.admission.lock().unwrap_or_else(|e| e.into_inner());
@@ -687,18 +750,33 @@ impl Pipeline {
             fingerprint,
             outcome: waiter,
         };
-        let previous = match scopes {
-            Some(scopes) => scopes.replace(frozen.principal().unwrap_or_default(), latest),
-            None => adm.last.replace(latest),
+        let (previous, script) = match origin {
+            Origin::Session => (adm.last.replace(latest), None),
+            Origin::Stateless(scopes) => (
+                scopes.replace(frozen.principal().unwrap_or_default(), latest),
+                None,
+            ),
+            // A script's calls: checked against the script's previous call.
+            Origin::Script(script, index) => {
+                (script.replace_previous(latest), Some((script, index)))
+            }
         };
         let replay = self.b.cassette.as_ref().map(|c| c.admit(&frozen));
-        let env = match (self.b.seed, &replay) {
-            (Some(seed), Some((_, Plan::Verify(i)))) => {
-                // Re-run in the recorded call's environment.
-                let at = self.b.cassette.as_ref().and_then(|c| c.recorded(*i));
-                CallEnv::derived(seed, at.map_or(position, |e| e.position))
-            }
-            (Some(seed), _) => CallEnv::derived(seed, position),
+        let env_position = match (self.b.seed, &replay) {
+            // Re-run in the recorded call's environment.
+            (Some(_), Some((_, Plan::Verify(i)))) => self
+                .b
+                .cassette
+                .as_ref()
+                .and_then(|c| c.recorded(*i))
+                .map_or(position, |e| e.position),
+            _ => position,
+        };
+        let env = match (self.b.seed, &script) {
+            // A script's call: from the script's environment and its index,
+            // whatever other calls ran meanwhile.
+            (Some(seed), Some((s, index))) => CallEnv::inner(seed, s.env_position, *index),
+            (Some(seed), None) => CallEnv::derived(seed, env_position),
             (None, _) => CallEnv::live(self.b.clock.clone()),
         };
         let logged = match &self.b.log {
@@ -730,6 +808,9 @@ impl Pipeline {
             done,
             replay,
             env,
+            env_position,
+            reach: script.as_ref().and_then(|(s, _)| s.reach.clone()),
+            script: script.map(|(s, _)| s),
             logged,
         }
     }
@@ -754,6 +835,10 @@ impl Pipeline {
                     for e in &entry.result.meta().context {
                         sink.emit(e);
                     }
+                }
+                // A script played back whole: its calls were played too.
+                if let (Some(c), Some((key, _))) = (&self.b.cassette, &admitted.replay) {
+                    c.children_played(key);
                 }
                 entry.result.clone()
             }
@@ -786,9 +871,13 @@ impl Pipeline {
             ))
         });
         let record = match (&admitted.replay, plan) {
-            (Some((key, _)), Some(Plan::Live { record: true })) => {
-                Some((admitted.position, key.clone(), call.clone(), result.clone()))
-            }
+            (Some((key, _)), Some(Plan::Live { record: true })) => Some(Record {
+                position: admitted.position,
+                key: key.clone(),
+                parent: admitted.script.as_ref().and_then(|s| s.parent_key.clone()),
+                call: call.clone(),
+                result: result.clone(),
+            }),
             _ => None,
         };
         let finished = Finished { event, record };
@@ -812,8 +901,8 @@ impl Pipeline {
         {
             tracing::error!("could not record tool/result: {e}");
         }
-        if let (Some(c), Some((position, key, call, result))) = (&self.b.cassette, f.record) {
-            c.write(position, key, &call, result);
+        if let (Some(c), Some(r)) = (&self.b.cassette, f.record) {
+            c.write(r.position, r.key, r.parent, &r.call, r.result);
         }
     }
 
@@ -829,8 +918,8 @@ impl Pipeline {
                 .extra
                 .insert("logError".into(), json!(e.to_string()));
         }
-        if let (Some(c), Some((position, key, call, result))) = (&self.b.cassette, f.record) {
-            c.write(position, key, &call, result);
+        if let (Some(c), Some(r)) = (&self.b.cassette, f.record) {
+            c.write(r.position, r.key, r.parent, &r.call, r.result);
         }
         result
     }
@@ -852,6 +941,7 @@ impl Pipeline {
             dispatch_ns: 0,
             ask_effects: None,
             context: Vec::new(),
+            script: admitted.script.as_deref(),
         };
         // What stops the call before its stages (one `stages` await below:
         // each await of it would hold a copy of its large future).
@@ -867,7 +957,7 @@ impl Pipeline {
         };
         let staged = match refused {
             Some(f) => Err(f),
-            None => self.stages(&mut run, signal).await,
+            None => self.stages(&mut run, admitted, signal).await,
         };
 
         // Normalization: every failure becomes an error result.
@@ -915,7 +1005,12 @@ impl Pipeline {
         result
     }
 
-    async fn stages(&self, run: &mut Run<'_>, signal: &CancellationToken) -> StageResult {
+    async fn stages(
+        &self,
+        run: &mut Run<'_>,
+        admitted: &Admitted,
+        signal: &CancellationToken,
+    ) -> StageResult {
         let call = run.call;
 
         // ── lookup ──────────────────────────────────────────────────────
@@ -946,6 +1041,14 @@ impl Pipeline {
         };
         run.tool = Some(tool.clone());
         run.pass(Stage::Lookup, "registry");
+        // Who may call it: the model, scripts, or both (its policy says);
+        // and what this caller may reach (its front end says).
+        if let Some(refusal) = crate::script::refuse_caller(&tool, run.script.is_some()) {
+            return Err(run.deny(Stage::Lookup, "callers", refusal));
+        }
+        if let Some(refusal) = admitted.reach.as_ref().and_then(|r| r.refuse(call.name())) {
+            return Err(run.deny(Stage::Lookup, "reach", refusal));
+        }
 
         // ── parse ───────────────────────────────────────────────────────
         self.enter(call, Stage::Parse);
@@ -1013,17 +1116,25 @@ impl Pipeline {
 
         // ── path ────────────────────────────────────────────────────────
         self.enter(call, Stage::Path);
-        let paths = crate::paths::check_paths(&tool.descriptor, args, &tool.policy.sandbox)
-            .and_then(|p| {
-                let presented = Presented {
-                    key: self.b.handles.as_ref(),
-                    principal: call.principal().unwrap_or_default(),
-                    now_ms: run.env.clock.wall_ms(),
-                    handles: &handles,
-                };
-                self.baselines.check_with(&p, presented).map(|()| p)
-            })
-            .map_err(|f| run.deny(Stage::Path, "paths", f))?;
+        // A script's call sees the directories as the script's earlier
+        // calls left them (staged), as its sandbox will.
+        let tx_view = run.script.map(|s| TxView(&s.transaction));
+        let view: &dyn crate::paths::GrantView = match &tx_view {
+            Some(v) => v,
+            None => &crate::paths::RealTree,
+        };
+        let paths =
+            crate::paths::check_paths_in(view, &tool.descriptor, args, &tool.policy.sandbox)
+                .and_then(|p| {
+                    let presented = Presented {
+                        key: self.b.handles.as_ref(),
+                        principal: call.principal().unwrap_or_default(),
+                        now_ms: run.env.clock.wall_ms(),
+                        handles: &handles,
+                    };
+                    self.baselines.check_in(view, &p, presented).map(|()| p)
+                })
+                .map_err(|f| run.deny(Stage::Path, "paths", f))?;
         run.pass(Stage::Path, "paths");
 
         // ── network ─────────────────────────────────────────────────────
@@ -1123,15 +1234,21 @@ impl Pipeline {
                 ));
             };
             let request = ApprovalRequest {
-                call_id: call.call_id().to_owned(),
+                call_id: crate::script::asking_call(call, run.script).to_owned(),
                 tool: tool.descriptor.name.clone(),
                 summary: approval_summary(&tool.descriptor.name, args, &paths),
-                reason,
+                reason: crate::script::reason(reason, run.script),
             };
             // A cancelled call stops waiting for its answer.
+            let asked_at = run.env.clock.monotonic_ns();
             let answer = tokio::select! {
                 biased;
-                a = approver.approve(&request) => a,
+                a = approver.approve(&request) => {
+                    if let Some(s) = run.script {
+                        s.waited(run.env.clock.monotonic_ns().saturating_sub(asked_at));
+                    }
+                    a
+                }
                 () = signal.cancelled() => {
                     return Err(run.deny(
                         Stage::Approval,
@@ -1212,19 +1329,43 @@ impl Pipeline {
         self.dispatches.fetch_add(1, Ordering::SeqCst);
         let clock = &run.env.clock;
         let d0 = clock.monotonic_ns();
-        let (mut exec, extra) = wrappers::dispatch(
-            &self.b.wrappers,
-            call,
-            &tool,
-            &args_text,
-            run.env,
-            signal,
-            std::mem::take(&mut run.extra),
-        )
-        .instrument(tracing::info_span!("dispatch"))
-        .await;
+        // A code runner: the script's calls are served while it runs.
+        let script = tool
+            .policy
+            .sandbox
+            .call_tools
+            .then(|| self.script_for(admitted, &tool));
+        let extra = std::mem::take(&mut run.extra);
+        let (mut exec, extra) = match &script {
+            Some(script) => {
+                self.dispatch_script(script, call, &tool, &args_text, run.env, signal, extra)
+                    .instrument(tracing::info_span!("dispatch"))
+                    .await
+            }
+            None => {
+                let scope = BodyScope {
+                    tools: None,
+                    transaction: run.script.map(|s| s.transaction.clone()),
+                };
+                wrappers::dispatch(
+                    &self.b.wrappers,
+                    call,
+                    &tool,
+                    &args_text,
+                    run.env,
+                    signal,
+                    extra,
+                    scope,
+                )
+                .instrument(tracing::info_span!("dispatch"))
+                .await
+            }
+        };
         run.dispatch_ns = clock.monotonic_ns().saturating_sub(d0);
         run.extra = extra;
+        if let Some(script) = &script {
+            run.extra.insert("calls".into(), script.calls_meta());
+        }
         // What the tool reported while it ran: recorded whatever the outcome.
         run.context = std::mem::take(&mut exec.report.context);
         if exec.report.context_dropped > 0 {
@@ -1235,8 +1376,18 @@ impl Pipeline {
         }
         // A render that ran in the execute instance (RenderMode::SameInstance).
         let rendered_in_instance = exec.rendered;
-        // The call's file effects, staged (dropped unless committed below).
-        let staged = exec.staged;
+        // The call's file effects, staged (dropped unless committed below):
+        // a script's are its calls', all together, and the approval its
+        // calls deferred to their effects is the script's.
+        let staged = match &script {
+            Some(script) => {
+                if run.ask_effects.is_none() {
+                    run.ask_effects = script.effects_reason();
+                }
+                script.transaction.staged()
+            }
+            None => exec.staged,
+        };
         let value_text = exec.outcome.map_err(|f| {
             let by = if matches!(f.code, toolhost_contract::ErrorCode::Tool(_)) {
                 "tool"
@@ -1298,7 +1449,8 @@ impl Pipeline {
         self.commit(run, &tool, staged, signal).await?;
         // The call succeeded: remember what it read or wrote, and hand the
         // caller a handle of each such file when this host issues them.
-        let issued = self.baselines.record_with(
+        let issued = self.baselines.record_in(
+            view,
             &paths,
             self.b.handles.as_ref(),
             call.principal().unwrap_or_default(),
@@ -1396,6 +1548,142 @@ impl Pipeline {
             }
         }
         Ok(result)
+    }
+}
+
+impl Pipeline {
+    /// The script a code runner's call runs: its calls' transaction and
+    /// their shared state.
+    fn script_for(&self, admitted: &Admitted, tool: &RegisteredTool) -> Arc<Script> {
+        let staging = self
+            .b
+            .staging
+            .clone()
+            .unwrap_or_else(|| toolhost_effects::private_dir("staging"));
+        Arc::new(Script::new(
+            admitted.call.clone(),
+            admitted.env_position,
+            admitted.replay.as_ref().map(|(k, _)| k.clone()),
+            Arc::new(Transaction::new(
+                staging.join(format!("script-{}", crate::script::unique())),
+            )),
+            tool.policy.limits.max_tool_calls,
+            admitted.reach.clone(),
+        ))
+    }
+
+    /// Dispatches a code runner, serving its script's calls (one at a
+    /// time: the runner waits for each) until it returns.
+    #[allow(clippy::too_many_arguments)]
+    async fn dispatch_script(
+        &self,
+        script: &Arc<Script>,
+        call: &FrozenCall,
+        tool: &RegisteredTool,
+        args_text: &str,
+        env: &CallEnv,
+        signal: &CancellationToken,
+        extra: Map<String, Value>,
+    ) -> (Box<toolhost_runtime::Execution>, Map<String, Value>) {
+        let (requests, mut calls) = crate::script::channel();
+        let scope = BodyScope {
+            tools: Some(Arc::new(requests)),
+            transaction: None,
+        };
+        let dispatch = wrappers::dispatch(
+            &self.b.wrappers,
+            call,
+            tool,
+            args_text,
+            env,
+            signal,
+            extra,
+            scope,
+        );
+        tokio::pin!(dispatch);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut dispatch => return out,
+                Some(request) = calls.recv() => {
+                    let reply = self
+                        .script_call(script, request.name, request.arguments, signal)
+                        .await;
+                    // The runner may be gone (its deadline): nobody to tell.
+                    let _ = request.reply.send(reply);
+                }
+            }
+        }
+    }
+
+    /// One call of a script: a whole call of this pipeline, as a child of
+    /// the call running the script. Boxed: it runs the stages that run it.
+    fn script_call<'a>(
+        &'a self,
+        script: &'a Arc<Script>,
+        name: String,
+        arguments: String,
+        signal: &'a CancellationToken,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = CallReply> + Send + 'a>> {
+        Box::pin(async move {
+            let Some(index) = script.next_call() else {
+                return CallReply {
+                    outcome: CallOutcome::Failed(
+                        ToolFailure::new(
+                            FailureCode::ToolCallLimit,
+                            format!(
+                                "the script made its {} tool calls, the most its policy allows \
+                                 (max_tool_calls); this one did not run. Do more per call, or \
+                                 return what you have",
+                                script.max_calls
+                            ),
+                        )
+                        .with_info(json!({"maxToolCalls": script.max_calls})),
+                    ),
+                    waited: std::time::Duration::ZERO,
+                };
+            };
+            let parent = &script.parent;
+            let call = ToolCall {
+                call_id: format!("{}#{index}", parent.call_id()),
+                name,
+                arguments,
+                agent: parent.agent().map(str::to_owned),
+                parent: Some(parent.call_id().to_owned()),
+                principal: parent.principal().map(str::to_owned),
+            };
+            let savepoint = script.transaction.savepoint();
+            let admitted = self.admit(call, Origin::Script(script.clone(), index));
+            let clock = admitted.env.clock.clone();
+            let tool = admitted.call.name().to_owned();
+            let t0 = clock.monotonic_ns();
+            let span = tracing::info_span!("script_call", index, tool = %tool);
+            let result = self.run(admitted, signal.clone()).instrument(span).await;
+            let waited = script.take_waited();
+            if result.is_error() {
+                // What it half did is not the script's.
+                script.transaction.rollback(savepoint);
+            }
+            let code = result.error().map(|e| e.code.as_str().to_owned());
+            script.ended(
+                &tool,
+                code.as_deref(),
+                clock.monotonic_ns().saturating_sub(t0) / 1000,
+            );
+            let outcome = match result {
+                ToolResult::Success(s) => CallOutcome::Value(s.value.to_string()),
+                ToolResult::Failure { error, .. }
+                    if error.code == FailureCode::ApprovalPending.into() =>
+                {
+                    CallOutcome::Suspend(error)
+                }
+                ToolResult::Failure { error, .. } => CallOutcome::Failed(error),
+            };
+            CallReply {
+                outcome,
+                waited: std::time::Duration::from_nanos(waited),
+            }
+        })
     }
 }
 

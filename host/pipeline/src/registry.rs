@@ -13,7 +13,7 @@ use jsonschema::Validator;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 use toolhost_contract::ToolDescriptor;
-use toolhost_policy::{Policy, ToolPolicy};
+use toolhost_policy::{Mode, Policy, ToolPolicy};
 use toolhost_runtime::LoadedComponent;
 
 /// Where a tool is visible.
@@ -140,6 +140,7 @@ fn first_line(text: &str) -> String {
 pub struct Registry {
     inner: Arc<Mutex<Inner>>,
     availability: Arc<tokio::sync::watch::Sender<Availability>>,
+    mode: Arc<std::sync::atomic::AtomicU8>,
 }
 
 impl Default for Registry {
@@ -147,6 +148,7 @@ impl Default for Registry {
         Registry {
             inner: Arc::default(),
             availability: Arc::new(tokio::sync::watch::Sender::new(Availability::default())),
+            mode: Arc::default(),
         }
     }
 }
@@ -341,6 +343,39 @@ impl Registry {
             })
             .or_else(|| inner.entries.get(&(Scope::Global, name.to_owned())))
             .map(|(_, t)| t.clone())
+    }
+
+    /// Says how the tools are offered to the model (the host assembly sets
+    /// it with each load of a toolbox).
+    pub fn set_mode(&self, mode: Mode) {
+        let m = match mode {
+            Mode::Native => 0,
+            Mode::Code => 1,
+            Mode::Both => 2,
+        };
+        self.mode.store(m, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How the tools are offered to the model.
+    pub fn mode(&self) -> Mode {
+        match self.mode.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => Mode::Code,
+            2 => Mode::Both,
+            _ => Mode::Native,
+        }
+    }
+
+    /// The tools `agent` sees advertised, sorted by name: in native mode
+    /// every tool the model may call; in code mode `run_code` (and the
+    /// tools only the model may call) instead of the tools scripts reach;
+    /// in both, all of them. A tool not advertised may still be called by
+    /// name, when its policy's callers include the model.
+    pub fn advertised(&self, agent: Option<&str>) -> Vec<Arc<RegisteredTool>> {
+        let mode = self.mode();
+        self.visible(agent)
+            .into_iter()
+            .filter(|t| mode.lists(t.policy.callers))
+            .collect()
     }
 
     /// Every tool `agent` can see, sorted by name (stable for prompt caches).

@@ -7,6 +7,14 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use tokio::sync::Notify;
 use toolhost_contract::HashWriter;
 
+/// A call as the next call's repeat check sees it.
+#[derive(Clone)]
+pub(crate) struct Previous {
+    pub(crate) fingerprint: Fingerprint,
+    /// Whether it failed, once it has a result (a cancelled call did not fail).
+    pub(crate) outcome: Outcome,
+}
+
 /// Identity of a call for the repeat check: SHA-256 of agent, tool and
 /// canonical arguments.
 pub(crate) type Fingerprint = [u8; 32];

@@ -18,7 +18,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ErrorCode, FailureCode};
-use toolhost_runtime::{Budget, Execution};
+use toolhost_effects::Transaction;
+use toolhost_runtime::{Budget, Execution, ToolCaller};
 
 /// The mutable part of one dispatch, as wrappers see it.
 pub struct DispatchCtx<'a> {
@@ -32,6 +33,16 @@ pub struct DispatchCtx<'a> {
     pub signal: CancellationToken,
     /// Facts for the result's `meta.extra`.
     pub metrics: Map<String, Value>,
+    /// Where the body's own tool calls go and the script it is part of:
+    /// the pipeline's, never a wrapper's to change.
+    scope: BodyScope,
+}
+
+/// A code runner's way to call tools, and the script a call is part of.
+#[derive(Default, Clone)]
+pub(crate) struct BodyScope {
+    pub(crate) tools: Option<Arc<dyn ToolCaller>>,
+    pub(crate) transaction: Option<Arc<Transaction>>,
 }
 
 impl<'a> DispatchCtx<'a> {
@@ -94,6 +105,8 @@ impl Next<'_> {
                     entropy: ctx.env.entropy,
                     clock: ctx.env.guest_clock.clone(),
                     sink: ctx.env.sink.clone(),
+                    tools: ctx.scope.tools.clone(),
+                    transaction: ctx.scope.transaction.clone(),
                 };
                 if ctx.signal == *self.caller {
                     // No wrapper installed a signal of its own: the caller's
@@ -124,6 +137,7 @@ impl Next<'_> {
 
 /// Runs `wrappers` around `body` for one call; the wrappers' metrics are
 /// added to `metrics`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn dispatch(
     wrappers: &[Arc<dyn Wrapper>],
     call: &FrozenCall,
@@ -132,6 +146,7 @@ pub(crate) async fn dispatch(
     env: &CallEnv,
     caller: &CancellationToken,
     metrics: Map<String, Value>,
+    scope: BodyScope,
 ) -> (Box<Execution>, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,
@@ -141,6 +156,7 @@ pub(crate) async fn dispatch(
         budget: Budget::default(),
         signal: caller.clone(),
         metrics,
+        scope,
     };
     let next = Next {
         wrappers,

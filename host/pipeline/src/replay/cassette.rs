@@ -103,6 +103,10 @@ pub struct Entry {
     pub position: u64,
     /// The replay key.
     pub key: CallKey,
+    /// For a call a script made: the key of the call that ran the script
+    /// (played back whole, it plays its calls too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<CallKey>,
     /// The arguments, when they were JSON.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub arguments: Value,
@@ -126,11 +130,13 @@ impl Entry {
             .unwrap_or_else(|| self.arguments.to_string())
     }
 
-    /// The entry for `call`'s `result`.
+    /// The entry for `call`'s `result` (`parent`: the key of the call
+    /// whose script made it).
     pub fn new(
         index: u64,
         position: u64,
         key: CallKey,
+        parent: Option<CallKey>,
         call: &crate::FrozenCall,
         result: ToolResult,
     ) -> Entry {
@@ -143,6 +149,7 @@ impl Entry {
             index,
             position,
             key,
+            parent,
             arguments,
             raw_arguments,
             value_sha256,

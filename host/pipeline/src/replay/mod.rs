@@ -222,6 +222,27 @@ impl Replay {
         (key, plan)
     }
 
+    /// The call `parent` was played back from the cassette without
+    /// running: the calls its script made count as played too.
+    pub(crate) fn children_played(&self, parent: &CallKey) {
+        let children: Vec<usize> = self
+            .entries()
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.parent.as_ref() == Some(parent))
+            .map(|(i, _)| i)
+            .collect();
+        if children.is_empty() {
+            return;
+        }
+        let mut st = self.lock();
+        for i in children {
+            if let Some(u) = st.used.get_mut(i) {
+                *u = true;
+            }
+        }
+    }
+
     /// Entry `i`'s recorded result.
     pub(crate) fn recorded(&self, i: usize) -> Option<&Entry> {
         self.entries().get(i)
@@ -291,10 +312,17 @@ impl Replay {
 
     /// Writes one call to the cassette (in position order: the pipeline
     /// calls this from its in-order writer).
-    pub(crate) fn write(&self, position: u64, key: CallKey, call: &FrozenCall, result: ToolResult) {
+    pub(crate) fn write(
+        &self,
+        position: u64,
+        key: CallKey,
+        parent: Option<CallKey>,
+        call: &FrozenCall,
+        result: ToolResult,
+    ) {
         let mut st = self.lock();
         let index = st.next_index;
-        let entry = Entry::new(index, position, key, call, result);
+        let entry = Entry::new(index, position, key, parent, call, result);
         let Some(w) = st.writer.as_mut() else {
             return;
         };

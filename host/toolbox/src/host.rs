@@ -370,11 +370,13 @@ impl Host {
         Pipeline::builder(self.registry.clone())
             .artifacts(self.artifacts.clone())
             .journal(self.journal.clone())
+            .staging_dir(self.runtime.staging_dir())
     }
 
     /// Loads every component of `toolbox` and serves its tools in place of
     /// whatever was served before, atomically: on any error nothing changes.
     pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
+        let toolbox = &with_runner(toolbox);
         let sources = self.read_sources(toolbox)?;
         self.apply_journal(toolbox);
         // Loaded in parallel; each load is independent (and compilations
@@ -445,6 +447,7 @@ impl Host {
         toolbox: Toolbox,
         on_change: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Startup, HostError> {
+        let toolbox = with_runner(&toolbox);
         let sources = self.read_sources(&toolbox)?;
         self.apply_journal(&toolbox);
         for entry in &toolbox.components {
@@ -611,7 +614,11 @@ impl Host {
         loading: Vec<String>,
         on_change: &dyn Fn(),
     ) -> Result<LoadReport, HostError> {
-        let Assembled { specs, mut report } = assembled;
+        let Assembled {
+            specs,
+            mut report,
+            mode,
+        } = assembled;
         let mut current = self.lock();
         let new: Vec<Arc<LoadedComponent>> = prepared.iter().map(|p| p.component.clone()).collect();
         report
@@ -622,6 +629,7 @@ impl Host {
             None => self.registry.register(Scope::Global, specs)?,
         };
         current.registration = Some(registration);
+        self.registry.set_mode(mode);
         current.components = new;
         report.failed = failed.clone();
         current.report = report.clone();
@@ -802,6 +810,29 @@ enum Strictness<'a> {
 struct Assembled {
     specs: Vec<ToolSpec>,
     report: LoadReport,
+    /// How the tools are offered (the toolbox's mode).
+    mode: toolhost_policy::Mode,
+}
+
+/// `toolbox` with the code runner among its components when its mode
+/// serves `run_code` and it does not name the runner itself (naming it
+/// sets its policy).
+fn with_runner(toolbox: &Toolbox) -> Toolbox {
+    let mut toolbox = toolbox.clone();
+    if toolbox.mode.runs_code() && !toolbox.components.iter().any(is_runner) {
+        toolbox.components.push(ComponentEntry {
+            source: Source::Builtin(toolhost_builtins::CODE.to_owned()),
+            policy: PolicySource::BuiltinDefault,
+            prefix: None,
+            line: 0,
+        });
+    }
+    toolbox
+}
+
+/// Whether `entry` is the built-in code runner.
+fn is_runner(entry: &ComponentEntry) -> bool {
+    matches!(&entry.source, Source::Builtin(name) if name == toolhost_builtins::CODE)
 }
 
 /// `name` as `entry` serves it (its prefix first).
@@ -828,7 +859,13 @@ fn assemble(
         watch: watched_files(toolbox),
         ..LoadReport::default()
     };
+    let mut runner = None;
     'components: for p in prepared {
+        if is_runner(&p.entry) {
+            // Served last: its description declares the others.
+            runner = Some(p);
+            continue;
+        }
         let origin = p.entry.source.to_string();
         let at = format!("{origin} ({}:{})", toolbox.origin, p.entry.line);
         // Checked whole first, so a component is served entirely or not at all.
@@ -865,7 +902,9 @@ fn assemble(
             let name = prefixed(&p.entry, &d.name);
             owners.insert(name.clone(), at.clone());
             let policy = p.policy.for_tool(&d.name);
-            if let Some(reason) = never_runs(&p.component, &policy) {
+            if let Some(reason) =
+                never_runs(&p.component, &policy).or_else(|| unreachable_in(toolbox.mode, &policy))
+            {
                 report.skipped.push(SkippedTool {
                     name,
                     component: origin.clone(),
@@ -881,6 +920,16 @@ fn assemble(
             served.push((name.clone(), p.index, d));
             specs.push(spec(&p.component, d, name, policy, &origin));
         }
+    }
+    if let Some(p) = runner {
+        serve_runner(
+            toolbox,
+            p,
+            &mut specs,
+            &mut report,
+            &mut owners,
+            &mut strictness,
+        )?;
     }
     let origins: Vec<String> = toolbox
         .components
@@ -899,7 +948,87 @@ fn assemble(
         .warnings
         .extend(crate::descriptors::shadowing(&served));
     report.served.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(Assembled { specs, report })
+    Ok(Assembled {
+        specs,
+        report,
+        mode: toolbox.mode,
+    })
+}
+
+/// Why a tool can never be called in `mode`: only scripts may call it,
+/// and the mode runs none.
+fn unreachable_in(mode: toolhost_policy::Mode, policy: &ToolPolicy) -> Option<String> {
+    (!mode.runs_code() && !policy.callers.model()).then(|| {
+        "its policy's callers = \"code\" (scripts only), and the toolbox runs no scripts \
+         (mode = \"native\"; set mode = \"code\" or \"both\")"
+            .to_owned()
+    })
+}
+
+/// Serves code mode's `run_code` from the runner `p`, when the mode runs
+/// scripts: its description declares the tools in `specs` a script may
+/// call. A runner named in a native toolbox is only a warning.
+fn serve_runner(
+    toolbox: &Toolbox,
+    p: &Prepared,
+    specs: &mut Vec<ToolSpec>,
+    report: &mut LoadReport,
+    owners: &mut BTreeMap<String, String>,
+    strictness: &mut Strictness<'_>,
+) -> Result<(), HostError> {
+    let origin = p.entry.source.to_string();
+    if !toolbox.mode.runs_code() {
+        report.warnings.push(format!(
+            "{origin} ({}:{}) is listed, but the toolbox's mode is native: `run_code` is not \
+             served (set mode = \"code\" or \"both\")",
+            toolbox.origin, p.entry.line
+        ));
+        return Ok(());
+    }
+    let callable = crate::code::callable(specs);
+    if p.entry.prefix.is_some() {
+        report.warnings.push(format!(
+            "{origin} ({}:{}): a prefix is ignored: `run_code` is code mode's reserved name",
+            toolbox.origin, p.entry.line
+        ));
+    }
+    for d in p.component.tools() {
+        let name = d.name.clone();
+        if let Some(first) = owners.get(&name) {
+            let refusal = HostError::DuplicateTool {
+                name: name.clone(),
+                first: first.clone(),
+                second: format!("{origin} (code mode's reserved tool)"),
+            };
+            match strictness {
+                Strictness::Strict => return Err(refusal),
+                Strictness::Lenient(failed) => {
+                    failed.push((p.index, refusal.to_string()));
+                    return Ok(());
+                }
+            }
+        }
+        let policy = p.policy.for_tool(&d.name);
+        if let Some(reason) = never_runs(&p.component, &policy) {
+            report.skipped.push(SkippedTool {
+                name,
+                component: origin.clone(),
+                reason,
+            });
+            continue;
+        }
+        owners.insert(name.clone(), origin.clone());
+        report.served.push(ServedTool {
+            name: name.clone(),
+            component: origin.clone(),
+            decision: policy.decision,
+        });
+        let mut spec = spec(&p.component, d, name, policy, &origin);
+        spec.descriptor.description = crate::code::description(&d.description, &callable);
+        spec.descriptor.annotations = crate::code::annotations(&callable);
+        specs.push(spec);
+    }
+    Ok(())
 }
 
 fn unreachable_load(toolbox: &Toolbox, entry: &ComponentEntry) -> HostError {
@@ -1067,13 +1196,14 @@ impl ToolBody for Renamed {
 
 /// The toolbox used when there is no toolbox file: every built-in tool
 /// with its default policy, `.` (the `/workspace` of the policies) being
-/// `dir`.
+/// `dir` (the code runner comes with a mode that serves it).
 pub fn embedded_default(dir: &Path) -> Toolbox {
     Toolbox::of(
         "<embedded default>",
         dir,
         toolhost_builtins::names()
             .into_iter()
+            .filter(|name| *name != toolhost_builtins::CODE)
             .map(|name| ComponentEntry {
                 source: Source::Builtin(name.to_owned()),
                 policy: PolicySource::BuiltinDefault,

@@ -3,11 +3,14 @@
 //! A toolbox file (`toolhost.toml`, see [`file`]) lists the tool components a
 //! toolhost server or CLI call uses: each one's source (a built-in tool or a
 //! `.wasm` component file), its policy (a policy file, an inline table, or
-//! the built-in's default) and an optional prefix for its tool names.
+//! the built-in's default) and an optional prefix for its tool names, and
+//! a mode: whether the tools are offered each with its schema, through code
+//! mode's `run_code` (see [`code`]), or both.
 
 /// The toolbox file (its own crate, `toolhost-toolbox-file`, so its parser
 /// can be fuzzed without building the sandbox).
 pub use toolhost_toolbox_file as file;
+pub mod code;
 pub mod descriptors;
 pub mod host;
 pub mod remote;

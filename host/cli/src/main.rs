@@ -22,6 +22,7 @@ use toolhost_mcp::{Notices, Server, ServerOptions, Severity};
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
 use toolhost_pipeline::{ApproveAll, Pipeline, SessionLog, read_log};
+use toolhost_policy::Mode as ToolboxMode;
 use toolhost_runtime::ImportVerdict;
 use toolhost_toolbox::file::{ComponentEntry, PolicySource, Source, Toolbox};
 use toolhost_toolbox::{Moving, default_journal_dir};
@@ -81,6 +82,15 @@ struct ToolSet {
     /// everything, or the built-in's default policy).
     #[arg(long, value_name = "FILE", requires = "component")]
     policy: Option<PathBuf>,
+    /// How the tools are offered to the model: `native` (each with its
+    /// schema), `code` (the reserved `run_code`: a script that calls them)
+    /// or `both`; overrides the toolbox file's `mode` (default: native).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    mode: Option<ToolboxMode>,
+}
+
+fn parse_mode(text: &str) -> Result<ToolboxMode, String> {
+    text.parse()
 }
 
 #[derive(Subcommand)]
@@ -355,6 +365,14 @@ enum ToolsFormat {
 
 /// The toolbox a command uses.
 fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
+    let mut tb = toolbox_of(set, dir)?;
+    if let Some(mode) = set.mode {
+        tb.mode = mode;
+    }
+    Ok(tb)
+}
+
+fn toolbox_of(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
     if let Some(c) = &set.component {
         // Files named on the command line are relative to where it runs.
         let cwd = std::env::current_dir()?;
@@ -379,6 +397,37 @@ fn toolbox(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
         ));
     }
     Ok(find_toolbox(set.config.as_deref(), dir)?)
+}
+
+/// What the model is offered in `mode`, in a few words.
+fn mode_line(mode: ToolboxMode) -> &'static str {
+    match mode {
+        ToolboxMode::Native => "the model is offered every tool it may call, each with its schema",
+        ToolboxMode::Code => {
+            "the model is offered run_code, whose scripts call the tools; tools only the model may call are offered too"
+        }
+        ToolboxMode::Both => "the model is offered run_code and every tool it may call",
+    }
+}
+
+/// What each caller sees of a tool: whether the model is offered it (or
+/// may only call it by name), and whether scripts may call it.
+fn callers_line(mode: ToolboxMode, policy: &toolhost_policy::ToolPolicy) -> String {
+    if policy.sandbox.call_tools {
+        return "model: listed; code: no (a script cannot start a script)".into();
+    }
+    let callers = policy.callers;
+    let model = match (callers.model(), mode.lists(callers)) {
+        (true, true) => "listed",
+        (true, false) => "by name (not listed: scripts call it)",
+        (false, _) => "no",
+    };
+    let code = match (callers.code(), mode.runs_code()) {
+        (true, true) => "yes",
+        (true, false) => "no (mode native runs no scripts)",
+        (false, _) => "no (callers = \"model\")",
+    };
+    format!("model: {model}; code: {code}")
 }
 
 /// Runs `calls` in order, printing one line each.
@@ -610,6 +659,7 @@ async fn run() -> anyhow::Result<()> {
                 let source = ToolboxSource {
                     explicit: tools.config.clone(),
                     dir: dir.clone(),
+                    mode: tools.mode,
                 };
                 // Before serving: a change while the first load runs reloads.
                 let since = source.baseline(&toolhost_toolbox::watched_files(&tb));
@@ -832,6 +882,8 @@ async fn run() -> anyhow::Result<()> {
             let fmt = match format {
                 ToolsFormat::Table => {
                     let report = host.report();
+                    let mode = host.registry().mode();
+                    out!("mode: {mode} ({})", mode_line(mode));
                     for s in &report.served {
                         let Some(t) = host.registry().resolve(&s.name, None) else {
                             continue;
@@ -849,9 +901,10 @@ async fn run() -> anyhow::Result<()> {
                             .map(|p| format!("{}:{:?}", p.pointer, p.access).to_lowercase())
                             .collect();
                         out!(
-                            "{:<21} from {}; read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
+                            "{:<21} from {}; {}; read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
                             "",
                             s.component,
+                            callers_line(mode, &t.policy),
                             d.annotations.read_only,
                             d.annotations.destructive,
                             d.annotations.idempotent,

@@ -26,6 +26,12 @@ pub struct ToolCall {
     /// digest, an OAuth subject, `stdio`). Baseline handles are bound to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
+    /// Where an earlier attempt of this call stopped to wait for a person's
+    /// answer, as the host said with its `approval_pending` failure
+    /// (`info.resume`): a script goes on from there instead of starting
+    /// over. The host checks it belongs to this caller and this call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
 }
 
 impl ToolCall {
@@ -42,6 +48,7 @@ impl ToolCall {
             agent: None,
             parent: None,
             principal: None,
+            resume: None,
         }
     }
 }

@@ -21,8 +21,10 @@ pub use journal::{
     CommitError, CommitInfo, DEFAULT_MAX_JOURNAL_AGE, DEFAULT_MAX_JOURNAL_BYTES, Journal, Record,
     Recovery, State,
 };
-pub use overlay::{FsError, Kind, MAX_SYMLINK_HOPS, OpenRequest, Opened, Overlay, Savepoint, Stat};
-pub use transaction::{Transaction, TxError, TxSavepoint};
+pub use overlay::{
+    FsError, Kind, MAX_SYMLINK_HOPS, OpenRequest, Opened, Overlay, OverlaySnapshot, Savepoint, Stat,
+};
+pub use transaction::{Transaction, TxError, TxSavepoint, TxSnapshot};
 
 /// toolhost's cache directory for this user: `$XDG_CACHE_HOME/toolhost` or
 /// `~/.cache/toolhost` (`None` with neither variable set).

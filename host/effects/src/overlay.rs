@@ -137,7 +137,7 @@ pub(crate) enum Entry {
 
 /// What a lower path looked like when the call first saw it (the conflict
 /// check compares it at commit).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Seen {
     /// It did not exist.
     Absent,
@@ -198,6 +198,30 @@ struct State {
     /// Blobs a savepoint keeps as they were: written again, they are
     /// copied first, so going back to the savepoint finds them unchanged.
     frozen: BTreeSet<PathBuf>,
+}
+
+/// What an overlay staged, as data ([`Overlay::snapshot`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OverlaySnapshot {
+    nodes: Vec<(String, SavedNode)>,
+    seen: Vec<(String, Seen)>,
+    read_seen: Vec<(String, Seen)>,
+}
+
+/// One staged path, as data.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum SavedNode {
+    /// A staged file's bytes and permission bits.
+    File { base64: String, mode: u32 },
+    /// The lower file renamed or linked here.
+    LowerRef { from: String },
+    /// A directory.
+    Dir { opaque: bool },
+    /// A symlink.
+    Symlink { target: String },
+    /// Deleted.
+    Whiteout,
 }
 
 /// A point an overlay can go back to ([`Overlay::rollback`]): what it had
@@ -1071,6 +1095,76 @@ impl Overlay {
             }
             Entry::Dir | Entry::Symlink(_) => Ok(()),
         }
+    }
+
+    /// Everything staged here, staged files' bytes included, with what the
+    /// call saw of the lower tree: enough to stage it all again in another
+    /// overlay of the same directory ([`Overlay::restore`]), in this process
+    /// or another.
+    pub fn snapshot(&self) -> Result<OverlaySnapshot, FsError> {
+        use base64::Engine as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        let st = lock(&self.state);
+        let mut nodes = Vec::with_capacity(st.nodes.len());
+        for (path, node) in &st.nodes {
+            let saved = match node {
+                Node::File(blob) => {
+                    let bytes = std::fs::read(blob)?;
+                    let mode = std::fs::metadata(blob)?.permissions().mode();
+                    SavedNode::File {
+                        base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+                        mode,
+                    }
+                }
+                Node::LowerRef(r) => SavedNode::LowerRef { from: r.clone() },
+                Node::Dir { opaque } => SavedNode::Dir { opaque: *opaque },
+                Node::Symlink(t) => SavedNode::Symlink { target: t.clone() },
+                Node::Whiteout => SavedNode::Whiteout,
+            };
+            nodes.push((path.clone(), saved));
+        }
+        Ok(OverlaySnapshot {
+            nodes,
+            seen: st.seen.clone().into_iter().collect(),
+            read_seen: st.read_seen.clone().into_iter().collect(),
+        })
+    }
+
+    /// Stages `snapshot` here (an overlay of the same directory, nothing
+    /// staged yet): its files written as blobs again, its record of the
+    /// lower tree kept, so the conflict check at commit still compares
+    /// with what the first call saw.
+    pub fn restore(&self, snapshot: OverlaySnapshot) -> Result<(), FsError> {
+        use base64::Engine as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut st = lock(&self.state);
+        for (path, saved) in snapshot.nodes {
+            if path.starts_with('/') || path.split('/').any(|c| c == ".." || c.is_empty()) {
+                return Err(FsError::Invalid);
+            }
+            let node = match saved {
+                SavedNode::File { base64, mode } => {
+                    let bytes = base64::engine::general_purpose::STANDARD
+                        .decode(base64)
+                        .map_err(|_| FsError::Invalid)?;
+                    let blob = self.blob(&mut st)?;
+                    std::fs::write(&blob, bytes)?;
+                    std::fs::set_permissions(
+                        &blob,
+                        std::fs::Permissions::from_mode(mode & 0o7777),
+                    )?;
+                    Node::File(blob)
+                }
+                SavedNode::LowerRef { from } => Node::LowerRef(from),
+                SavedNode::Dir { opaque } => Node::Dir { opaque },
+                SavedNode::Symlink { target } => Node::Symlink(target),
+                SavedNode::Whiteout => Node::Whiteout,
+            };
+            st.nodes.insert(path, node);
+        }
+        st.seen = snapshot.seen.into_iter().collect();
+        st.read_seen = snapshot.read_seen.into_iter().collect();
+        Ok(())
     }
 
     /// The merged entry at `rel` (for the effect set).

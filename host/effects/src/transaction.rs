@@ -12,7 +12,7 @@
 //! committed whole when it succeeded, dropped when it did not.
 
 use crate::effects::Staged;
-use crate::overlay::{Overlay, Savepoint};
+use crate::overlay::{FsError, Overlay, OverlaySnapshot, Savepoint};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -57,6 +57,21 @@ struct Grant {
 pub struct Transaction {
     stage: PathBuf,
     grants: Mutex<Vec<Grant>>,
+}
+
+/// A transaction's staged changes as data ([`Transaction::snapshot`]): what
+/// a script that stops to wait for a person's answer leaves, so its retry
+/// goes on from there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TxSnapshot {
+    grants: Vec<SavedGrant>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct SavedGrant {
+    root: PathBuf,
+    guest: String,
+    overlay: OverlaySnapshot,
 }
 
 /// Where a transaction was before a call ([`Transaction::savepoint`]).
@@ -126,6 +141,32 @@ impl Transaction {
         for g in grants.iter() {
             g.overlay.rollback(kept.next().unwrap_or_default());
         }
+    }
+
+    /// What is staged now, as data.
+    pub fn snapshot(&self) -> Result<TxSnapshot, FsError> {
+        let grants = self.lock();
+        let mut saved = Vec::with_capacity(grants.len());
+        for g in grants.iter() {
+            saved.push(SavedGrant {
+                root: g.root.clone(),
+                guest: g.guest.clone(),
+                overlay: g.overlay.snapshot()?,
+            });
+        }
+        Ok(TxSnapshot { grants: saved })
+    }
+
+    /// Stages `snapshot` in this (empty) transaction.
+    pub fn restore(&self, snapshot: TxSnapshot) -> Result<(), TxError> {
+        for g in snapshot.grants {
+            let overlay = self.overlay(&g.root, &g.guest)?;
+            overlay.restore(g.overlay).map_err(|e| TxError::Io {
+                dir: g.root.clone(),
+                error: std::io::Error::other(e.to_string()),
+            })?;
+        }
+        Ok(())
     }
 
     /// Whether the script's calls changed nothing.
@@ -253,6 +294,52 @@ mod tests {
         let effects = tx.staged().effects().expect("effects").effects;
         assert_eq!(effects.len(), 1, "{effects:?}");
         assert_eq!(effects[0].path, "a.txt");
+    }
+
+    #[test]
+    fn a_snapshot_stages_the_same_changes_again() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let stage = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("a.txt"), "v0").expect("fixture");
+        std::fs::write(dir.path().join("gone.txt"), "x").expect("fixture");
+        let first = Transaction::new(stage.path().join("one"));
+        let o = first.overlay(dir.path(), "/workspace").expect("overlay");
+        write(&o, "a.txt", "v1");
+        write(&o, "new.txt", "n");
+        o.unlink("", "gone.txt").expect("unlinks");
+        let before = first.staged().effects().expect("effects");
+        let snapshot = first.snapshot().expect("snapshot");
+        let text = serde_json::to_string(&snapshot).expect("serializes");
+        drop(first);
+        let second = Transaction::new(stage.path().join("two"));
+        second
+            .restore(serde_json::from_str(&text).expect("deserializes"))
+            .expect("restores");
+        let after = second.staged().effects().expect("effects");
+        let shape = |e: &crate::EffectSet| {
+            e.effects
+                .iter()
+                .map(|x| {
+                    (
+                        x.path.clone(),
+                        x.kind,
+                        x.after.as_ref().map(|v| v.sha256.clone()),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(&before), shape(&after));
+        assert_eq!(after.effects.len(), 3);
+        let o2 = second.existing(dir.path()).expect("ok").expect("overlay");
+        assert_eq!(read(&o2, "a.txt").as_deref(), Some("v1"));
+        // A snapshot naming a path out of the grant is refused.
+        let evil = text.replace("new.txt", "../evil.txt");
+        let third = Transaction::new(stage.path().join("three"));
+        assert!(
+            third
+                .restore(serde_json::from_str(&evil).expect("json"))
+                .is_err()
+        );
     }
 
     #[test]

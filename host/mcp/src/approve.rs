@@ -321,6 +321,20 @@ struct Sealed {
     nonce: String,
     /// The digest of what the user is shown (hex).
     shown: String,
+    /// Where the call stopped to ask (a script's checkpoint), handed back
+    /// to the pipeline with the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resume: Option<String>,
+}
+
+/// A retried call's state, opened: the answer, and where the call goes on
+/// from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Opened {
+    /// The user's answer.
+    pub(crate) answer: Answer,
+    /// The continuation the pipeline gave when it asked.
+    pub(crate) resume: Option<String>,
 }
 
 /// What a state is bound to: the caller and the call (its tool and its
@@ -352,15 +366,18 @@ impl StateSeal {
         Ok(self)
     }
 
-    /// The `input_required` result asking `request`, bound to `binding`.
+    /// The `input_required` result asking `request`, bound to `binding`,
+    /// carrying `resume` (where the call stopped) for its retry.
     pub(crate) fn ask(
         &self,
         request: &ApprovalRequest,
         binding: &[u8],
+        resume: Option<String>,
     ) -> Result<InputRequiredResult, String> {
         let sealed = Sealed {
             nonce: uuid::Uuid::new_v4().simple().to_string(),
             shown: toolhost_contract::hex(&shown(request)),
+            resume,
         };
         let payload = serde_json::to_vec(&sealed).map_err(|e| e.to_string())?;
         let state = self.codec.seal_with(
@@ -376,14 +393,29 @@ impl StateSeal {
         Ok(InputRequiredResult::new(Some(asks), Some(state)))
     }
 
-    /// The answer a retried call brought: its state opened against
-    /// `binding` (integrity, lifetime, single use) and its elicitation
-    /// result read.
-    pub(crate) fn answer(
+    /// The answer a retried call brought, and where it goes on from: its
+    /// state opened against `binding` (integrity, lifetime, single use) and
+    /// its elicitation result read. A state that does not open carries no
+    /// continuation.
+    pub(crate) fn open(
         &self,
         state: &str,
         binding: &[u8],
         responses: Option<&InputResponses>,
+    ) -> Opened {
+        let mut resume = None;
+        let answer = self.answer(state, binding, responses, &mut resume);
+        Opened { answer, resume }
+    }
+
+    /// The answer of [`open`](Self::open); `resume` is set once the state
+    /// verified.
+    fn answer(
+        &self,
+        state: &str,
+        binding: &[u8],
+        responses: Option<&InputResponses>,
+        resume: &mut Option<String>,
     ) -> Answer {
         let invalid = |why: &str| {
             Answer::Invalid(format!(
@@ -407,6 +439,7 @@ impl StateSeal {
         if !self.first_use(&sealed.nonce) {
             return invalid("its requestState was already used");
         }
+        resume.clone_from(&sealed.resume);
         let Some(response) = responses.and_then(|r| r.get(APPROVAL_INPUT)) else {
             return Answer::Missing;
         };
@@ -554,7 +587,7 @@ mod tests {
 
     #[test]
     fn an_inline_ask_is_an_input_required_result_with_the_elicitation() {
-        let asked = seal().ask(&request(), b"bound").expect("asks");
+        let asked = seal().ask(&request(), b"bound", None).expect("asks");
         let v = serde_json::to_value(&asked).expect("encodes");
         assert_eq!(v["resultType"], "input_required");
         assert_eq!(
@@ -572,19 +605,19 @@ mod tests {
     #[test]
     fn an_accepted_state_opens_once_for_its_own_call() {
         let s = seal();
-        let asked = s.ask(&request(), b"bound").expect("asks");
+        let asked = s.ask(&request(), b"bound", None).expect("asks");
         let state = state_of(&asked);
         let yes = accepted(json!({"approve": true}));
         // Another call or caller: refused, and that does not use it up.
         assert!(matches!(
-            s.answer(&state, b"other", Some(&yes)),
+            s.open(&state, b"other", Some(&yes)).answer,
             Answer::Invalid(_)
         ));
         assert_eq!(
-            s.answer(&state, b"bound", Some(&yes)),
+            s.open(&state, b"bound", Some(&yes)).answer,
             Answer::Accepted(shown(&request()))
         );
-        let again = s.answer(&state, b"bound", Some(&yes));
+        let again = s.open(&state, b"bound", Some(&yes)).answer;
         assert!(
             matches!(&again, Answer::Invalid(why) if why.contains("already used")),
             "{again:?}"
@@ -592,9 +625,35 @@ mod tests {
     }
 
     #[test]
+    fn a_state_carries_where_its_call_goes_on_from() {
+        let s = seal();
+        let asked = s
+            .ask(
+                &request(),
+                b"bound",
+                Some("toolhost://artifacts/x#d".into()),
+            )
+            .expect("asks");
+        let opened = s.open(&state_of(&asked), b"bound", Some(&accepted(json!({}))));
+        assert_eq!(opened.answer, Answer::Accepted(shown(&request())));
+        assert_eq!(opened.resume.as_deref(), Some("toolhost://artifacts/x#d"));
+        // Another call's state hands on nothing.
+        let asked = s
+            .ask(
+                &request(),
+                b"bound",
+                Some("toolhost://artifacts/x#d".into()),
+            )
+            .expect("asks");
+        let opened = s.open(&state_of(&asked), b"other", Some(&accepted(json!({}))));
+        assert!(matches!(opened.answer, Answer::Invalid(_)));
+        assert_eq!(opened.resume, None);
+    }
+
+    #[test]
     fn tampered_expired_and_declined_states_do_not_approve() {
         let s = seal();
-        let state = state_of(&s.ask(&request(), b"bound").expect("asks"));
+        let state = state_of(&s.ask(&request(), b"bound", None).expect("asks"));
         let yes = accepted(json!({}));
         // One character changed anywhere.
         let mut tampered = state.clone().into_bytes();
@@ -602,26 +661,26 @@ mod tests {
         tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
         let tampered = String::from_utf8(tampered).expect("ascii");
         assert!(matches!(
-            s.answer(&tampered, b"bound", Some(&yes)),
+            s.open(&tampered, b"bound", Some(&yes)).answer,
             Answer::Invalid(_)
         ));
         // Sealed with another key.
         let other = StateSeal::new(&[8u8; 32], Duration::from_secs(60)).expect("key");
-        let foreign = state_of(&other.ask(&request(), b"bound").expect("asks"));
+        let foreign = state_of(&other.ask(&request(), b"bound", None).expect("asks"));
         assert!(matches!(
-            s.answer(&foreign, b"bound", Some(&yes)),
+            s.open(&foreign, b"bound", Some(&yes)).answer,
             Answer::Invalid(_)
         ));
         // Expired.
         let short = StateSeal::new(&[7u8; 32], Duration::from_millis(1)).expect("key");
-        let old = state_of(&short.ask(&request(), b"bound").expect("asks"));
+        let old = state_of(&short.ask(&request(), b"bound", None).expect("asks"));
         std::thread::sleep(Duration::from_millis(20));
         assert!(
-            matches!(short.answer(&old, b"bound", Some(&yes)), Answer::Invalid(why) if why.contains("expired"))
+            matches!(short.open(&old, b"bound", Some(&yes)).answer, Answer::Invalid(why) if why.contains("expired"))
         );
         // No answer: asked again.
-        let state = state_of(&s.ask(&request(), b"bound").expect("asks"));
-        assert_eq!(s.answer(&state, b"bound", None), Answer::Missing);
+        let state = state_of(&s.ask(&request(), b"bound", None).expect("asks"));
+        assert_eq!(s.open(&state, b"bound", None).answer, Answer::Missing);
         // Declined, unchecked.
         let mut no = InputResponses::new();
         no.insert(APPROVAL_INPUT.into(), json!({"action": "decline"}));
@@ -629,10 +688,10 @@ mod tests {
             (Some(no), "declined"),
             (Some(accepted(json!({"approve": false}))), "unchecked"),
         ] {
-            let state = state_of(&s.ask(&request(), b"bound").expect("asks"));
+            let state = state_of(&s.ask(&request(), b"bound", None).expect("asks"));
             assert!(
                 matches!(
-                    s.answer(&state, b"bound", responses.as_ref()),
+                    s.open(&state, b"bound", responses.as_ref()).answer,
                     Answer::Declined(_)
                 ),
                 "{why}"
@@ -687,25 +746,25 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let replica = || seal().recording_in(dir.path()).expect("dir");
         let (a, b) = (replica(), replica());
-        let state = state_of(&a.ask(&request(), b"bound").expect("asks"));
+        let state = state_of(&a.ask(&request(), b"bound", None).expect("asks"));
         let yes = accepted(json!({"approve": true}));
         assert!(matches!(
-            b.answer(&state, b"bound", Some(&yes)),
+            b.open(&state, b"bound", Some(&yes)).answer,
             Answer::Accepted(_)
         ));
         assert!(
-            matches!(a.answer(&state, b"bound", Some(&yes)), Answer::Invalid(why) if why.contains("already used")),
+            matches!(a.open(&state, b"bound", Some(&yes)).answer, Answer::Invalid(why) if why.contains("already used")),
             "replayed on the replica that asked"
         );
         // Without the shared record, each replica would have opened it once.
         let (c, d) = (seal(), seal());
-        let state = state_of(&c.ask(&request(), b"bound").expect("asks"));
+        let state = state_of(&c.ask(&request(), b"bound", None).expect("asks"));
         assert!(matches!(
-            c.answer(&state, b"bound", Some(&yes)),
+            c.open(&state, b"bound", Some(&yes)).answer,
             Answer::Accepted(_)
         ));
         assert!(matches!(
-            d.answer(&state, b"bound", Some(&yes)),
+            d.open(&state, b"bound", Some(&yes)).answer,
             Answer::Accepted(_)
         ));
     }

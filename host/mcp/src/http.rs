@@ -218,6 +218,38 @@ impl Caller {
     pub(crate) fn allows(&self, tool: &str) -> bool {
         self.rules.config().scopes.allows(&self.identity, tool)
     }
+
+    /// Why this caller may not call `tool` (a scope its token lacks), if so.
+    pub(crate) fn refusal(&self, tool: &str) -> Option<toolhost_contract::ToolFailure> {
+        if self.allows(tool) {
+            return None;
+        }
+        let scope = self
+            .rules
+            .config()
+            .scopes
+            .for_tool(tool)
+            .unwrap_or_default()
+            .to_owned();
+        Some(
+            toolhost_contract::ToolFailure::new(
+                toolhost_contract::FailureCode::Denied,
+                format!(
+                    "`{tool}` needs the scope `{scope}`, which your access token does not grant"
+                ),
+            )
+            .with_info(serde_json::json!({ "scope": scope })),
+        )
+    }
+}
+
+/// An OAuth caller's reach, handed to the pipeline with its call: the
+/// tools its token's scopes grant, for the call and for every call a script
+/// it runs makes.
+impl toolhost_pipeline::Reach for Caller {
+    fn refuse(&self, tool: &str) -> Option<toolhost_contract::ToolFailure> {
+        self.refusal(tool)
+    }
 }
 
 /// Serves `server` over streamable HTTP at `http://BIND/mcp` until

@@ -20,6 +20,8 @@ pub struct ToolboxSource {
     pub explicit: Option<PathBuf>,
     /// The directory served (where `toolhost.toml` is looked for).
     pub dir: PathBuf,
+    /// `--mode`, if given: it overrides the toolbox file's, at every load.
+    pub mode: Option<toolhost_toolbox::file::Mode>,
 }
 
 impl ToolboxSource {
@@ -75,7 +77,10 @@ fn stamp(files: &[PathBuf]) -> Stamp {
 
 /// Reloads the toolbox now and tells the sessions; on error nothing changed.
 pub async fn reload_now(server: &Server, source: &ToolboxSource) -> Result<(), HostError> {
-    let toolbox = find_toolbox(source.explicit.as_deref(), &source.dir)?;
+    let mut toolbox = find_toolbox(source.explicit.as_deref(), &source.dir)?;
+    if let Some(mode) = source.mode {
+        toolbox.mode = mode;
+    }
     let report = server.host().load(&toolbox).await?;
     // Descriptors changed since the previous load, and escapes and
     // shadowing in the new tools.

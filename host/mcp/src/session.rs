@@ -329,17 +329,15 @@ impl Session {
         signal: CancellationToken,
         sink: Option<Arc<dyn ContextSink>>,
         stateless: bool,
+        reach: Option<Arc<dyn toolhost_pipeline::Reach>>,
     ) -> ToolResult {
         let pipeline = self.pipeline.clone();
         let shared = self.shared.clone();
         let running = async move {
-            if stateless {
-                pipeline
-                    .execute_stateless(call, signal, &shared.repeat, sink)
-                    .await
-            } else {
-                pipeline.execute_with(call, signal, sink).await
-            }
+            let repeat = stateless.then_some(&shared.repeat);
+            pipeline
+                .execute_reaching(call, signal, repeat, sink, reach)
+                .await
         };
         match &self.placement {
             Some(placement) => placement.run(running).await,
@@ -508,26 +506,12 @@ impl Session {
             self.shared.metrics.reject(why);
             wire_result(&context, ToolResult::from_failure(failure), object_only).into()
         };
-        if let Some(caller) = caller(&context)
-            && !caller.allows(&request.name)
-        {
-            let scope = caller
-                .rules
-                .config()
-                .scopes
-                .for_tool(&request.name)
-                .unwrap_or_default()
-                .to_owned();
-            let failure = ToolFailure::new(
-                FailureCode::Denied,
-                format!(
-                    "`{}` needs the scope `{scope}`, which your access token does not grant",
-                    request.name
-                ),
-            )
-            .with_info(json!({ "scope": scope }));
+        if let Some(failure) = caller(&context).and_then(|c| c.refusal(&request.name)) {
             return refused(crate::metrics::Rejection::Forbidden, failure);
         }
+        // The scopes go down with the call: a script it runs reaches no more.
+        let reach =
+            caller(&context).map(|c| Arc::new(c.clone()) as Arc<dyn toolhost_pipeline::Reach>);
         let _quota = match self.shared.quotas.admit(&principal) {
             Ok(running) => running,
             Err(over) => {
@@ -565,20 +549,27 @@ impl Session {
                 self.approver
                     .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
             let name = call.name.clone();
-            let (result, ()) =
-                tokio::join!(self.run(call, context.ct.clone(), sink, false), forwarding);
+            let (result, ()) = tokio::join!(
+                self.run(call, context.ct.clone(), sink, false, reach),
+                forwarding
+            );
             self.count(&name, &result);
             return wire_result(&context, result, object_only).into();
         }
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let bound = binding(&principal, &request.name, &arguments);
-        let answer: Option<Answer> = request.request_state.as_deref().map(|state| {
+        let opened = request.request_state.as_deref().map(|state| {
             self.shared
                 .seal
-                .answer(state, &bound, request.input_responses.as_ref())
+                .open(state, &bound, request.input_responses.as_ref())
         });
+        let (answer, resume): (Option<Answer>, Option<String>) = match opened {
+            Some(o) => (Some(o.answer), o.resume),
+            None => (None, None),
+        };
         let mut call = convert::tool_call(&context.id.to_string(), request);
         call.principal = Some(principal);
+        call.resume = resume;
         let routed = self
             .approver
             .inline(&call.call_id, capabilities.as_ref(), answer);
@@ -586,7 +577,7 @@ impl Session {
         // repeat check looks at the principal's latest call instead.
         let over_http = context.extensions.get::<http::request::Parts>().is_some();
         let name = call.name.clone();
-        let running = self.run(call, context.ct.clone(), sink, over_http);
+        let running = self.run(call, context.ct.clone(), sink, over_http, reach);
         let (result, ()) = tokio::join!(running, forwarding);
         if !result.failed_with(FailureCode::ApprovalPending) {
             self.count(&name, &result);
@@ -594,7 +585,13 @@ impl Session {
         if result.failed_with(FailureCode::ApprovalPending)
             && let Some(asked) = routed.asked()
         {
-            match self.shared.seal.ask(&asked, &bound) {
+            // Where the call stopped to ask (a script's checkpoint).
+            let resume = result
+                .error()
+                .and_then(|e| e.info.as_ref())
+                .and_then(|i| i["resume"].as_str())
+                .map(str::to_owned);
+            match self.shared.seal.ask(&asked, &bound, resume) {
                 Ok(input) => return CallToolResponse::InputRequired(input),
                 Err(e) => tracing::error!("the approval request could not be built: {e}"),
             }

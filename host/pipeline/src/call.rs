@@ -39,6 +39,7 @@ struct Frozen {
     agent: Option<String>,
     parent: Option<String>,
     principal: Option<String>,
+    resume: Option<String>,
     token: ExecutionToken,
 }
 
@@ -57,6 +58,7 @@ impl FrozenCall {
             agent: call.agent,
             parent: call.parent,
             principal: call.principal,
+            resume: call.resume,
             token,
         }))
     }
@@ -95,6 +97,11 @@ impl FrozenCall {
     /// Who is calling, when the front end said.
     pub fn principal(&self) -> Option<&str> {
         self.0.principal.as_deref()
+    }
+    /// Where an earlier attempt stopped to wait for an answer, when the
+    /// front end brought it back ([`ToolCall::resume`]).
+    pub fn resume(&self) -> Option<&str> {
+        self.0.resume.as_deref()
     }
     /// The execution token.
     pub fn token(&self) -> &ExecutionToken {

@@ -37,7 +37,7 @@ use crate::listeners::{
 use crate::registry::{RegisteredTool, Registry};
 use crate::repeat::{Fingerprint, OutcomeSender, Previous, fingerprint, outcome};
 use crate::replay::{CallKey, Mode, Plan, Replay};
-use crate::script::{Script, TxView};
+use crate::script::{Checkpoint, Script, ScriptEnv, TxView};
 use crate::session_log::SessionLog;
 use crate::summary::{approval_summary, clip};
 use crate::wrappers::BodyScope;
@@ -84,9 +84,17 @@ pub struct PipelineBuilder {
     journal: Option<Arc<Journal>>,
     handles: Option<HandleKey>,
     staging: Option<std::path::PathBuf>,
+    checkpoints: Option<Arc<Artifacts>>,
 }
 
 impl PipelineBuilder {
+    /// Keeps the checkpoints of scripts waiting for an answer in this
+    /// store (never served as resources; a store of this pipeline's own
+    /// by default). Replicas that share one resume each other's scripts.
+    pub fn checkpoints(mut self, store: Arc<Artifacts>) -> Self {
+        self.checkpoints = Some(store);
+        self
+    }
     /// Where scripts stage their calls' writes (default: `staging` in
     /// the user's cache directory, as the runtime's own).
     pub fn staging_dir(mut self, dir: std::path::PathBuf) -> Self {
@@ -204,7 +212,9 @@ impl PipelineBuilder {
             (None, None) => format!("{:x}{:x}", self.clock.wall_ms(), std::process::id()),
         };
         let artifacts = self.artifacts.clone().unwrap_or_default();
+        let checkpoints = self.checkpoints.clone().unwrap_or_default();
         Pipeline {
+            checkpoints,
             b: self,
             session,
             admission: Mutex::new(Admission::default()),
@@ -228,6 +238,8 @@ pub struct Pipeline {
     dispatches: AtomicU64,
     baselines: Baselines,
     artifacts: Arc<Artifacts>,
+    /// Checkpoints of scripts waiting for an answer.
+    checkpoints: Arc<Artifacts>,
 }
 
 /// The admission counter and the latest admitted call.
@@ -420,6 +432,7 @@ impl Pipeline {
             journal: None,
             handles: None,
             staging: None,
+            checkpoints: None,
         }
     }
 
@@ -1330,11 +1343,13 @@ impl Pipeline {
         let clock = &run.env.clock;
         let d0 = clock.monotonic_ns();
         // A code runner: the script's calls are served while it runs.
-        let script = tool
-            .policy
-            .sandbox
-            .call_tools
-            .then(|| self.script_for(admitted, &tool));
+        let script = match tool.policy.sandbox.call_tools {
+            true => Some(
+                self.script_for(admitted, &tool)
+                    .map_err(|f| run.deny(Stage::Dispatch, "checkpoint", f))?,
+            ),
+            false => None,
+        };
         let extra = std::mem::take(&mut run.extra);
         let (mut exec, extra) = match &script {
             Some(script) => {
@@ -1365,6 +1380,12 @@ impl Pipeline {
         run.extra = extra;
         if let Some(script) = &script {
             run.extra.insert("calls".into(), script.calls_meta());
+            // Stopped to wait for an answer: where the retry goes on from.
+            if let Err(f) = &mut exec.outcome
+                && f.code == FailureCode::ApprovalPending.into()
+            {
+                *f = self.suspend(script, call, f.clone());
+            }
         }
         // What the tool reported while it ran: recorded whatever the outcome.
         run.context = std::mem::take(&mut exec.report.context);
@@ -1446,7 +1467,15 @@ impl Pipeline {
 
         // ── commit (file effects, all or nothing) ───────────────────────
         self.enter(call, Stage::Commit);
-        self.commit(run, &tool, staged, signal).await?;
+        if let Err(f) = self.commit(run, &tool, staged, signal).await {
+            // A script whose effects wait for an answer: where it goes on.
+            return Err(match &script {
+                Some(s) if f.code == FailureCode::ApprovalPending.into() => {
+                    self.suspend(s, call, f)
+                }
+                _ => f,
+            });
+        }
         // The call succeeded: remember what it read or wrote, and hand the
         // caller a handle of each such file when this host issues them.
         let issued = self.baselines.record_in(
@@ -1456,6 +1485,9 @@ impl Pipeline {
             call.principal().unwrap_or_default(),
             run.env.clock.wall_ms(),
         );
+        if let Some(script) = run.script {
+            script.saw(self.baselines.known(&paths));
+        }
 
         // ── render ──────────────────────────────────────────────────────
         self.enter(call, Stage::Render);
@@ -1553,15 +1585,46 @@ impl Pipeline {
 
 impl Pipeline {
     /// The script a code runner's call runs: its calls' transaction and
-    /// their shared state.
-    fn script_for(&self, admitted: &Admitted, tool: &RegisteredTool) -> Arc<Script> {
+    /// their shared state; from its checkpoint when the call goes on after
+    /// an answer.
+    fn script_for(
+        &self,
+        admitted: &Admitted,
+        tool: &RegisteredTool,
+    ) -> Result<Arc<Script>, ToolFailure> {
+        let call = &admitted.call;
+        let checkpoint = match call.resume() {
+            None => None,
+            Some(reference) => Some(
+                Checkpoint::load(reference, call, &self.checkpoints).map_err(|why| {
+                    ToolFailure::new(
+                        FailureCode::ApprovalDenied,
+                        format!(
+                            "the answer is for a script that stopped to wait for it, and where \
+                             it stopped cannot be used: {why}; call `{}` again to run it anew",
+                            call.name()
+                        ),
+                    )
+                })?,
+            ),
+        };
+        let env = match &checkpoint {
+            Some(c) => c.env(),
+            None => ScriptEnv {
+                seed: match admitted.env.entropy {
+                    toolhost_runtime::Entropy::Seeded(s) => s,
+                    toolhost_runtime::Entropy::Os => crate::script::fresh_seed(),
+                },
+                start_ms: admitted.env.clock.wall_ms(),
+            },
+        };
         let staging = self
             .b
             .staging
             .clone()
             .unwrap_or_else(|| toolhost_effects::private_dir("staging"));
-        Arc::new(Script::new(
-            admitted.call.clone(),
+        let script = Script::new(
+            call.clone(),
             admitted.env_position,
             admitted.replay.as_ref().map(|(k, _)| k.clone()),
             Arc::new(Transaction::new(
@@ -1569,7 +1632,48 @@ impl Pipeline {
             )),
             tool.policy.limits.max_tool_calls,
             admitted.reach.clone(),
-        ))
+            env,
+        );
+        let script = match checkpoint {
+            None => script,
+            Some(c) => script.resume(c, &self.baselines).map_err(|why| {
+                ToolFailure::new(
+                    FailureCode::ApprovalDenied,
+                    format!(
+                        "the script cannot go on from where it stopped: {why}; call `{}` again",
+                        call.name()
+                    ),
+                )
+            })?,
+        };
+        Ok(Arc::new(script))
+    }
+
+    /// A script stopped to wait for an answer (`pending`): its checkpoint
+    /// kept, its reference added to the failure (`info.resume`) for the
+    /// front end to send back with the answer. A checkpoint that cannot be
+    /// kept makes the question a refusal (fail closed: an answer could not
+    /// be acted on).
+    fn suspend(&self, script: &Script, call: &FrozenCall, pending: ToolFailure) -> ToolFailure {
+        match Checkpoint::keep(script, call, &self.checkpoints) {
+            Ok(reference) => {
+                let mut info = match pending.info.clone() {
+                    Some(Value::Object(o)) => o,
+                    _ => Map::new(),
+                };
+                info.insert("resume".into(), json!(reference));
+                ToolFailure {
+                    info: Some(Value::Object(info)),
+                    ..pending
+                }
+            }
+            Err(why) => ToolFailure::new(
+                FailureCode::ApprovalDenied,
+                format!(
+                    "the script needs an answer it cannot wait for here: {why}; nothing was changed"
+                ),
+            ),
+        }
     }
 
     /// Dispatches a code runner, serving its script's calls (one at a
@@ -1590,12 +1694,21 @@ impl Pipeline {
             tools: Some(Arc::new(requests)),
             transaction: None,
         };
+        // The script's own randomness and clock: the same on every run of
+        // it, so a retry after an answer repeats its calls.
+        let mut env = env.clone();
+        env.entropy = toolhost_runtime::Entropy::Seeded(script.env.seed);
+        env.guest_clock = Some(Arc::new(toolhost_contract::clock::SteppingClock::new(
+            script.env.start_ms,
+            0,
+            toolhost_contract::clock::VIRTUAL_STEP_NS,
+        )));
         let dispatch = wrappers::dispatch(
             &self.b.wrappers,
             call,
             tool,
             args_text,
-            env,
+            &env,
             signal,
             extra,
             scope,
@@ -1628,21 +1741,22 @@ impl Pipeline {
         Box::pin(async move {
             let Some(index) = script.next_call() else {
                 return CallReply {
-                    outcome: CallOutcome::Failed(
-                        ToolFailure::new(
-                            FailureCode::ToolCallLimit,
-                            format!(
-                                "the script made its {} tool calls, the most its policy allows \
-                                 (max_tool_calls); this one did not run. Do more per call, or \
-                                 return what you have",
-                                script.max_calls
-                            ),
-                        )
-                        .with_info(json!({"maxToolCalls": script.max_calls})),
-                    ),
+                    outcome: CallOutcome::Failed(limit(script.max_calls)),
                     waited: std::time::Duration::ZERO,
                 };
             };
+            // Made before the script stopped for an answer: its outcome
+            // then, and nothing runs.
+            if let Some(replayed) = script.replayed(index, &name, &arguments) {
+                let outcome = match replayed {
+                    Ok(o) => o,
+                    Err(f) => CallOutcome::Failed(f),
+                };
+                return CallReply {
+                    outcome,
+                    waited: std::time::Duration::ZERO,
+                };
+            }
             let parent = &script.parent;
             let call = ToolCall {
                 call_id: format!("{}#{index}", parent.call_id()),
@@ -1651,9 +1765,11 @@ impl Pipeline {
                 agent: parent.agent().map(str::to_owned),
                 parent: Some(parent.call_id().to_owned()),
                 principal: parent.principal().map(str::to_owned),
+                resume: None,
             };
             let savepoint = script.transaction.savepoint();
             let admitted = self.admit(call, Origin::Script(script.clone(), index));
+            let arguments = admitted.call.arguments().clone();
             let clock = admitted.env.clock.clone();
             let tool = admitted.call.name().to_owned();
             let t0 = clock.monotonic_ns();
@@ -1665,11 +1781,8 @@ impl Pipeline {
                 script.transaction.rollback(savepoint);
             }
             let code = result.error().map(|e| e.code.as_str().to_owned());
-            script.ended(
-                &tool,
-                code.as_deref(),
-                clock.monotonic_ns().saturating_sub(t0) / 1000,
-            );
+            let us = clock.monotonic_ns().saturating_sub(t0) / 1000;
+            script.ended(&tool, code.as_deref(), us);
             let outcome = match result {
                 ToolResult::Success(s) => CallOutcome::Value(s.value.to_string()),
                 ToolResult::Failure { error, .. }
@@ -1679,12 +1792,25 @@ impl Pipeline {
                 }
                 ToolResult::Failure { error, .. } => CallOutcome::Failed(error),
             };
+            script.record(&tool, &arguments, &outcome, us);
             CallReply {
                 outcome,
                 waited: std::time::Duration::from_nanos(waited),
             }
         })
     }
+}
+
+/// The failure of a script's call past its `max_tool_calls`.
+fn limit(max: u64) -> ToolFailure {
+    ToolFailure::new(
+        FailureCode::ToolCallLimit,
+        format!(
+            "the script made its {max} tool calls, the most its policy allows (max_tool_calls); \
+             this one did not run. Do more per call, or return what you have"
+        ),
+    )
+    .with_info(json!({"maxToolCalls": max}))
 }
 
 /// Runs a listener; its error or panic becomes a `listener_failed` failure.

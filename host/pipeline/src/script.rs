@@ -24,8 +24,23 @@
 //! The runner sends a name and arguments and nothing else: the parent, the
 //! caller, the principal and every decision are the host's. Calls run one
 //! at a time, in the order the script makes them.
+//!
+//! **A script that waits for an answer it cannot wait for.** Under MCP
+//! 2026-07-28 a server asks the person by ending the request
+//! `input_required`; the client sends the call again with the answer. A
+//! script that reaches such a question (a call's `ask`, or the approval of
+//! its effects at the end) stops there, and leaves a [`Checkpoint`]: the
+//! results of the calls it made so far, its staged changes, and the seed
+//! and start time its own randomness and clock came from. The retry brings
+//! the checkpoint's reference back (sealed into the request state by the
+//! front end); the script runs again from its start in the same virtual
+//! environment, its calls up to the question are answered from the
+//! checkpoint (none runs twice, none is asked about twice) and the rest run
+//! live. A call that does not repeat the recorded one (the script took
+//! another path) fails the script rather than mixing two runs.
 
-use crate::call::FrozenCall;
+use crate::bound::Artifacts;
+use crate::call::{FrozenCall, ParsedArguments, parse_arguments};
 use crate::paths::{GrantView, RealTree, ViewError};
 use crate::repeat::Previous;
 use crate::replay::CallKey;
@@ -33,13 +48,164 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
-use toolhost_effects::{FsError, Transaction};
+use toolhost_contract::{FailureCode, ToolFailure};
+use toolhost_effects::{FsError, Transaction, TxSnapshot};
 use toolhost_policy::FsGrant;
 use toolhost_runtime::{CallFuture, CallOutcome, CallReply, ToolCaller};
 
 /// Most of a script's calls listed one by one in its result's
 /// `_meta.toolhost.extra.calls` (the rest are counted).
 pub(crate) const MAX_CALLS_IN_META: usize = 100;
+
+/// The format tag of a checkpoint.
+const CHECKPOINT_FORMAT: &str = "toolhost-script-checkpoint";
+
+/// The largest checkpoint kept (its staged files, as base64, and its
+/// calls' values): past it the script's question is refused rather than
+/// asked, since its answer could not be acted on.
+pub(crate) const MAX_CHECKPOINT_BYTES: usize = 16 << 20;
+
+/// The randomness and clock a script's own code sees: the same on every
+/// run of the script, so its retry repeats its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ScriptEnv {
+    /// Seeds the runner's randomness.
+    pub(crate) seed: u64,
+    /// Where the runner's clock starts (ms since the epoch; it moves 1 ms
+    /// per read).
+    pub(crate) start_ms: u64,
+}
+
+/// One call of a script, as a checkpoint keeps it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Recorded {
+    tool: String,
+    /// SHA-256 of the canonical arguments.
+    args: String,
+    /// `{"value": …}` or `{"failure": {code, message, info}}`.
+    outcome: Value,
+    /// Its time, in µs.
+    us: u64,
+}
+
+/// Where a script stopped to wait for an answer: what its retry needs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Checkpoint {
+    format: String,
+    /// The runner's tool.
+    tool: String,
+    /// SHA-256 of the runner call's canonical arguments (the script).
+    script: String,
+    env: ScriptEnv,
+    calls: Vec<Recorded>,
+    tx: TxSnapshot,
+    /// What the script's calls saw of the files they read or wrote (grant
+    /// directory, path, content digest): the retry's session knows them
+    /// too, as if its calls had run there.
+    #[serde(default)]
+    baselines: Vec<(std::path::PathBuf, std::path::PathBuf, String)>,
+    /// Why the script's effects must be approved when it ends (its calls
+    /// that deferred their `ask` to their effects): still asked after the
+    /// retry, though those calls do not run again.
+    #[serde(default)]
+    ask_effects: Vec<String>,
+}
+
+/// SHA-256 of arguments' canonical JSON (of the raw text when they are not
+/// JSON), as replay keys hash them.
+fn args_digest(arguments: &ParsedArguments) -> String {
+    match arguments {
+        ParsedArguments::Json(v) => toolhost_contract::canonical_sha256(v),
+        ParsedArguments::Raw(r) => toolhost_contract::sha256_hex(format!("raw\0{r}").as_bytes()),
+    }
+}
+
+impl Checkpoint {
+    /// Stores the checkpoint of `script` (run by `call`) in `store` for the
+    /// caller; its reference, to send back with the answer.
+    pub(crate) fn keep(
+        script: &Script,
+        call: &FrozenCall,
+        store: &Artifacts,
+    ) -> Result<String, String> {
+        let tx = script
+            .transaction
+            .snapshot()
+            .map_err(|e| format!("its staged changes cannot be read back: {e}"))?;
+        let (calls, baselines, ask_effects) = {
+            let st = script.lock();
+            (
+                st.recorded.clone(),
+                st.baselines.clone(),
+                st.ask_effects.clone(),
+            )
+        };
+        let checkpoint = Checkpoint {
+            format: CHECKPOINT_FORMAT.into(),
+            tool: call.name().to_owned(),
+            script: args_digest(call.arguments()),
+            env: script.env,
+            calls,
+            tx,
+            baselines,
+            ask_effects,
+        };
+        let text = serde_json::to_string(&checkpoint).map_err(|e| e.to_string())?;
+        if text.len() > MAX_CHECKPOINT_BYTES {
+            return Err(format!(
+                "what it staged and read so far is {} bytes, more than the {MAX_CHECKPOINT_BYTES} \
+                 kept while an answer is awaited",
+                text.len()
+            ));
+        }
+        let digest = toolhost_contract::sha256_hex(text.as_bytes());
+        let id = format!("{}-{}", call.token().as_str(), &digest[..16]);
+        let uri = store.put_owned(call.principal().unwrap_or_default(), &id, text);
+        Ok(format!("{uri}#{digest}"))
+    }
+
+    /// The checkpoint `reference` names, for `call` (the same script, the
+    /// same caller), checked whole.
+    pub(crate) fn load(
+        reference: &str,
+        call: &FrozenCall,
+        store: &Artifacts,
+    ) -> Result<Checkpoint, String> {
+        let (uri, digest) = reference
+            .split_once('#')
+            .ok_or("the reference is malformed")?;
+        let (text, _) = store
+            .page_owned(call.principal().unwrap_or_default(), uri, 0, usize::MAX)
+            .ok_or("it is no longer kept (expired, evicted, or kept by another server)")?;
+        if toolhost_contract::sha256_hex(text.as_bytes()) != digest {
+            return Err("it does not match the reference".into());
+        }
+        let c: Checkpoint =
+            serde_json::from_str(&text).map_err(|e| format!("it cannot be read: {e}"))?;
+        if c.format != CHECKPOINT_FORMAT
+            || c.tool != call.name()
+            || c.script != args_digest(call.arguments())
+        {
+            return Err("it is another call's".into());
+        }
+        Ok(c)
+    }
+
+    /// The runner's environment it recorded.
+    pub(crate) fn env(&self) -> ScriptEnv {
+        self.env
+    }
+}
+
+/// A seed nobody can predict, for a live script's randomness (which
+/// scripts use for nothing secret: the runner has no crypto API).
+pub(crate) fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write(unique().as_bytes());
+    h.finish()
+}
 
 /// One running script: what its calls share.
 pub(crate) struct Script {
@@ -56,6 +222,10 @@ pub(crate) struct Script {
     pub(crate) max_calls: u64,
     /// What the script's caller may call: its calls may call no more.
     pub(crate) reach: Option<Arc<dyn crate::listeners::Reach>>,
+    /// The randomness and clock of the script's own code.
+    pub(crate) env: ScriptEnv,
+    /// The calls an earlier attempt made, answered from its checkpoint.
+    replay: Vec<Recorded>,
     state: Mutex<State>,
 }
 
@@ -72,6 +242,10 @@ struct State {
     previous: Option<Previous>,
     /// Nanoseconds the current call waited for a person.
     waited_ns: u64,
+    /// Every call so far and how it ended, for a checkpoint.
+    recorded: Vec<Recorded>,
+    /// What the calls saw of the files they read or wrote.
+    baselines: Vec<(std::path::PathBuf, std::path::PathBuf, String)>,
 }
 
 impl Script {
@@ -83,6 +257,7 @@ impl Script {
         transaction: Arc<Transaction>,
         max_calls: u64,
         reach: Option<Arc<dyn crate::listeners::Reach>>,
+        env: ScriptEnv,
     ) -> Script {
         Script {
             parent,
@@ -91,8 +266,114 @@ impl Script {
             transaction,
             max_calls,
             reach,
+            env,
+            replay: Vec::new(),
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// The script goes on from `checkpoint`: its staged changes staged
+    /// again, its calls answered from it, what they saw of the files known
+    /// to `baselines` (this session's).
+    pub(crate) fn resume(
+        mut self,
+        checkpoint: Checkpoint,
+        baselines: &crate::baseline::Baselines,
+    ) -> Result<Script, String> {
+        self.transaction
+            .restore(checkpoint.tx)
+            .map_err(|e| format!("its staged changes cannot be staged again: {e}"))?;
+        self.replay = checkpoint.calls;
+        for (host, rel, digest) in &checkpoint.baselines {
+            baselines.remember(host.clone(), rel.clone(), digest);
+        }
+        let mut st = self.lock();
+        st.baselines = checkpoint.baselines;
+        st.ask_effects = checkpoint.ask_effects;
+        drop(st);
+        Ok(self)
+    }
+
+    /// A call saw these files (grant directory, path, digest).
+    pub(crate) fn saw(&self, seen: Vec<(std::path::PathBuf, std::path::PathBuf, String)>) {
+        let mut st = self.lock();
+        for s in seen {
+            st.baselines.retain(|(h, r, _)| (h, r) != (&s.0, &s.1));
+            st.baselines.push(s);
+        }
+    }
+
+    /// Call `index` (from 1), `tool` on `arguments`, when an earlier
+    /// attempt made it: its outcome, or why the script did not repeat it.
+    pub(crate) fn replayed(
+        &self,
+        index: u64,
+        tool: &str,
+        arguments: &str,
+    ) -> Option<Result<CallOutcome, ToolFailure>> {
+        let i = usize::try_from(index).ok()?.checked_sub(1)?;
+        let rec = self.replay.get(i)?;
+        let args = args_digest(&parse_arguments(arguments));
+        if rec.tool != tool || rec.args != args {
+            return Some(Err(ToolFailure::new(
+                FailureCode::Conflict,
+                format!(
+                    "the script did not repeat its calls when it went on after the answer: its \
+                     call {index} was `{}` and is now `{tool}` (a script must make the same calls \
+                     in the same order every run); call run_code again",
+                    rec.tool
+                ),
+            )));
+        }
+        let outcome = match (rec.outcome.get("value"), rec.outcome.get("failure")) {
+            (Some(v), _) => CallOutcome::Value(v.to_string()),
+            (None, Some(f)) => match serde_json::from_value::<ToolFailure>(f.clone()) {
+                Ok(f) => CallOutcome::Failed(f),
+                Err(e) => {
+                    return Some(Err(ToolFailure::new(
+                        FailureCode::HostError,
+                        format!("the checkpoint's call {index} cannot be read: {e}"),
+                    )));
+                }
+            },
+            (None, None) => {
+                return Some(Err(ToolFailure::new(
+                    FailureCode::HostError,
+                    format!("the checkpoint's call {index} has no outcome"),
+                )));
+            }
+        };
+        let code = match &outcome {
+            CallOutcome::Failed(f) => Some(f.code.as_str().to_owned()),
+            _ => None,
+        };
+        self.ended(tool, code.as_deref(), rec.us);
+        self.lock().recorded.push(rec.clone());
+        Some(Ok(outcome))
+    }
+
+    /// A call ran: kept for a checkpoint (a call that stops the script to
+    /// wait for an answer is not: it runs again with the answer).
+    pub(crate) fn record(
+        &self,
+        tool: &str,
+        arguments: &ParsedArguments,
+        outcome: &CallOutcome,
+        us: u64,
+    ) {
+        let outcome = match outcome {
+            CallOutcome::Value(v) => {
+                json!({"value": serde_json::from_str::<Value>(v).unwrap_or(Value::Null)})
+            }
+            CallOutcome::Failed(f) => json!({"failure": f}),
+            CallOutcome::Suspend(_) => return,
+        };
+        self.lock().recorded.push(Recorded {
+            tool: tool.to_owned(),
+            args: args_digest(arguments),
+            outcome,
+            us,
+        });
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -76,7 +76,7 @@ pub use types::{
     DEFAULT_MAX_FILES_CREATED, DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS,
-    Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, Sandbox, ToolPolicy,
+    Decision, FsGrant, FsMode, Limits, Mode, NetRule, RenderMode, Sandbox, ToolPolicy,
 };
 
 /// The only value of `version` accepted in policy files.
@@ -348,8 +348,12 @@ fs = []
         assert_eq!(d.callers, Callers::Both);
         assert!(!d.sandbox.call_tools);
         assert_eq!(d.limits.max_tool_calls, DEFAULT_MAX_TOOL_CALLS);
-        let e = Policy::parse("version = 1\ncallers = \"anyone\"\n", "p.toml", Path::new("/"))
-            .expect_err("an unknown caller");
+        let e = Policy::parse(
+            "version = 1\ncallers = \"anyone\"\n",
+            "p.toml",
+            Path::new("/"),
+        )
+        .expect_err("an unknown caller");
         assert!(e.to_string().starts_with("p.toml:2:"), "{e}");
         assert!(e.to_string().contains("model"), "{e}");
     }

@@ -416,6 +416,77 @@ impl fmt::Display for Callers {
     }
 }
 
+/// How a toolbox offers its tools to the model (the toolbox file's `mode`,
+/// `toolhost serve --mode`).
+///
+/// - `native`: each tool the model may call is advertised with its own
+///   schema (the default);
+/// - `code`: the reserved `run_code` tool is advertised instead, with the
+///   typed API of every tool a script may call in its description; tools
+///   only the model may call are still advertised themselves;
+/// - `both`: `run_code` and every tool the model may call.
+///
+/// The mode decides what is advertised; a tool's [`Callers`] decide who
+/// may call it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Every tool with its own schema.
+    #[default]
+    Native,
+    /// `run_code` instead of the schemas of the tools scripts may call.
+    Code,
+    /// `run_code` and every tool's own schema.
+    Both,
+}
+
+impl Mode {
+    /// The word used in toolbox files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Native => "native",
+            Mode::Code => "code",
+            Mode::Both => "both",
+        }
+    }
+
+    /// Whether `run_code` is served.
+    pub fn runs_code(self) -> bool {
+        self != Mode::Native
+    }
+
+    /// Whether a tool with these callers is advertised to the model as a
+    /// tool of its own.
+    pub fn lists(self, callers: Callers) -> bool {
+        match self {
+            Mode::Native | Mode::Both => callers.model(),
+            // Scripts reach it through run_code; only what a script may
+            // not call is listed itself.
+            Mode::Code => callers == Callers::Model,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "native" => Ok(Mode::Native),
+            "code" => Ok(Mode::Code),
+            "both" => Ok(Mode::Both),
+            other => Err(format!(
+                "unknown mode `{other}`; expected `native`, `code` or `both`"
+            )),
+        }
+    }
+}
+
 /// What an `ask` decision asks the user to approve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

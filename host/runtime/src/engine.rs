@@ -94,6 +94,10 @@ pub(crate) struct RuntimeInner {
     /// One permit per pool slot: a call waits here for a free instance
     /// instead of failing when the pool is busy.
     pub(crate) slots: Arc<tokio::sync::Semaphore>,
+    /// Code runners running at once: at most half the pool, so the calls
+    /// their scripts make (each needing a slot while its runner holds one)
+    /// always find one: runners alone can never fill the pool.
+    pub(crate) runners: Arc<tokio::sync::Semaphore>,
     /// One compilation at a time (FIFO).
     pub(crate) compiles: tokio::sync::Semaphore,
     /// Calls waiting for a pool slot now.
@@ -159,6 +163,9 @@ impl Runtime {
         let slots = Arc::new(tokio::sync::Semaphore::new(
             config.max_instances.max(1) as usize
         ));
+        let runners = Arc::new(tokio::sync::Semaphore::new(
+            (config.max_instances / 2).max(1) as usize,
+        ));
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
                 engine,
@@ -166,6 +173,7 @@ impl Runtime {
                 cache,
                 config,
                 slots,
+                runners,
                 compiles: tokio::sync::Semaphore::new(1),
                 queued: Default::default(),
                 instances: Default::default(),

@@ -350,6 +350,21 @@ impl LoadedComponent {
         if cancel.is_cancelled() {
             return (Err(cancelled()), report);
         }
+        // A code runner waits for a runner's turn first (see `runners`).
+        let _runner = match &scope.tools {
+            None => None,
+            Some(_) => {
+                let _waiting = Queued::enter(&self.rt.queued);
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return (Err(cancelled()), report),
+                    permit = self.rt.runners.clone().acquire_owned() => match permit {
+                        Ok(p) => Some(p),
+                        Err(_) => return (Err(shutting_down()), report),
+                    },
+                }
+            }
+        };
         let slot = match self.rt.slots.clone().try_acquire_owned() {
             Ok(p) => p,
             Err(tokio::sync::TryAcquireError::Closed) => return (Err(shutting_down()), report),

@@ -445,6 +445,42 @@ impl Baselines {
         handles
     }
 
+    /// What this session knows of the files `paths` name: each one's grant
+    /// directory, path in it, and content digest (hex), for the ones it
+    /// has seen. A script waiting for an answer keeps them in its
+    /// checkpoint, so its retry (another session, perhaps) knows them too.
+    pub fn known(&self, paths: &[ResolvedPath]) -> Vec<(PathBuf, PathBuf, String)> {
+        let seen = self.lock();
+        paths
+            .iter()
+            .filter_map(|p| {
+                let key = Self::key(p);
+                seen.get(&key)
+                    .map(|d| (key.0.clone(), key.1.clone(), toolhost_contract::hex(d)))
+            })
+            .collect()
+    }
+
+    /// Remembers that the file `rel` of the grant directory `host` was seen
+    /// with the content digest `digest` (hex, as [`known`](Self::known)
+    /// gives it); a malformed digest is ignored.
+    pub fn remember(&self, host: PathBuf, rel: PathBuf, digest: &str) {
+        let mut d = [0u8; DIGEST_BYTES];
+        if digest.len() != 2 * DIGEST_BYTES {
+            return;
+        }
+        for (i, b) in d.iter_mut().enumerate() {
+            match digest
+                .get(2 * i..2 * i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                Some(v) => *b = v,
+                None => return,
+            }
+        }
+        self.lock().insert((host, rel), d);
+    }
+
     /// Records the current content of every file a successful call read or wrote.
     pub fn record(&self, paths: &[ResolvedPath]) {
         self.record_with(paths, None, "", 0);

@@ -238,6 +238,9 @@ pub struct Host {
     runtime: Runtime,
     registry: Registry,
     artifacts: Arc<Artifacts>,
+    /// Checkpoints of scripts waiting for an answer (never served as
+    /// resources).
+    checkpoints: Arc<Artifacts>,
     current: Mutex<Current>,
     store_dir: Option<PathBuf>,
     journal: Arc<Journal>,
@@ -292,19 +295,21 @@ impl Host {
         for id in &recovery.rolled_back {
             tracing::warn!(entry = %id, "rolled back a commit interrupted before its commit point");
         }
-        let artifacts = match &config.artifacts_dir {
-            None => Artifacts::with_capacity(config.artifact_capacity),
-            Some(dir) => Artifacts::in_dir(dir, config.artifact_capacity).map_err(|error| {
-                HostError::Artifacts {
-                    path: dir.clone(),
-                    error,
-                }
-            })?,
+        let store = |dir: Option<PathBuf>| match dir {
+            None => Ok(Artifacts::with_capacity(config.artifact_capacity)),
+            Some(dir) => Artifacts::in_dir(&dir, config.artifact_capacity)
+                .map_err(|error| HostError::Artifacts { path: dir, error }),
         };
+        let artifacts = store(config.artifacts_dir.clone())?;
+        // Beside the artifacts, so replicas that share them resume each
+        // other's scripts (a subdirectory: the artifact store lists only
+        // its own files).
+        let checkpoints = store(config.artifacts_dir.as_ref().map(|d| d.join("checkpoints")))?;
         Ok(Host {
             runtime,
             registry: Registry::new(),
             artifacts: Arc::new(artifacts),
+            checkpoints: Arc::new(checkpoints),
             current: Mutex::new(Current::default()),
             store_dir: config.store_dir,
             journal: Arc::new(journal),
@@ -369,6 +374,7 @@ impl Host {
     pub fn session(&self) -> PipelineBuilder {
         Pipeline::builder(self.registry.clone())
             .artifacts(self.artifacts.clone())
+            .checkpoints(self.checkpoints.clone())
             .journal(self.journal.clone())
             .staging_dir(self.runtime.staging_dir())
     }

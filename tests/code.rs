@@ -1,0 +1,820 @@
+//! Code mode through the host assembly, as a front end uses it: a toolbox
+//! with `mode = "both"`, the built-in tools under their default policies,
+//! and `run_code` scripts whose every tool call is a whole pipeline call:
+//! checked, approved, limited, staged in one transaction, recorded.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{SessionEvent, ToolCall, ToolResult};
+use toolhost_pipeline::replay::{Layer, Mode, Replay};
+use toolhost_pipeline::{
+    Approval, ApprovalRequest, Approver, Pipeline, Reach, SessionLog, read_log,
+};
+use toolhost_tests::{Workspace, shared_cache};
+use toolhost_toolbox::{Host, HostConfig, find_toolbox};
+
+/// The built-ins in code mode: `read`, `grep`, `list` allowed; `write`
+/// asks after a staged run (its effects); `edit` asks from its arguments.
+const TOOLBOX: &str = r#"version = 1
+mode = "both"
+
+[[component]]
+source = "builtin:read"
+[[component]]
+source = "builtin:grep"
+[[component]]
+source = "builtin:list"
+[[component]]
+source = "builtin:write"
+[[component]]
+source = "builtin:edit"
+"#;
+
+struct Fixture {
+    ws: Workspace,
+    host: Host,
+    _journal: tempfile::TempDir,
+}
+
+async fn fixture(toolbox: &str) -> Fixture {
+    let ws = Workspace::new(&[
+        ("notes.txt", "alpha\nTODO: first\nomega\n"),
+        ("src/a.rs", "fn a() {}\n// TODO: a\n// TODO: b\n"),
+        ("src/b.rs", "fn b() {}\n"),
+    ]);
+    std::fs::write(ws.file("toolhost.toml"), toolbox).unwrap();
+    let journal = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig {
+        cache_dir: Some(shared_cache()),
+        max_instances: 8,
+        journal_dir: Some(journal.path().to_owned()),
+        ..HostConfig::default()
+    })
+    .unwrap();
+    host.load(&find_toolbox(None, ws.path()).unwrap())
+        .await
+        .unwrap();
+    Fixture {
+        ws,
+        host,
+        _journal: journal,
+    }
+}
+
+/// An approver that answers from a list and remembers what it was asked.
+#[derive(Default)]
+struct Scripted {
+    answers: Mutex<VecDeque<Approval>>,
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl Scripted {
+    fn answering(answers: impl IntoIterator<Item = Approval>) -> Arc<Scripted> {
+        Arc::new(Scripted {
+            answers: Mutex::new(answers.into_iter().collect()),
+            asked: Mutex::default(),
+        })
+    }
+    fn asked(&self) -> Vec<ApprovalRequest> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl Approver for Scripted {
+    async fn approve(&self, request: &ApprovalRequest) -> Approval {
+        self.asked.lock().unwrap().push(request.clone());
+        self.answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| Approval::Denied("no answer left in the test".into()))
+    }
+}
+
+async fn run(p: &Pipeline, id: &str, code: &str) -> ToolResult {
+    p.execute(
+        ToolCall::new(id, "run_code", json!({ "code": code }).to_string()),
+        CancellationToken::new(),
+    )
+    .await
+}
+
+/// What the script returned.
+fn result(r: &ToolResult) -> Value {
+    assert!(!r.is_error(), "the script failed: {}", r.text());
+    r.value().expect("a value")["result"].clone()
+}
+
+fn code(r: &ToolResult) -> String {
+    r.error()
+        .map(|e| e.code.as_str().to_owned())
+        .unwrap_or_else(|| panic!("expected a failure, got {}", r.text()))
+}
+
+/// The inner calls the result lists: (tool, code).
+fn calls(r: &ToolResult) -> Vec<(String, Option<String>)> {
+    r.meta().extra["calls"]["list"]
+        .as_array()
+        .expect("the calls")
+        .iter()
+        .map(|c| {
+            (
+                c["tool"].as_str().unwrap().to_owned(),
+                c["code"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+/// Every file of the tree and its bytes.
+fn tree(ws: &Workspace) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(ws.path(), ws.path(), &mut out);
+    out
+}
+
+#[tokio::test]
+async fn a_script_reads_and_greps_and_returns_a_summary_with_its_calls_logged() {
+    let f = fixture(TOOLBOX).await;
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(SessionLog::open(&log_dir.path().join("s.jsonl")).unwrap());
+    let p = f.host.session().session_log(log).build();
+    let r = run(
+        &p,
+        "c1",
+        r#"const hits = await tools.grep({pattern: "TODO", path: "."});
+const perFile = {};
+for (const m of hits.matches) perFile[m.path] = (perFile[m.path] || 0) + 1;
+const notes = await tools.read({path: "notes.txt"});
+console.log("files with TODOs:", Object.keys(perFile).length);
+return {perFile, firstLine: notes.lines[0]};"#,
+    )
+    .await;
+    assert_eq!(
+        result(&r),
+        json!({"perFile": {"/workspace/notes.txt": 1, "/workspace/src/a.rs": 2}, "firstLine": "alpha"})
+    );
+    assert_eq!(
+        r.value().unwrap()["console"],
+        json!(["files with TODOs: 2"])
+    );
+    assert!(
+        r.text()
+            .starts_with("console:\nfiles with TODOs: 2\n\nresult:\n"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(
+        calls(&r),
+        [("grep".to_owned(), None), ("read".to_owned(), None)]
+    );
+    // The log: the script's call, then each inner call naming it as parent.
+    let events = read_log(&log_dir.path().join("s.jsonl")).unwrap().events;
+    let called: Vec<(String, Option<String>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::ToolCall(c) => Some((c.tool.clone(), c.parent.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        called,
+        [
+            ("run_code".to_owned(), None),
+            ("grep".to_owned(), Some("c1".to_owned())),
+            ("read".to_owned(), Some("c1".to_owned())),
+        ]
+    );
+    let results = events
+        .iter()
+        .filter(|e| matches!(e, SessionEvent::ToolResult(_)))
+        .count();
+    assert_eq!(results, 3, "a result event for each call");
+}
+
+#[tokio::test]
+async fn a_denied_path_is_a_catchable_error_and_deny_comes_before_ask() {
+    let f = fixture(TOOLBOX).await;
+    let approver = Scripted::answering([]);
+    let p = f.host.session().approver(approver.clone()).build();
+    let r = run(
+        &p,
+        "c1",
+        r#"const codes = [];
+for (const call of [
+  () => tools.read({path: "/etc/passwd"}),
+  () => tools.edit({path: "../outside.txt", old_text: "a", new_text: "b"}),
+  () => tools.read({path: 7}),
+  () => tools.shell({cmd: "rm -rf /"}),
+]) {
+  try { await call(); codes.push("ran"); } catch (e) { codes.push([e.name, e.code, e.tool]); }
+}
+return codes;"#,
+    )
+    .await;
+    assert_eq!(
+        result(&r),
+        json!([
+            ["ToolError", "path_denied", "read"],
+            ["ToolError", "path_denied", "edit"],
+            ["ToolError", "invalid_arguments", "read"],
+            ["ToolError", "unknown_tool", "shell"],
+        ])
+    );
+    // The edit (an `ask` tool) was refused before anyone was asked.
+    assert!(approver.asked().is_empty(), "{:?}", approver.asked());
+}
+
+#[tokio::test]
+async fn a_scripts_writes_are_one_transaction_committed_with_it() {
+    let f = fixture(TOOLBOX).await;
+    // `write` approves its effects: one approval, for the whole script.
+    let approver = Scripted::answering([Approval::Approved]);
+    let p = f.host.session().approver(approver.clone()).build();
+    let before = tree(&f.ws);
+    let r = run(
+        &p,
+        "c1",
+        r#"await tools.write({path: "new.txt", content: "one\n"});
+const seen = await tools.read({path: "new.txt"});
+await tools.write({path: "notes.txt", content: "rewritten\n", baseline: undefined}).catch(e => e.code);
+const listed = await tools.list({path: "."});
+return {seen: seen.lines, listed: listed.entries.map(e => e.path)};"#,
+    )
+    .await;
+    let value = result(&r);
+    assert_eq!(
+        value["seen"],
+        json!(["one"]),
+        "a call sees the script's staged writes"
+    );
+    assert!(
+        value["listed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("new.txt")),
+        "{value}"
+    );
+    // Committed together, after one approval that showed the whole diff.
+    let asked = approver.asked();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].call_id, "c1");
+    assert_eq!(asked[0].tool, "run_code");
+    assert!(asked[0].summary.contains("new.txt"), "{}", asked[0].summary);
+    assert_eq!(f.ws.read("new.txt"), "one\n");
+    let mut after = tree(&f.ws);
+    after.remove("new.txt");
+    assert_eq!(
+        after.get("notes.txt"),
+        before.get("notes.txt"),
+        "notes.txt was never read, so its overwrite was refused (stale_baseline)"
+    );
+    // One journal entry: undo reverts the whole script.
+    let journal = f.host.journal();
+    let entries = journal.entries().unwrap();
+    assert_eq!(entries.len(), 1);
+    journal.undo(None, None).unwrap();
+    assert_eq!(tree(&f.ws), before);
+}
+
+#[tokio::test]
+async fn a_script_that_throws_after_two_writes_leaves_the_tree_byte_identical() {
+    let f = fixture(TOOLBOX).await;
+    let approver = Scripted::answering([Approval::Approved, Approval::Approved]);
+    let p = f.host.session().approver(approver.clone()).build();
+    let before = tree(&f.ws);
+    let r = run(
+        &p,
+        "c1",
+        r#"await tools.write({path: "one.txt", content: "1\n"});
+const notes = await tools.read({path: "notes.txt"});
+await tools.edit({path: "notes.txt", old_text: "alpha", new_text: "ALPHA"});
+throw new Error("changed my mind");"#,
+    )
+    .await;
+    assert_eq!(code(&r), "script_error");
+    assert!(r.text().contains("changed my mind"), "{}", r.text());
+    assert_eq!(tree(&f.ws), before);
+    assert!(f.host.journal().entries().unwrap().is_empty());
+    // The edit was asked about (from its arguments), the script's effects
+    // never were: it threw first.
+    assert_eq!(approver.asked().len(), 1);
+    assert_eq!(approver.asked()[0].tool, "edit");
+}
+
+#[tokio::test]
+async fn a_failed_call_goes_back_to_its_savepoint_and_the_script_goes_on() {
+    let f = fixture(
+        &TOOLBOX.replace(
+            "source = \"builtin:edit\"",
+            "source = \"builtin:edit\"\n[component.policy]\ndecision = \"allow\"\n[[component.policy.fs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"rw\"",
+        ),
+    )
+    .await;
+    let approver = Scripted::answering([Approval::Approved]);
+    let p = f.host.session().approver(approver).build();
+    let r = run(
+        &p,
+        "c1",
+        r#"await tools.read({path: "notes.txt"});
+await tools.edit({path: "notes.txt", old_text: "alpha", new_text: "ALPHA"});
+let failed;
+try {
+  await tools.edit({path: "notes.txt", old_text: "not there", new_text: "x"});
+} catch (e) { failed = e.code; }
+const now = await tools.read({path: "notes.txt"});
+return {failed, first: now.lines[0]};"#,
+    )
+    .await;
+    let v = result(&r);
+    assert_eq!(v["first"], "ALPHA");
+    assert!(v["failed"].is_string(), "{v}");
+    assert_eq!(f.ws.read("notes.txt"), "ALPHA\nTODO: first\nomega\n");
+    let codes: Vec<Option<String>> = calls(&r).into_iter().map(|(_, c)| c).collect();
+    assert_eq!(codes.len(), 4);
+    assert!(codes[2].is_some(), "{codes:?}");
+}
+
+#[tokio::test]
+async fn approvals_inside_a_script_reach_the_approver_and_a_decline_is_catchable() {
+    let f = fixture(TOOLBOX).await;
+    let approver = Scripted::answering([Approval::Denied("not now".into()), Approval::Approved]);
+    let p = f.host.session().approver(approver.clone()).build();
+    let r = run(
+        &p,
+        "c1",
+        r#"await tools.read({path: "notes.txt"});
+let declined;
+try {
+  await tools.edit({path: "notes.txt", old_text: "alpha", new_text: "no"});
+} catch (e) { declined = e.code; }
+await tools.edit({path: "notes.txt", old_text: "omega", new_text: "OMEGA"});
+return declined;"#,
+    )
+    .await;
+    assert_eq!(result(&r), json!("approval_denied"));
+    let asked = approver.asked();
+    assert_eq!(asked.len(), 2);
+    for a in &asked {
+        assert_eq!(a.call_id, "c1", "asked as part of the call the client made");
+        assert_eq!(a.tool, "edit");
+        assert!(a.reason.contains("`run_code` script"), "{}", a.reason);
+    }
+    assert!(
+        asked[0].summary.contains("notes.txt"),
+        "{}",
+        asked[0].summary
+    );
+    assert_eq!(f.ws.read("notes.txt"), "alpha\nTODO: first\nOMEGA\n");
+}
+
+#[tokio::test]
+async fn declining_a_scripts_effects_discards_all_of_them() {
+    let f = fixture(TOOLBOX).await;
+    let approver = Scripted::answering([Approval::Denied("no".into())]);
+    let p = f.host.session().approver(approver.clone()).build();
+    let before = tree(&f.ws);
+    let r = run(
+        &p,
+        "c1",
+        r#"await tools.write({path: "x.txt", content: "x\n"});
+await tools.write({path: "y.txt", content: "y\n"});
+return "wrote two";"#,
+    )
+    .await;
+    assert_eq!(code(&r), "approval_denied");
+    let asked = approver.asked();
+    assert_eq!(asked.len(), 1, "one question for the whole script");
+    assert!(
+        asked[0].summary.contains("x.txt") && asked[0].summary.contains("y.txt"),
+        "{}",
+        asked[0].summary
+    );
+    assert_eq!(tree(&f.ws), before);
+}
+
+/// Only `secret_read` (its policy: `callers = "code"`) and
+/// `direct_read` (`callers = "model"`), beside the built-ins.
+const CALLERS: &str = r#"version = 1
+mode = "both"
+
+[[component]]
+source = "builtin:read"
+[[component]]
+source = "builtin:read"
+prefix = "secret_"
+[component.policy]
+decision = "allow"
+callers = "code"
+[[component.policy.fs]]
+host = "."
+guest = "/workspace"
+[[component]]
+source = "builtin:read"
+prefix = "direct_"
+[component.policy]
+decision = "allow"
+callers = "model"
+[[component.policy.fs]]
+host = "."
+guest = "/workspace"
+"#;
+
+#[tokio::test]
+async fn callers_say_who_may_call_a_tool() {
+    let f = fixture(CALLERS).await;
+    let p = f.host.session().build();
+    // Direct: the code-only tool is refused, the model's is not.
+    let r = p
+        .execute(
+            ToolCall::new("d1", "secret_read", r#"{"path":"notes.txt"}"#),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(code(&r), "denied");
+    assert!(
+        r.text().contains("only be called from a script"),
+        "{}",
+        r.text()
+    );
+    let r = p
+        .execute(
+            ToolCall::new("d2", "direct_read", r#"{"path":"notes.txt"}"#),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(!r.is_error(), "{}", r.text());
+    // From a script: the other way round, and no script runs a script.
+    let r = run(
+        &p,
+        "c1",
+        r#"const out = {};
+for (const t of ["secret_read", "direct_read", "run_code"]) {
+  try { await tools[t]({path: "notes.txt", code: "return 1"}); out[t] = "ran"; }
+  catch (e) { out[t] = e.code; }
+}
+return out;"#,
+    )
+    .await;
+    let v = result(&r);
+    assert_eq!(v["direct_read"], "denied");
+    assert_eq!(v["run_code"], "denied");
+    // (secret_read's schema refuses the stray `code` argument.)
+    assert_eq!(v["secret_read"], "invalid_arguments");
+    let r = run(
+        &p,
+        "c2",
+        r#"return (await tools.secret_read({path: "notes.txt"})).lines[0];"#,
+    )
+    .await;
+    assert_eq!(result(&r), json!("alpha"));
+    // What the model is offered: run_code declares secret_read, not direct_read.
+    let listed: Vec<String> = f
+        .host
+        .registry()
+        .advertised(None)
+        .iter()
+        .map(|t| t.descriptor.name.clone())
+        .collect();
+    assert_eq!(listed, ["direct_read", "read", "run_code"]);
+    let run_code = f.host.registry().resolve("run_code", None).unwrap();
+    let d = &run_code.descriptor.description;
+    assert!(
+        d.contains("function secret_read(") && !d.contains("function direct_read("),
+        "{d}"
+    );
+    assert!(
+        run_code.descriptor.annotations.read_only,
+        "only readers are callable"
+    );
+}
+
+#[tokio::test]
+async fn code_only_tools_are_not_served_in_native_mode() {
+    let f = fixture(&CALLERS.replace("mode = \"both\"", "mode = \"native\"")).await;
+    let names: Vec<String> = f
+        .host
+        .registry()
+        .visible(None)
+        .iter()
+        .map(|t| t.descriptor.name.clone())
+        .collect();
+    assert_eq!(names, ["direct_read", "read"]);
+    let skipped = f.host.report().skipped;
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s.name == "secret_read" && s.reason.contains("mode = \"native\"")),
+        "{skipped:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_script_that_spins_ends_fuel_exhausted_or_timeout_with_nothing_committed() {
+    let policy = |limits: &str| {
+        format!(
+            "{TOOLBOX}[[component]]\nsource = \"builtin:code\"\n[component.policy]\ndecision = \"allow\"\ncallers = \"model\"\ncall_tools = true\n[component.policy.limits]\n{limits}\n"
+        )
+    };
+    for (limits, expected) in [
+        ("fuel = 2_000_000_000", "fuel_exhausted"),
+        ("fuel = 500_000_000_000\ntimeout_ms = 300", "timeout"),
+    ] {
+        let f = fixture(&policy(limits)).await;
+        let approver = Scripted::answering([Approval::Approved]);
+        let p = f.host.session().approver(approver.clone()).build();
+        let before = tree(&f.ws);
+        let r = run(
+            &p,
+            "c1",
+            r#"await tools.write({path: "spun.txt", content: "x\n"});
+while (true) {}"#,
+        )
+        .await;
+        assert_eq!(code(&r), expected, "{}", r.text());
+        assert_eq!(tree(&f.ws), before, "{expected}");
+        assert!(
+            approver.asked().is_empty(),
+            "{expected}: nothing to approve"
+        );
+    }
+}
+
+#[tokio::test]
+async fn hostile_scripts_are_contained_with_their_codes() {
+    let f = fixture(TOOLBOX).await;
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = Arc::new(SessionLog::open(&log_dir.path().join("s.jsonl")).unwrap());
+    let p = f.host.session().session_log(log).build();
+    // The bridge poisoned, and a parent forged in the arguments: the host
+    // still gets the name and arguments as written, and names the parent.
+    let r = run(
+        &p,
+        "c1",
+        r#"Object.prototype.toJSON = function () { return {path: "/etc/shadow"}; };
+JSON.stringify = () => '{"path":"/etc/shadow"}';
+Promise.prototype.then = function () { throw new Error("hijacked"); };
+let forged;
+try { await tools.read({path: "notes.txt", parent: "someone-else", _meta: {parent: "x"}}); }
+catch (e) { forged = e.code; }
+delete Object.prototype.toJSON;
+const ok = await tools.read({path: "notes.txt"});
+return {forged, first: ok.lines[0]};"#,
+    )
+    .await;
+    // Object.prototype.toJSON turned the arguments into /etc/shadow: the
+    // host refused that path; the forged keys are not in read's schema.
+    let v = result(&r);
+    assert!(
+        v["forged"] == "invalid_arguments" || v["forged"] == "path_denied",
+        "{v}"
+    );
+    assert_eq!(v["first"], "alpha");
+    let events = read_log(&log_dir.path().join("s.jsonl")).unwrap().events;
+    for e in &events {
+        if let SessionEvent::ToolCall(c) = e
+            && c.tool == "read"
+        {
+            assert_eq!(c.parent.as_deref(), Some("c1"));
+        }
+    }
+    // Huge outputs: the console is bounded in the runner, the result by
+    // the host (the rest kept as an artifact).
+    let r = run(
+        &p,
+        "c2",
+        r#"for (let i = 0; i < 20000; i++) console.log("spam ".repeat(40));
+return "x".repeat(200000);"#,
+    )
+    .await;
+    assert!(!r.is_error(), "{}", r.text());
+    let console = r.value().unwrap()["console"].as_array().unwrap().len();
+    assert!(console < 400, "{console} console lines kept");
+    assert!(r.text().len() < 40_000, "{}", r.text().len());
+    assert!(
+        r.meta().extra.contains_key("truncated"),
+        "{:?}",
+        r.meta().extra
+    );
+    // Deep recursion: a catchable RangeError, or the host's stack limit.
+    let r = run(
+        &p,
+        "c3",
+        r#"function f(n) { return n === 0 ? 0 : 1 + f(n - 1); }
+try { return f(1e7); } catch (e) { return e.name; }"#,
+    )
+    .await;
+    if r.is_error() {
+        assert_eq!(code(&r), "stack_overflow");
+    } else {
+        assert_eq!(result(&r), json!("RangeError"));
+    }
+    // Memory: the policy's bound.
+    let r = run(
+        &p,
+        "c4",
+        r#"const a = []; while (true) a.push("x".repeat(1 << 20) + a.length);"#,
+    )
+    .await;
+    assert!(
+        ["memory_limit", "script_error"].contains(&code(&r).as_str()),
+        "{}",
+        r.text()
+    );
+}
+
+#[tokio::test]
+async fn a_script_may_make_at_most_its_policys_tool_calls() {
+    let f = fixture(&format!(
+        "{TOOLBOX}[[component]]\nsource = \"builtin:code\"\n[component.policy]\ndecision = \"allow\"\ncallers = \"model\"\ncall_tools = true\n[component.policy.limits]\nmax_tool_calls = 3\n"
+    ))
+    .await;
+    let p = f.host.session().build();
+    let r = run(
+        &p,
+        "c1",
+        r#"const out = [];
+for (let i = 0; i < 5; i++) {
+  try { await tools.list({path: "."}); out.push("ok"); } catch (e) { out.push(e.code); }
+}
+return out;"#,
+    )
+    .await;
+    assert_eq!(
+        result(&r),
+        json!(["ok", "ok", "ok", "tool_call_limit", "tool_call_limit"])
+    );
+}
+
+/// A caller's reach (an OAuth token's scopes): a script reaches no more.
+struct NoWrites;
+impl Reach for NoWrites {
+    fn refuse(&self, tool: &str) -> Option<toolhost_contract::ToolFailure> {
+        (tool == "write").then(|| {
+            toolhost_contract::ToolFailure::new(
+                toolhost_contract::FailureCode::Denied,
+                "`write` needs a scope this caller lacks",
+            )
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_script_reaches_no_tool_its_caller_could_not() {
+    let f = fixture(TOOLBOX).await;
+    let p = f.host.session().approver(Scripted::answering([])).build();
+    let r = p
+        .execute_reaching(
+            ToolCall::new(
+                "c1",
+                "run_code",
+                json!({"code": r#"try { await tools.write({path: "w.txt", content: "w"}); return "wrote"; } catch (e) { return e.code; }"#}).to_string(),
+            ),
+            CancellationToken::new(),
+            None,
+            None,
+            Some(Arc::new(NoWrites)),
+        )
+        .await;
+    assert_eq!(result(&r), json!("denied"));
+    assert!(!f.ws.file("w.txt").exists());
+}
+
+#[tokio::test]
+async fn a_script_that_waits_for_an_answer_goes_on_from_its_checkpoint() {
+    let f = fixture(TOOLBOX).await;
+    let script = r#"await tools.write({path: "first.txt", content: "staged before the question\n"});
+const n = (await tools.read({path: "notes.txt"})).totalLines;
+await tools.edit({path: "notes.txt", old_text: "omega", new_text: "OMEGA " + Math.random()});
+return {n, now: Date.now()};"#;
+    let log_dir = tempfile::tempdir().unwrap();
+    let log_path = log_dir.path().join("s.jsonl");
+    let log = Arc::new(SessionLog::open(&log_path).unwrap());
+    // First request: the edit asks; the client will ask its user and come
+    // back (MCP 2026-07-28), so the approver says "pending".
+    let first = Scripted::answering([Approval::Pending("asked".into())]);
+    let p1 = f
+        .host
+        .session()
+        .approver(first.clone())
+        .session_log(log.clone())
+        .build();
+    let r = run(&p1, "c1", script).await;
+    assert_eq!(code(&r), "approval_pending", "{}", r.text());
+    let resume = r.error().unwrap().info.as_ref().unwrap()["resume"]
+        .as_str()
+        .expect("where the script stopped")
+        .to_owned();
+    assert_eq!(first.asked().len(), 1);
+    assert_eq!(first.asked()[0].tool, "edit");
+    assert!(
+        !f.ws.file("first.txt").exists(),
+        "nothing is committed while it waits"
+    );
+    let dispatched_before = p1.dispatches();
+    // The retry, in another session (a stateless request): the answer
+    // approves the edit; the write and the read are not run again, nobody
+    // is asked about them, and the write staged before the question is
+    // committed with the rest (approved once, at the end).
+    let second = Scripted::answering([Approval::Approved, Approval::Approved]);
+    let p2 = f
+        .host
+        .session()
+        .approver(second.clone())
+        .session_log(log)
+        .build();
+    let mut call = ToolCall::new("c2", "run_code", json!({ "code": script }).to_string());
+    call.resume = Some(resume.clone());
+    let r = p2.execute(call, CancellationToken::new()).await;
+    let v = result(&r);
+    assert_eq!(v["n"], 3);
+    let asked: Vec<String> = second.asked().iter().map(|a| a.tool.clone()).collect();
+    assert_eq!(
+        asked,
+        ["edit", "run_code"],
+        "the edit, then the script's effects"
+    );
+    assert_eq!(f.ws.read("first.txt"), "staged before the question\n");
+    assert!(
+        f.ws.read("notes.txt").contains("OMEGA 0."),
+        "{}",
+        f.ws.read("notes.txt")
+    );
+    // Only the edit (and the script itself) ran in the retry: write and
+    // read were answered from the checkpoint.
+    let inner: Vec<String> = read_log(&log_path)
+        .unwrap()
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::ToolCall(c) if c.parent.as_deref() == Some("c2") => Some(c.tool.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(inner, ["edit"]);
+    assert!(dispatched_before >= 3);
+    assert_eq!(p2.dispatches(), 2, "the runner and the edit");
+    // The same reference again (a replayed state) or for another script:
+    // refused, nothing runs.
+    let other = Scripted::answering([Approval::Approved]);
+    let p3 = f.host.session().approver(other).build();
+    let mut call = ToolCall::new("c3", "run_code", json!({"code": "return 1"}).to_string());
+    call.resume = Some(resume);
+    let r = p3.execute(call, CancellationToken::new()).await;
+    assert_eq!(code(&r), "approval_denied", "{}", r.text());
+}
+
+#[tokio::test]
+async fn a_script_is_recorded_and_verified_call_by_call() {
+    let f = fixture(TOOLBOX).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("script.cassette.jsonl");
+    let script = r#"const a = await tools.read({path: "src/a.rs"});
+const l = await tools.list({path: "src"});
+return {lines: a.totalLines, files: l.entries.length, r: Math.random(), t: Date.now()};"#;
+    let record = Replay::open(&cassette, Mode::Record, Layer::Cassette).unwrap();
+    let p = f
+        .host
+        .session()
+        .deterministic(7)
+        .cassette(record.clone())
+        .build();
+    let recorded = result(&run(&p, "c1", script).await);
+    record.assert_no_divergence();
+    drop(p);
+    // Verify: the script and each of its calls run again, the same.
+    let verify = Replay::open(&cassette, Mode::Replay, Layer::Verify).unwrap();
+    let p = f.host.session().cassette(verify.clone()).build();
+    assert_eq!(result(&run(&p, "c1", script).await), recorded);
+    verify.assert_no_divergence();
+    drop(p);
+    // Played back whole: nothing runs, and its calls count as played.
+    let replay = Replay::open(&cassette, Mode::Replay, Layer::Cassette).unwrap();
+    let p = f.host.session().cassette(replay.clone()).build();
+    assert_eq!(result(&run(&p, "c1", script).await), recorded);
+    assert_eq!(p.dispatches(), 0);
+    replay.assert_no_divergence();
+    drop(p);
+    // A file an inner call read changed: the divergence names that call.
+    std::fs::write(f.ws.file("src/a.rs"), "changed\n").unwrap();
+    let verify = Replay::open(&cassette, Mode::Replay, Layer::Verify).unwrap();
+    let p = f.host.session().cassette(verify.clone()).build();
+    let _ = run(&p, "c1", script).await;
+    let report = verify.finish().expect_err("a divergence").to_string();
+    assert!(report.contains("read#"), "{report}");
+}

@@ -62,6 +62,11 @@ test: setup
 	# after it reuses instead of compiling them again.
 	$(LINTED) $(CARGO) test --manifest-path guest-tools/Cargo.toml --target $(HOST)
 	$(CARGO) clippy --manifest-path guest-tools/Cargo.toml --target wasm32-wasip2 -- -D warnings
+	# The code runner (its own cargo project): its script tests natively
+	# (QuickJS built with the host's C compiler), its lints for both targets.
+	$(CARGO) fmt --check --manifest-path guest-tools/code/Cargo.toml
+	$(CARGO) test --manifest-path guest-tools/code/Cargo.toml
+	$(CARGO) clippy --manifest-path guest-tools/code/Cargo.toml --all-targets -- -D warnings
 	# The other languages' own unit tests (tests/languages.rs builds each
 	# component from source and runs it through the pipeline).
 	bash guest-tools/python/test.sh
@@ -83,6 +88,7 @@ test: setup
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench effects -- --quick
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench descriptors -- --quick
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench team -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench code -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -98,6 +104,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench effects
 	$(CARGO) bench -p toolhost --bench descriptors
 	$(CARGO) bench -p toolhost --bench team
+	$(CARGO) bench -p toolhost --bench code
 
 cassettes: setup
 	rm -rf target/demo-workspace

@@ -11,6 +11,9 @@ pin the MCP Python SDK's 1.x line, one more client generation):
                 every tool converted with `convert_schemas_to_strict=True`.
     langchain   langchain-mcp-adapters: `MultiServerMCPClient`, the tools load, a read answers,
                 a path outside the workspace reads as an error.
+    pydantic_code, openai_code
+                the same frameworks on a server in code mode (`--mode code`): `run_code` is
+                listed, and a script sent through it answers.
 
 Usage:
     frameworks.py FRAMEWORK --cmd '["toolhost", "serve", ...]' --cwd DIR [KEY=VALUE ...]
@@ -141,7 +144,66 @@ async def run_langchain(cmd: list[str], cwd: str, args: dict[str, str]) -> None:
         FACTS["denied"] = {"raised": True, "type": type(e).__name__, "text": str(e)[:300]}
 
 
-FRAMEWORKS = {"pydantic": run_pydantic, "openai": run_openai, "langchain": run_langchain}
+# Code mode: the script both frameworks send through run_code.
+SCRIPT = """const r = await tools.read({path: "notes.txt"});
+return {lines: r.totalLines, needle: r.lines.find(l => l.startsWith("needle"))};"""
+
+
+async def run_pydantic_code(cmd: list[str], cwd: str, args: dict[str, str]) -> None:
+    """pydantic-ai on a server in code mode: the toolset lists run_code, and a model that writes a
+    script (a FunctionModel: the call a real model would make) gets the script's value back."""
+    from pydantic_ai import Agent, capture_run_messages
+    from pydantic_ai.mcp import load_mcp_toolsets
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    config = {"mcpServers": {"toolhost": {"command": cmd[0], "args": cmd[1:], "cwd": cwd, "env": server_env()}}}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(config, f)
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        FACTS["tools"] = sorted(t.name for t in info.function_tools)
+        returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if returned:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("toolhost_run_code", {"code": SCRIPT})])
+
+    agent = Agent(FunctionModel(model), toolsets=load_mcp_toolsets(f.name))
+    with capture_run_messages() as messages:
+        async with agent:
+            result = await agent.run("Count the lines of notes.txt and find the needle.")
+    FACTS["output"] = str(result.output)
+    for message in messages:
+        for part in message.parts:
+            if getattr(part, "part_kind", "") == "tool-return":
+                content = part.content
+                FACTS["returned"] = content if isinstance(content, dict) else {"raw": str(content)[:500]}
+    expect("returned" in FACTS, f"run_code returned nothing: {messages}")
+
+
+async def run_openai_code(cmd: list[str], cwd: str, args: dict[str, str]) -> None:
+    """openai-agents on a server in code mode: run_code lists, converts to strict, and answers."""
+    from agents import Agent, RunContextWrapper
+    from agents.mcp import MCPServerStdio
+
+    server = MCPServerStdio(params={"command": cmd[0], "args": cmd[1:], "cwd": cwd, "env": server_env()})
+    async with server:
+        agent = Agent(name="toolhost", mcp_servers=[server], mcp_config={"convert_schemas_to_strict": True})
+        tools = await agent.get_mcp_tools(RunContextWrapper(context=None))
+        FACTS["tools"] = sorted(t.name for t in tools)
+        FACTS["strict"] = {t.name: bool(getattr(t, "strict_json_schema", False)) for t in tools}
+        r = await server.call_tool("run_code", {"code": SCRIPT})
+        FACTS["error"] = bool(r.isError)
+        FACTS["text"] = "".join(getattr(b, "text", "") for b in r.content)[:500]
+
+
+FRAMEWORKS = {
+    "pydantic": run_pydantic,
+    "openai": run_openai,
+    "langchain": run_langchain,
+    "pydantic_code": run_pydantic_code,
+    "openai_code": run_openai_code,
+}
 
 
 def main() -> int:

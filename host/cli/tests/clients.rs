@@ -1031,6 +1031,120 @@ fn cold_start(lang: Lang, transport: Transport) {
     );
 }
 
+/// 14. Code mode (`--mode code`): the model is offered `run_code` alone, its
+///     description declaring the tools; scripts read and grep, catch a
+///     denied path, write through asking tools (every inner `ask` reaches
+///     the person: over 2026-07-28 as `input_required` round trips, the
+///     script going on from its checkpoint), throw after two writes leaving
+///     the tree as it was, and spin until stopped with nothing committed.
+fn code_mode(lang: Lang, transport: Transport) {
+    let mut ws = Workspace::new();
+    ws.serve_args = vec!["--mode".into(), "code".into()];
+    let f = run(&ws, lang, transport, "code", &[]).facts;
+    assert_eq!(f["tools"], json!(["run_code"]), "{f}");
+    let bytes = f["description_bytes"].as_u64().unwrap_or(0);
+    assert!((1_000..16_384).contains(&bytes), "{f}");
+    assert_eq!(
+        f["summary"],
+        json!({
+            "files": ["/workspace/notes.txt"],
+            "lines": 3,
+            "last": "omega line"
+        }),
+        "{f}"
+    );
+    assert_eq!(f["denied"]["name"], "ToolError", "{f}");
+    assert_eq!(f["denied"]["code"], "path_denied", "{f}");
+    assert_eq!(f["denied"]["tool"], "read", "{f}");
+    // Accepted: the edit and the script's effects, committed together.
+    assert_eq!(f["accepted"], json!({"edit": "done"}), "{f}");
+    assert_eq!(
+        ws.file("from-script-accepted.txt").as_deref(),
+        Some(
+            "written by a script
+"
+        )
+    );
+    assert_eq!(
+        ws.file("notes.txt").as_deref(),
+        Some(
+            "alpha line
+needle: the quick brown fox
+omega line, edited by a script
+"
+        )
+    );
+    let calls: Vec<(&str, Value)> = f["accepted_calls"]["list"]
+        .as_array()
+        .expect("the script's calls in _meta")
+        .iter()
+        .map(|c| (c["tool"].as_str().unwrap_or(""), c["code"].clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("read", Value::Null),
+            ("edit", Value::Null),
+            ("write", Value::Null)
+        ],
+        "{f}"
+    );
+    // Declined: the edit's refusal was caught, the effects' was not.
+    assert_eq!(f["declined"]["code"], "approval_denied", "{f}");
+    assert_eq!(ws.file("from-script.txt"), None);
+    assert_eq!(f["thrown"]["code"], "script_error", "{f}");
+    for written in ["thrown-1.txt", "thrown-2.txt", "spun.txt"] {
+        assert_eq!(ws.file(written), None, "{written} was committed");
+    }
+    let spun = f["spun"]["code"].as_str().unwrap_or_default();
+    assert!(spun == "fuel_exhausted" || spun == "timeout", "{f}");
+    // The person was asked four times: the edit, the first script's
+    // effects (with its diff), the edit again, and the second script's
+    // effects; never twice about one question.
+    let asked: Vec<&str> = f["asked"]
+        .as_array()
+        .expect("asked")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(asked.len(), 4, "{f}");
+    assert!(
+        asked[0].contains("`edit`") && asked[0].contains("notes.txt"),
+        "{f}"
+    );
+    assert!(
+        asked[1].contains("`run_code`") && asked[1].contains("from-script.txt"),
+        "{f}"
+    );
+    // No inner call ran twice, whatever the round trips: one result per
+    // call the scripts made (a call that stopped to ask, `approval_pending`,
+    // ran nothing; it runs with the answer). The session log names each
+    // inner call's parent.
+    let events = ws.events();
+    let parented: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool/call" && e["parent"].is_string())
+        .collect();
+    assert!(!parented.is_empty(), "no inner call names its parent");
+    let ran = |tool: &str| {
+        events
+            .iter()
+            .filter(|e| {
+                e["type"] == "tool/result"
+                    && e["tool"] == tool
+                    && e["code"].as_str() != Some("approval_pending")
+            })
+            .count()
+    };
+    assert_eq!(ran("read"), 4, "summary, denied, accepted, declined: {f}");
+    assert_eq!(ran("edit"), 2, "accepted, declined: {f}");
+    assert_eq!(
+        ran("write"),
+        5,
+        "accepted, declined, the two that threw, the one before spinning: {f}"
+    );
+}
+
 /// An agent framework (`tests/clients/frameworks.py`), in its default
 /// configuration, spawns `toolhost serve` for `ws` over stdio.
 fn framework(ws: &Workspace, name: &str, args: &[&str]) -> Value {
@@ -1320,6 +1434,50 @@ client_tests! {
     pyclient_legacy_http_ask_accept => ask_accept(LEGACY, Http);
     pyclient_legacy_stdio_cold_start => cold_start(LEGACY, Stdio);
     pyclient_legacy_http_context_reports => context_reports(LEGACY, Http);
+}
+
+#[test]
+fn pyclient_auto_stdio_code_mode() {
+    code_mode(Lang::PyClient(AUTO), Transport::Stdio);
+}
+
+#[test]
+fn pyclient_auto_http_code_mode() {
+    code_mode(Lang::PyClient(AUTO), Transport::Http);
+}
+
+#[test]
+fn pyclient_legacy_stdio_code_mode() {
+    code_mode(Lang::PyClient(LEGACY), Transport::Stdio);
+}
+
+#[test]
+fn pydantic_ai_lists_run_code_and_calls_it() {
+    let mut ws = Workspace::new();
+    ws.serve_args = vec!["--mode".into(), "code".into()];
+    let f = framework(&ws, "pydantic_code", &[]);
+    assert_eq!(f["tools"], json!(["toolhost_run_code"]), "{f}");
+    assert_eq!(
+        f["returned"]["result"],
+        json!({"lines": 3, "needle": "needle: the quick brown fox"}),
+        "{f}"
+    );
+}
+
+#[test]
+fn openai_agents_lists_run_code_and_calls_it() {
+    let mut ws = Workspace::new();
+    ws.serve_args = vec!["--mode".into(), "code".into()];
+    let f = framework(&ws, "openai_code", &[]);
+    assert_eq!(f["tools"], json!(["run_code"]), "{f}");
+    assert_eq!(f["strict"], json!({"run_code": true}), "{f}");
+    assert_eq!(f["error"], false, "{f}");
+    assert!(
+        f["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("needle: the quick brown fox")),
+        "{f}"
+    );
 }
 
 #[test]

@@ -275,7 +275,10 @@ pub struct Limits {
     /// (see [`DEFAULT_MAX_CONTEXT_PER_SECOND`]).
     pub max_context_per_second: u64,
     /// Tool calls one script may make, for a code runner such as
-    /// `run_code` (see [`DEFAULT_MAX_TOOL_CALLS`]).
+    /// `run_code` (see [`DEFAULT_MAX_TOOL_CALLS`]). Serialized only when it
+    /// is not the default: a policy's digest (cassettes record it) stays
+    /// what it was before the key existed.
+    #[serde(skip_serializing_if = "is_default_tool_calls")]
     pub max_tool_calls: u64,
 }
 
@@ -299,6 +302,10 @@ impl Default for Limits {
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
         }
     }
+}
+
+fn is_default_tool_calls(n: &u64) -> bool {
+    *n == DEFAULT_MAX_TOOL_CALLS
 }
 
 impl Limits {
@@ -327,7 +334,9 @@ pub struct Sandbox {
     pub network: Vec<NetRule>,
     /// Whether the component may call the host's other tools (contract
     /// 0.4.0's `tools` import, which only a code runner imports). Each call
-    /// it makes is a whole pipeline call of its own.
+    /// it makes is a whole pipeline call of its own. (Serialized only when
+    /// set, as [`Limits::max_tool_calls`] is.)
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub call_tools: bool,
 }
 
@@ -397,6 +406,11 @@ impl Callers {
             Callers::Code => "code",
             Callers::Both => "both",
         }
+    }
+
+    /// Whether both may call it (the default).
+    pub fn is_both(&self) -> bool {
+        *self == Callers::Both
     }
 
     /// Whether the model may call the tool directly.
@@ -510,7 +524,9 @@ pub struct ToolPolicy {
     pub render: RenderMode,
     /// What `ask` approves: the arguments, or the staged effects.
     pub approve: ApproveMode,
-    /// Who may call it: the model, scripts, or both.
+    /// Who may call it: the model, scripts, or both. (Serialized only when
+    /// not both, as [`Limits::max_tool_calls`] is.)
+    #[serde(skip_serializing_if = "Callers::is_both")]
     pub callers: Callers,
     /// Resource bounds for the call.
     pub limits: Limits,

@@ -289,7 +289,6 @@ impl LoadedComponent {
                 budget,
                 CancellationToken::new(),
                 crate::invoke::pure_environment(),
-                crate::sandbox::Scope::default(),
                 &mut toolhost_effects::Staged::default(),
             )
             .await;

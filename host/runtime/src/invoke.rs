@@ -215,8 +215,7 @@ impl LoadedComponent {
                 inv.policy,
                 inv.budget,
                 inv.cancel,
-                (inv.entropy, clock, inv.sink),
-                scope,
+                (inv.entropy, clock, inv.sink, scope),
                 &mut staged,
             )
             .await;
@@ -302,7 +301,6 @@ impl LoadedComponent {
                 budget,
                 cancel,
                 pure_environment(),
-                Scope::default(),
                 &mut Staged::default(),
             )
             .await
@@ -322,8 +320,7 @@ impl LoadedComponent {
         policy: &ToolPolicy,
         budget: Budget,
         cancel: CancellationToken,
-        (entropy, clock, sink): Environment,
-        scope: Scope,
+        (entropy, clock, sink, scope): Environment,
         staged: &mut Staged,
     ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
         let mut report = ExecutionReport::default();
@@ -565,7 +562,14 @@ impl LoadedComponent {
 
 /// What a call observes and where it reports: its randomness, its clocks,
 /// and the sink of its progress and log messages.
-pub(crate) type Environment = (Entropy, Arc<dyn Clock>, Option<Arc<dyn ContextSink>>);
+/// (A code runner's call also brings where its tool calls go, and a
+/// script's call the script's transaction: its [`Scope`].)
+pub(crate) type Environment = (
+    Entropy,
+    Arc<dyn Clock>,
+    Option<Arc<dyn ContextSink>>,
+    Scope,
+);
 
 /// The randomness and clocks of a pure call (`render`, `list-tools`): the
 /// same fixed stream and the same virtual time on every call, and no one
@@ -575,6 +579,7 @@ pub(crate) fn pure_environment() -> Environment {
         Entropy::Seeded(0),
         Arc::new(SteppingClock::new(VIRTUAL_EPOCH_MS, 0, VIRTUAL_STEP_NS)),
         None,
+        Scope::default(),
     )
 }
 

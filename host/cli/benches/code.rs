@@ -1,0 +1,321 @@
+//! Code mode against native tool calling, in one run, optimized:
+//!
+//! - **context bytes**: for the same task, what the model must read in
+//!   each mode (the advertisement, sent with every request, and every
+//!   result) and how many requests it makes. Native: the model lists, then
+//!   reads every file in one turn of parallel calls, then answers; code: it
+//!   writes one script, then answers. Two tasks: count the TODO lines of a
+//!   generated tree of 300 files and report the top 5; read 20 files and
+//!   say which define a given function.
+//! - **start-up**: an empty `run_code` call (`return 1`), p50, beside a
+//!   native `read` of a small file.
+//! - **inner calls**: the host time one `read` made by a script adds
+//!   (a script making 100 reads against an empty one, per read) against the
+//!   same `read` made directly, as a ratio.
+//!
+//! `cargo bench -p toolhost --bench code` (`-- --quick`: fewer rounds, for
+//! `make test`).
+
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{ContentBlock, ToolCall, ToolResult};
+use toolhost_pipeline::Pipeline;
+use toolhost_pipeline::advertise::{Format, schemas};
+use toolhost_toolbox::{Host, HostConfig, find_toolbox};
+
+const FILES: usize = 300;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// A tree of `FILES` source files, some TODO lines in each.
+fn tree() -> anyhow::Result<tempfile::TempDir> {
+    let ws = tempfile::tempdir()?;
+    for i in 0..FILES {
+        let dir = ws.path().join(format!("src/mod{}", i % 12));
+        std::fs::create_dir_all(&dir)?;
+        let mut text = String::new();
+        for line in 0..40 {
+            if (line * 7 + i) % 13 == 0 || (i % 17 == 0 && line % 3 == 0) {
+                text.push_str(&format!("    // TODO: item {line} of file {i}\n"));
+            } else if line == 5 && i % 15 == 0 {
+                text.push_str("pub fn parse_config(input: &str) -> Config {\n");
+            } else {
+                text.push_str(&format!("    let value_{line} = compute({line}, {i});\n"));
+            }
+        }
+        std::fs::write(dir.join(format!("file{i}.rs")), text)?;
+    }
+    Ok(ws)
+}
+
+/// A host serving the built-in readers for `ws` in `mode`.
+async fn host(ws: &std::path::Path, mode: &str) -> anyhow::Result<Host> {
+    std::fs::write(
+        ws.join("toolhost.toml"),
+        format!(
+            "version = 1\nmode = \"{mode}\"\n[[component]]\nsource = \"builtin:read\"\n\
+             [[component]]\nsource = \"builtin:list\"\n[[component]]\nsource = \"builtin:grep\"\n"
+        ),
+    )?;
+    let host = Host::new(HostConfig {
+        cache_dir: Some(toolhost_guests::test_cache_dir()),
+        ..HostConfig::default()
+    })?;
+    host.load(&find_toolbox(None, ws)?).await?;
+    Ok(host)
+}
+
+async fn call(p: &Pipeline, id: &str, tool: &str, args: Value) -> anyhow::Result<ToolResult> {
+    let r = p
+        .execute(
+            ToolCall::new(id, tool, args.to_string()),
+            CancellationToken::new(),
+        )
+        .await;
+    anyhow::ensure!(!r.is_error(), "{tool}: {}", r.text());
+    Ok(r)
+}
+
+/// What the model reads of a result: its content blocks, as sent.
+fn read_bytes(r: &ToolResult) -> usize {
+    r.content()
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.len(),
+            other => serde_json::to_string(other).map_or(0, |s| s.len()),
+        })
+        .sum()
+}
+
+/// Bytes of the advertisement (`tools/list`'s tools, as JSON).
+fn advertised(h: &Host) -> usize {
+    serde_json::to_string(&schemas(h.registry(), None, Format::Mcp)).map_or(0, |s| s.len())
+}
+
+/// One mode's cost for a task: advertisement, results, requests.
+struct Cost {
+    advertisement: usize,
+    results: usize,
+    requests: usize,
+    answer: Value,
+}
+
+impl Cost {
+    /// What the model reads in all: the advertisement with every request,
+    /// and the results.
+    fn total(&self) -> usize {
+        self.advertisement * self.requests + self.results
+    }
+}
+
+/// Task A natively: list the tree, read every file (one turn of parallel
+/// calls), count and rank.
+async fn todos_native(h: &Host) -> anyhow::Result<Cost> {
+    let p = h.session().build();
+    let listed = call(
+        &p,
+        "l",
+        "list",
+        json!({"path": "src", "recursive": true, "limit": 2000}),
+    )
+    .await?;
+    let mut results = read_bytes(&listed);
+    let files: Vec<String> = listed.value().map_or_else(Vec::new, |v| {
+        v["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["type"] == "file")
+            .filter_map(|e| e["path"].as_str().map(|p| format!("src/{p}")))
+            .collect()
+    });
+    anyhow::ensure!(files.len() == FILES, "listed {} files", files.len());
+    let mut counts = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let r = call(&p, &format!("r{i}"), "read", json!({"path": f})).await?;
+        results += read_bytes(&r);
+        let n = r.value().map_or(0, |v| {
+            v["lines"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|l| l.as_str().is_some_and(|l| l.contains("TODO")))
+                .count()
+        });
+        counts.push((n, f.clone()));
+    }
+    counts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    counts.truncate(5);
+    Ok(Cost {
+        advertisement: advertised(h),
+        results,
+        requests: 3,
+        answer: json!(
+            counts
+                .iter()
+                .map(|(n, f)| json!([f, n]))
+                .collect::<Vec<_>>()
+        ),
+    })
+}
+
+const TODOS_SCRIPT: &str = r#"const listed = await tools.list({path: "src", recursive: true, limit: 2000});
+const counts = [];
+for (const e of listed.entries) {
+  if (e.type !== "file") continue;
+  const path = "src/" + e.path;
+  const r = await tools.read({path});
+  counts.push([path, r.lines.filter(l => l.includes("TODO")).length]);
+}
+counts.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+return counts.slice(0, 5);"#;
+
+/// Task B natively: read the 20 files (one turn), then answer.
+async fn defines_native(h: &Host, files: &[String]) -> anyhow::Result<Cost> {
+    let p = h.session().build();
+    let mut results = 0;
+    let mut found = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let r = call(&p, &format!("r{i}"), "read", json!({"path": f})).await?;
+        results += read_bytes(&r);
+        if r.text().contains("fn parse_config(") {
+            found.push(f.clone());
+        }
+    }
+    Ok(Cost {
+        advertisement: advertised(h),
+        results,
+        requests: 2,
+        answer: json!(found),
+    })
+}
+
+fn defines_script(files: &[String]) -> String {
+    format!(
+        r#"const files = {};
+const found = [];
+for (const path of files) {{
+  const r = await tools.read({{path}});
+  if (r.lines.some(l => l.includes("fn parse_config("))) found.push(path);
+}}
+return found;"#,
+        serde_json::to_string(files).unwrap_or_default()
+    )
+}
+
+/// A task in code mode: one script, then the answer.
+async fn script_cost(h: &Host, code: &str) -> anyhow::Result<Cost> {
+    let p = h.session().build();
+    let r = call(&p, "s", "run_code", json!({ "code": code })).await?;
+    Ok(Cost {
+        advertisement: advertised(h),
+        results: read_bytes(&r) + code.len(),
+        requests: 2,
+        answer: r.value().map_or(Value::Null, |v| v["result"].clone()),
+    })
+}
+
+fn row(task: &str, native: &Cost, code: &Cost) {
+    let saved = 100.0 * (1.0 - code.total() as f64 / native.total().max(1) as f64);
+    println!(
+        "| {task} | {} + {} × {} = **{}** | {} + {} × {} = **{}** | **{saved:.1} %** |",
+        native.results,
+        native.advertisement,
+        native.requests,
+        native.total(),
+        code.results,
+        code.advertisement,
+        code.requests,
+        code.total(),
+    );
+}
+
+async fn timed(p: &Pipeline, tool: &str, args: &Value, n: usize) -> anyhow::Result<Duration> {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        call(p, &format!("t{i}"), tool, args.clone()).await?;
+        times.push(t.elapsed());
+    }
+    Ok(median(times))
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let ws = tree()?;
+    let native = host(ws.path(), "native").await?;
+    let code = host(ws.path(), "code").await?;
+
+    println!("## Context bytes: what the model reads (results + advertisement × requests)\n");
+    println!("| task | native | code mode | fewer bytes |");
+    println!("|---|---|---|---|");
+    let n = todos_native(&native).await?;
+    let c = script_cost(&code, TODOS_SCRIPT).await?;
+    anyhow::ensure!(
+        n.answer == c.answer,
+        "the answers differ: {} / {}",
+        n.answer,
+        c.answer
+    );
+    row(&format!("TODO lines of {FILES} files, top 5"), &n, &c);
+    let twenty: Vec<String> = (0..20)
+        .map(|i| format!("src/mod{}/file{}.rs", (i * 15) % 12, i * 15))
+        .collect();
+    let n = defines_native(&native, &twenty).await?;
+    let c = script_cost(&code, &defines_script(&twenty)).await?;
+    anyhow::ensure!(
+        n.answer == c.answer,
+        "the answers differ: {} / {}",
+        n.answer,
+        c.answer
+    );
+    row("20 files: which define `parse_config`", &n, &c);
+    println!(
+        "\n(Requests: native 3 and 2 (list; one turn of parallel reads; the answer), code mode 2 (the script; the answer). The script's own text counts as read: the model wrote it.)\n"
+    );
+
+    let rounds = if quick { 20 } else { 400 };
+    let p = code.session().build();
+    let small = json!({"path": "src/mod0/file0.rs"});
+    // Warm both paths first.
+    timed(&p, "read", &small, 5).await?;
+    timed(&p, "run_code", &json!({"code": "return 1"}), 5).await?;
+    let read = timed(&p, "read", &small, rounds).await?;
+    let empty = timed(&p, "run_code", &json!({"code": "return 1"}), rounds).await?;
+    println!("## Start-up and inner calls ({rounds} calls a row, p50)\n");
+    println!("| | p50 |");
+    println!("|---|---|");
+    println!("| a native `read` of a 40-line file | {:.0} µs |", us(read));
+    println!(
+        "| an empty `run_code` (`return 1`) | **{:.0} µs** |",
+        us(empty)
+    );
+    let inner_n = 100;
+    let script = format!(
+        "for (let i = 0; i < {inner_n}; i++) await tools.read({{path: \"src/mod0/file0.rs\"}}); return 1;"
+    );
+    let with_reads = timed(&p, "run_code", &json!({ "code": script }), rounds / 4 + 1).await?;
+    let per_inner = with_reads.saturating_sub(empty) / inner_n;
+    println!(
+        "| a script making {inner_n} `read`s | {:.0} µs |",
+        us(with_reads)
+    );
+    println!(
+        "| one `read` made by a script: (script − empty) / {inner_n} | **{:.0} µs** |",
+        us(per_inner)
+    );
+    println!(
+        "\nAn inner `read` over a native one: **{:.2}×**",
+        us(per_inner) / us(read).max(1e-9)
+    );
+    Ok(())
+}

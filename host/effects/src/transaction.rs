@@ -57,6 +57,9 @@ struct Grant {
 pub struct Transaction {
     stage: PathBuf,
     grants: Mutex<Vec<Grant>>,
+    /// Each directory asked for, canonical: resolved once per script (a
+    /// script's every call asks for its grants, twice or three times).
+    roots: Mutex<std::collections::HashMap<PathBuf, PathBuf>>,
 }
 
 /// A transaction's staged changes as data ([`Transaction::snapshot`]): what
@@ -89,6 +92,7 @@ impl Transaction {
         Transaction {
             stage,
             grants: Mutex::new(Vec::new()),
+            roots: Mutex::default(),
         }
     }
 
@@ -100,7 +104,7 @@ impl Transaction {
     /// write access: the transaction's, made now if this is the first call
     /// granted it.
     pub fn overlay(&self, host: &Path, guest: &str) -> Result<Arc<Overlay>, TxError> {
-        let root = canonical(host)?;
+        let root = self.canonical(host)?;
         let mut grants = self.lock();
         if let Some(o) = find(&grants, &root)? {
             return Ok(o);
@@ -122,8 +126,19 @@ impl Transaction {
     /// wrote there (a read-only grant of it reads through it then, and
     /// sees those writes); `None` otherwise.
     pub fn existing(&self, host: &Path) -> Result<Option<Arc<Overlay>>, TxError> {
-        let root = canonical(host)?;
+        let root = self.canonical(host)?;
         find(&self.lock(), &root)
+    }
+
+    /// `host`, canonical (resolved at its first use in the script).
+    fn canonical(&self, host: &Path) -> Result<PathBuf, TxError> {
+        let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(root) = roots.get(host) {
+            return Ok(root.clone());
+        }
+        let root = canonical(host)?;
+        roots.insert(host.to_owned(), root.clone());
+        Ok(root)
     }
 
     /// Where the transaction is now, before a call.

@@ -564,12 +564,7 @@ impl LoadedComponent {
 /// and the sink of its progress and log messages.
 /// (A code runner's call also brings where its tool calls go, and a
 /// script's call the script's transaction: its [`Scope`].)
-pub(crate) type Environment = (
-    Entropy,
-    Arc<dyn Clock>,
-    Option<Arc<dyn ContextSink>>,
-    Scope,
-);
+pub(crate) type Environment = (Entropy, Arc<dyn Clock>, Option<Arc<dyn ContextSink>>, Scope);
 
 /// The randomness and clocks of a pure call (`render`, `list-tools`): the
 /// same fixed stream and the same virtual time on every call, and no one

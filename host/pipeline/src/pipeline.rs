@@ -1769,30 +1769,29 @@ impl Pipeline {
             };
             let savepoint = script.transaction.savepoint();
             let admitted = self.admit(call, Origin::Script(script.clone(), index));
-            let arguments = admitted.call.arguments().clone();
+            let frozen = admitted.call.clone();
             let clock = admitted.env.clock.clone();
-            let tool = admitted.call.name().to_owned();
             let t0 = clock.monotonic_ns();
-            let span = tracing::info_span!("script_call", index, tool = %tool);
+            let span = tracing::info_span!("script_call", index, tool = %frozen.name());
             let result = self.run(admitted, signal.clone()).instrument(span).await;
             let waited = script.take_waited();
             if result.is_error() {
                 // What it half did is not the script's.
                 script.transaction.rollback(savepoint);
             }
-            let code = result.error().map(|e| e.code.as_str().to_owned());
             let us = clock.monotonic_ns().saturating_sub(t0) / 1000;
-            script.ended(&tool, code.as_deref(), us);
-            let outcome = match result {
-                ToolResult::Success(s) => CallOutcome::Value(s.value.to_string()),
+            let (outcome, ended) = match result {
+                ToolResult::Success(s) => (CallOutcome::Value(s.value.to_string()), Ok(s.value)),
                 ToolResult::Failure { error, .. }
                     if error.code == FailureCode::ApprovalPending.into() =>
                 {
-                    CallOutcome::Suspend(error)
+                    (CallOutcome::Suspend(error.clone()), Err(error))
                 }
-                ToolResult::Failure { error, .. } => CallOutcome::Failed(error),
+                ToolResult::Failure { error, .. } => {
+                    (CallOutcome::Failed(error.clone()), Err(error))
+                }
             };
-            script.record(&tool, &arguments, &outcome, us);
+            script.ended(frozen, ended, us);
             CallReply {
                 outcome,
                 waited: std::time::Duration::from_nanos(waited),

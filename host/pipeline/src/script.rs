@@ -40,10 +40,11 @@
 //! another path) fails the script rather than mixing two runs.
 
 use crate::bound::Artifacts;
-use crate::call::{FrozenCall, ParsedArguments, parse_arguments};
+use crate::call::{FrozenCall, parse_arguments};
 use crate::paths::{GrantView, RealTree, ViewError};
 use crate::repeat::Previous;
 use crate::replay::CallKey;
+use crate::replay::key::arguments_hash;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -77,20 +78,60 @@ pub(crate) struct ScriptEnv {
     pub(crate) start_ms: u64,
 }
 
-/// One call of a script, as a checkpoint keeps it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// One call of a script and how it ended: listed in the result's
+/// `meta.extra.calls`, kept in a checkpoint.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Recorded {
     tool: String,
-    /// SHA-256 of the canonical arguments.
-    args: String,
-    /// `{"value": …}` or `{"failure": {code, message, info}}`.
-    outcome: Value,
+    args: Args,
+    outcome: Ended,
     /// Its time, in µs.
     us: u64,
 }
 
+/// How one of a script's calls ended.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Ended {
+    /// Its value.
+    Value(Value),
+    /// Why it failed.
+    Failure(ToolFailure),
+}
+
+/// The arguments of a script's call, as a checkpoint keeps them: their
+/// digest (the replay key's), worked out only when a checkpoint is written.
+#[derive(Debug, Clone)]
+enum Args {
+    /// Read from a checkpoint.
+    Digest(String),
+    /// The call made now.
+    Of(FrozenCall),
+}
+
+impl Args {
+    fn digest(&self) -> String {
+        match self {
+            Args::Digest(d) => d.clone(),
+            Args::Of(call) => arguments_hash(call.arguments()),
+        }
+    }
+}
+
+impl serde::Serialize for Args {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.digest())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Args {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Args, D::Error> {
+        String::deserialize(d).map(Args::Digest)
+    }
+}
+
 /// Where a script stopped to wait for an answer: what its retry needs.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Checkpoint {
     format: String,
     /// The runner's tool.
@@ -112,15 +153,6 @@ pub(crate) struct Checkpoint {
     ask_effects: Vec<String>,
 }
 
-/// SHA-256 of arguments' canonical JSON (of the raw text when they are not
-/// JSON), as replay keys hash them.
-fn args_digest(arguments: &ParsedArguments) -> String {
-    match arguments {
-        ParsedArguments::Json(v) => toolhost_contract::canonical_sha256(v),
-        ParsedArguments::Raw(r) => toolhost_contract::sha256_hex(format!("raw\0{r}").as_bytes()),
-    }
-}
-
 impl Checkpoint {
     /// Stores the checkpoint of `script` (run by `call`) in `store` for the
     /// caller; its reference, to send back with the answer.
@@ -136,7 +168,7 @@ impl Checkpoint {
         let (calls, baselines, ask_effects) = {
             let st = script.lock();
             (
-                st.recorded.clone(),
+                st.made.clone(),
                 st.baselines.clone(),
                 st.ask_effects.clone(),
             )
@@ -144,7 +176,7 @@ impl Checkpoint {
         let checkpoint = Checkpoint {
             format: CHECKPOINT_FORMAT.into(),
             tool: call.name().to_owned(),
-            script: args_digest(call.arguments()),
+            script: arguments_hash(call.arguments()),
             env: script.env,
             calls,
             tx,
@@ -185,7 +217,7 @@ impl Checkpoint {
             serde_json::from_str(&text).map_err(|e| format!("it cannot be read: {e}"))?;
         if c.format != CHECKPOINT_FORMAT
             || c.tool != call.name()
-            || c.script != args_digest(call.arguments())
+            || c.script != arguments_hash(call.arguments())
         {
             return Err("it is another call's".into());
         }
@@ -233,8 +265,11 @@ pub(crate) struct Script {
 struct State {
     /// Calls admitted so far.
     calls: u64,
-    /// Each call: the tool, how it ended (`None`: well) and its time.
-    ended: Vec<(String, Option<String>, u64)>,
+    /// Every call that ended, in order.
+    made: Vec<Recorded>,
+    /// The call that stopped the script to wait for an answer (it runs
+    /// again with the answer): its tool, code and time. Listed, never kept.
+    pending: Option<(String, String, u64)>,
     /// Why the person must approve the script's effects at the end: the
     /// reasons of the calls that deferred their `ask` to their effects.
     ask_effects: Vec<String>,
@@ -242,8 +277,6 @@ struct State {
     previous: Option<Previous>,
     /// Nanoseconds the current call waited for a person.
     waited_ns: u64,
-    /// Every call so far and how it ended, for a checkpoint.
-    recorded: Vec<Recorded>,
     /// What the calls saw of the files they read or wrote.
     baselines: Vec<(std::path::PathBuf, std::path::PathBuf, String)>,
 }
@@ -313,8 +346,8 @@ impl Script {
     ) -> Option<Result<CallOutcome, ToolFailure>> {
         let i = usize::try_from(index).ok()?.checked_sub(1)?;
         let rec = self.replay.get(i)?;
-        let args = args_digest(&parse_arguments(arguments));
-        if rec.tool != tool || rec.args != args {
+        let args = arguments_hash(&parse_arguments(arguments));
+        if rec.tool != tool || rec.args.digest() != args {
             return Some(Err(ToolFailure::new(
                 FailureCode::Conflict,
                 format!(
@@ -325,52 +358,31 @@ impl Script {
                 ),
             )));
         }
-        let outcome = match (rec.outcome.get("value"), rec.outcome.get("failure")) {
-            (Some(v), _) => CallOutcome::Value(v.to_string()),
-            (None, Some(f)) => match serde_json::from_value::<ToolFailure>(f.clone()) {
-                Ok(f) => CallOutcome::Failed(f),
-                Err(e) => {
-                    return Some(Err(ToolFailure::new(
-                        FailureCode::HostError,
-                        format!("the checkpoint's call {index} cannot be read: {e}"),
-                    )));
-                }
-            },
-            (None, None) => {
-                return Some(Err(ToolFailure::new(
-                    FailureCode::HostError,
-                    format!("the checkpoint's call {index} has no outcome"),
-                )));
-            }
+        let outcome = match &rec.outcome {
+            Ended::Value(v) => CallOutcome::Value(v.to_string()),
+            Ended::Failure(f) => CallOutcome::Failed(f.clone()),
         };
-        let code = match &outcome {
-            CallOutcome::Failed(f) => Some(f.code.as_str().to_owned()),
-            _ => None,
-        };
-        self.ended(tool, code.as_deref(), rec.us);
-        self.lock().recorded.push(rec.clone());
+        self.lock().made.push(rec.clone());
         Some(Ok(outcome))
     }
 
-    /// A call ran: kept for a checkpoint (a call that stops the script to
-    /// wait for an answer is not: it runs again with the answer).
-    pub(crate) fn record(
-        &self,
-        tool: &str,
-        arguments: &ParsedArguments,
-        outcome: &CallOutcome,
-        us: u64,
-    ) {
+    /// Call `call` of the script ended after `us` µs: with `value`, or
+    /// `failure`. A failure that is a question waiting for its answer
+    /// (`approval_pending`) is listed, never kept for a checkpoint: the call
+    /// runs again with the answer.
+    pub(crate) fn ended(&self, call: FrozenCall, outcome: Result<Value, ToolFailure>, us: u64) {
+        let mut st = self.lock();
         let outcome = match outcome {
-            CallOutcome::Value(v) => {
-                json!({"value": serde_json::from_str::<Value>(v).unwrap_or(Value::Null)})
+            Ok(v) => Ended::Value(v),
+            Err(f) if f.code == FailureCode::ApprovalPending.into() => {
+                st.pending = Some((call.name().to_owned(), f.code.as_str().to_owned(), us));
+                return;
             }
-            CallOutcome::Failed(f) => json!({"failure": f}),
-            CallOutcome::Suspend(_) => return,
+            Err(f) => Ended::Failure(f),
         };
-        self.lock().recorded.push(Recorded {
-            tool: tool.to_owned(),
-            args: args_digest(arguments),
+        st.made.push(Recorded {
+            tool: call.name().to_owned(),
+            args: Args::Of(call),
             outcome,
             us,
         });
@@ -420,25 +432,29 @@ impl Script {
         (!st.ask_effects.is_empty()).then(|| st.ask_effects.join("; "))
     }
 
-    /// A call ended: `code` when it failed.
-    pub(crate) fn ended(&self, tool: &str, code: Option<&str>, us: u64) {
-        self.lock()
-            .ended
-            .push((tool.to_owned(), code.map(str::to_owned), us));
-    }
-
     /// The calls, for the result's `meta.extra.calls`.
     pub(crate) fn calls_meta(&self) -> Value {
         let st = self.lock();
-        let list: Vec<Value> = st
-            .ended
+        let made = st.made.iter().map(|r| {
+            let code = match &r.outcome {
+                Ended::Value(_) => None,
+                Ended::Failure(f) => Some(f.code.as_str()),
+            };
+            (r.tool.as_str(), code, r.us)
+        });
+        let pending = st
+            .pending
+            .iter()
+            .map(|(tool, code, us)| (tool.as_str(), Some(code.as_str()), *us));
+        let all: Vec<(&str, Option<&str>, u64)> = made.chain(pending).collect();
+        let list: Vec<Value> = all
             .iter()
             .take(MAX_CALLS_IN_META)
             .map(|(tool, code, us)| json!({"tool": tool, "code": code, "us": us}))
             .collect();
-        let mut meta = json!({"count": st.ended.len(), "list": list});
-        if st.ended.len() > MAX_CALLS_IN_META {
-            meta["more"] = json!(st.ended.len() - MAX_CALLS_IN_META);
+        let mut meta = json!({"count": all.len(), "list": list});
+        if all.len() > MAX_CALLS_IN_META {
+            meta["more"] = json!(all.len() - MAX_CALLS_IN_META);
         }
         meta
     }

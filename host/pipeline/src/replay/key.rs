@@ -35,9 +35,10 @@ pub(crate) fn arguments_text(call: &FrozenCall) -> String {
     }
 }
 
-/// The hash part of a call's key.
-pub(crate) fn arguments_hash(call: &FrozenCall) -> String {
-    match call.arguments() {
+/// The hash part of a call's key: SHA-256 of the canonical arguments (of
+/// the raw text when they are not JSON).
+pub(crate) fn arguments_hash(arguments: &ParsedArguments) -> String {
+    match arguments {
         ParsedArguments::Json(v) => canonical_sha256(v),
         ParsedArguments::Raw(r) => sha256_hex(format!("raw\0{r}").as_bytes()),
     }

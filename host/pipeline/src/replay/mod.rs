@@ -192,7 +192,7 @@ impl Replay {
     /// Keys `call` (counting its occurrence: call this in position order)
     /// and decides what to do with it.
     pub(crate) fn admit(&self, call: &FrozenCall) -> (CallKey, Plan) {
-        let args = key::arguments_hash(call);
+        let args = key::arguments_hash(call.arguments());
         let mut st = self.lock();
         let n = st
             .occurrences

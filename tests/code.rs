@@ -95,6 +95,38 @@ impl Approver for Scripted {
     }
 }
 
+/// `TOOLBOX` with the code runner under a policy of these `limits`
+/// (lines of its `[limits]`).
+fn with_runner_limits(limits: &str) -> String {
+    format!(
+        "{TOOLBOX}[[component]]\nsource = \"builtin:code\"\n[component.policy]\ndecision = \"allow\"\ncallers = \"model\"\ncall_tools = true\n[component.policy.limits]\n{limits}\n"
+    )
+}
+
+/// A session log in a directory of its own (kept while the first lives).
+struct Log {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    log: Arc<SessionLog>,
+}
+
+impl Log {
+    fn new() -> Log {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let log = Arc::new(SessionLog::open(&path).unwrap());
+        Log {
+            _dir: dir,
+            path,
+            log,
+        }
+    }
+
+    fn events(&self) -> Vec<SessionEvent> {
+        read_log(&self.path).unwrap().events
+    }
+}
+
 async fn run(p: &Pipeline, id: &str, code: &str) -> ToolResult {
     p.execute(
         ToolCall::new(id, "run_code", json!({ "code": code }).to_string()),
@@ -151,9 +183,8 @@ fn tree(ws: &Workspace) -> BTreeMap<String, Vec<u8>> {
 #[tokio::test]
 async fn a_script_reads_and_greps_and_returns_a_summary_with_its_calls_logged() {
     let f = fixture(TOOLBOX).await;
-    let log_dir = tempfile::tempdir().unwrap();
-    let log = Arc::new(SessionLog::open(&log_dir.path().join("s.jsonl")).unwrap());
-    let p = f.host.session().session_log(log).build();
+    let log = Log::new();
+    let p = f.host.session().session_log(log.log.clone()).build();
     let r = run(
         &p,
         "c1",
@@ -184,7 +215,7 @@ return {perFile, firstLine: notes.lines[0]};"#,
         [("grep".to_owned(), None), ("read".to_owned(), None)]
     );
     // The log: the script's call, then each inner call naming it as parent.
-    let events = read_log(&log_dir.path().join("s.jsonl")).unwrap().events;
+    let events = log.events();
     let called: Vec<(String, Option<String>)> = events
         .iter()
         .filter_map(|e| match e {
@@ -526,16 +557,11 @@ async fn code_only_tools_are_not_served_in_native_mode() {
 
 #[tokio::test]
 async fn a_script_that_spins_ends_fuel_exhausted_or_timeout_with_nothing_committed() {
-    let policy = |limits: &str| {
-        format!(
-            "{TOOLBOX}[[component]]\nsource = \"builtin:code\"\n[component.policy]\ndecision = \"allow\"\ncallers = \"model\"\ncall_tools = true\n[component.policy.limits]\n{limits}\n"
-        )
-    };
     for (limits, expected) in [
         ("fuel = 2_000_000_000", "fuel_exhausted"),
         ("fuel = 500_000_000_000\ntimeout_ms = 300", "timeout"),
     ] {
-        let f = fixture(&policy(limits)).await;
+        let f = fixture(&with_runner_limits(limits)).await;
         let approver = Scripted::answering([Approval::Approved]);
         let p = f.host.session().approver(approver.clone()).build();
         let before = tree(&f.ws);
@@ -558,9 +584,8 @@ while (true) {}"#,
 #[tokio::test]
 async fn hostile_scripts_are_contained_with_their_codes() {
     let f = fixture(TOOLBOX).await;
-    let log_dir = tempfile::tempdir().unwrap();
-    let log = Arc::new(SessionLog::open(&log_dir.path().join("s.jsonl")).unwrap());
-    let p = f.host.session().session_log(log).build();
+    let log = Log::new();
+    let p = f.host.session().session_log(log.log.clone()).build();
     // The bridge poisoned, and a parent forged in the arguments: the host
     // still gets the name and arguments as written, and names the parent.
     let r = run(
@@ -585,7 +610,7 @@ return {forged, first: ok.lines[0]};"#,
         "{v}"
     );
     assert_eq!(v["first"], "alpha");
-    let events = read_log(&log_dir.path().join("s.jsonl")).unwrap().events;
+    let events = log.events();
     for e in &events {
         if let SessionEvent::ToolCall(c) = e
             && c.tool == "read"
@@ -640,10 +665,7 @@ try { return f(1e7); } catch (e) { return e.name; }"#,
 
 #[tokio::test]
 async fn a_script_may_make_at_most_its_policys_tool_calls() {
-    let f = fixture(&format!(
-        "{TOOLBOX}[[component]]\nsource = \"builtin:code\"\n[component.policy]\ndecision = \"allow\"\ncallers = \"model\"\ncall_tools = true\n[component.policy.limits]\nmax_tool_calls = 3\n"
-    ))
-    .await;
+    let f = fixture(&with_runner_limits("max_tool_calls = 3")).await;
     let p = f.host.session().build();
     let r = run(
         &p,
@@ -702,9 +724,7 @@ async fn a_script_that_waits_for_an_answer_goes_on_from_its_checkpoint() {
 const n = (await tools.read({path: "notes.txt"})).totalLines;
 await tools.edit({path: "notes.txt", old_text: "omega", new_text: "OMEGA " + Math.random()});
 return {n, now: Date.now()};"#;
-    let log_dir = tempfile::tempdir().unwrap();
-    let log_path = log_dir.path().join("s.jsonl");
-    let log = Arc::new(SessionLog::open(&log_path).unwrap());
+    let log = Log::new();
     // First request: the edit asks; the client will ask its user and come
     // back (MCP 2026-07-28), so the approver says "pending".
     let first = Scripted::answering([Approval::Pending("asked".into())]);
@@ -712,7 +732,7 @@ return {n, now: Date.now()};"#;
         .host
         .session()
         .approver(first.clone())
-        .session_log(log.clone())
+        .session_log(log.log.clone())
         .build();
     let r = run(&p1, "c1", script).await;
     assert_eq!(code(&r), "approval_pending", "{}", r.text());
@@ -736,7 +756,7 @@ return {n, now: Date.now()};"#;
         .host
         .session()
         .approver(second.clone())
-        .session_log(log)
+        .session_log(log.log.clone())
         .build();
     let mut call = ToolCall::new("c2", "run_code", json!({ "code": script }).to_string());
     call.resume = Some(resume.clone());
@@ -757,9 +777,8 @@ return {n, now: Date.now()};"#;
     );
     // Only the edit (and the script itself) ran in the retry: write and
     // read were answered from the checkpoint.
-    let inner: Vec<String> = read_log(&log_path)
-        .unwrap()
-        .events
+    let inner: Vec<String> = log
+        .events()
         .iter()
         .filter_map(|e| match e {
             SessionEvent::ToolCall(c) if c.parent.as_deref() == Some("c2") => Some(c.tool.clone()),

@@ -418,6 +418,16 @@ struct Ran {
     _server: Option<HttpServer>,
 }
 
+/// The strings of the array `facts[key]`, which must be one.
+fn strings<'a>(facts: &'a Value, key: &str) -> Vec<&'a str> {
+    facts[key]
+        .as_array()
+        .expect(key)
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 /// Runs one scenario of one client against a server for `ws`.
 fn run(ws: &Workspace, lang: Lang, transport: Transport, scenario: &str, args: &[&str]) -> Ran {
     setup();
@@ -914,12 +924,7 @@ fn record_replay(lang: Lang, transport: Transport) {
 fn wire(transport: Transport) {
     let ws = Workspace::new();
     let f = run(&ws, Lang::Py, transport, "wire", &[]).facts;
-    let validated: Vec<&str> = f["validated"]
-        .as_array()
-        .expect("validated")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let validated = strings(&f, "validated");
     for expected in [
         "server/discover:DiscoverResult",
         "tools/list:ListToolsResult",
@@ -1101,12 +1106,7 @@ omega line, edited by a script
     // The person was asked four times: the edit, the first script's
     // effects (with its diff), the edit again, and the second script's
     // effects; never twice about one question.
-    let asked: Vec<&str> = f["asked"]
-        .as_array()
-        .expect("asked")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let asked = strings(&f, "asked");
     assert_eq!(asked.len(), 4, "{f}");
     assert!(
         asked[0].contains("`edit`") && asked[0].contains("notes.txt"),

@@ -627,25 +627,18 @@ mod tests {
     #[test]
     fn a_state_carries_where_its_call_goes_on_from() {
         let s = seal();
-        let asked = s
-            .ask(
-                &request(),
-                b"bound",
-                Some("toolhost://artifacts/x#d".into()),
-            )
-            .expect("asks");
-        let opened = s.open(&state_of(&asked), b"bound", Some(&accepted(json!({}))));
+        let resume = "toolhost://artifacts/x#d";
+        let open = |binding: &[u8]| {
+            let asked = s
+                .ask(&request(), b"bound", Some(resume.into()))
+                .expect("asks");
+            s.open(&state_of(&asked), binding, Some(&accepted(json!({}))))
+        };
+        let opened = open(b"bound");
         assert_eq!(opened.answer, Answer::Accepted(shown(&request())));
-        assert_eq!(opened.resume.as_deref(), Some("toolhost://artifacts/x#d"));
+        assert_eq!(opened.resume.as_deref(), Some(resume));
         // Another call's state hands on nothing.
-        let asked = s
-            .ask(
-                &request(),
-                b"bound",
-                Some("toolhost://artifacts/x#d".into()),
-            )
-            .expect("asks");
-        let opened = s.open(&state_of(&asked), b"other", Some(&accepted(json!({}))));
+        let opened = open(b"other");
         assert!(matches!(opened.answer, Answer::Invalid(_)));
         assert_eq!(opened.resume, None);
     }

@@ -506,12 +506,12 @@ impl Session {
             self.shared.metrics.reject(why);
             wire_result(&context, ToolResult::from_failure(failure), object_only).into()
         };
-        if let Some(failure) = caller(&context).and_then(|c| c.refusal(&request.name)) {
+        let caller = caller(&context);
+        if let Some(failure) = caller.and_then(|c| c.refusal(&request.name)) {
             return refused(crate::metrics::Rejection::Forbidden, failure);
         }
         // The scopes go down with the call: a script it runs reaches no more.
-        let reach =
-            caller(&context).map(|c| Arc::new(c.clone()) as Arc<dyn toolhost_pipeline::Reach>);
+        let reach = caller.map(|c| Arc::new(c.clone()) as Arc<dyn toolhost_pipeline::Reach>);
         let _quota = match self.shared.quotas.admit(&principal) {
             Ok(running) => running,
             Err(over) => {

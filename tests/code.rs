@@ -555,6 +555,56 @@ async fn code_only_tools_are_not_served_in_native_mode() {
     );
 }
 
+/// The runner listed first, with a prefix.
+const RUNNER_FIRST: &str = "version = 1\nmode = \"both\"\n\n[[component]]\nsource = \"builtin:code\"\nprefix = \"x_\"\n[[component]]\nsource = \"builtin:read\"\n";
+
+#[tokio::test]
+async fn the_runner_is_assembled_last_under_its_reserved_name() {
+    // Wherever it is listed, its description declares the tools listed
+    // after it, and a prefix is ignored (with a warning).
+    let f = fixture(RUNNER_FIRST).await;
+    let registry = f.host.registry();
+    let run_code = registry.resolve("run_code", None).unwrap();
+    let d = &run_code.descriptor.description;
+    assert!(d.contains("function read("), "{d}");
+    assert!(registry.resolve("x_run_code", None).is_none());
+    let warnings = f.host.report().warnings;
+    assert!(
+        warnings.iter().any(|w| w.starts_with("builtin:code (")
+            && w.contains("toolhost.toml:4): a prefix is ignored")),
+        "{warnings:?}"
+    );
+    // A native toolbox that names it only warns.
+    let f = fixture(&RUNNER_FIRST.replace("mode = \"both\"", "mode = \"native\"")).await;
+    assert!(f.host.registry().resolve("run_code", None).is_none());
+    let warnings = f.host.report().warnings;
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("is listed, but the toolbox's mode is native")),
+        "{warnings:?}"
+    );
+    // Named twice, it clashes with itself like any tool.
+    let ws = Workspace::new(&[]);
+    let twice = format!("{RUNNER_FIRST}[[component]]\nsource = \"builtin:code\"\n");
+    std::fs::write(ws.file("toolhost.toml"), twice).unwrap();
+    let host = Host::new(HostConfig {
+        cache_dir: Some(shared_cache()),
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let err = host
+        .load(&find_toolbox(None, ws.path()).unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("tool `run_code` is declared by both builtin:code")
+            && err.contains("(code mode's reserved tool)"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn a_script_that_spins_ends_fuel_exhausted_or_timeout_with_nothing_committed() {
     for (limits, expected) in [

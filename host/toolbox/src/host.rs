@@ -865,18 +865,42 @@ fn assemble(
         watch: watched_files(toolbox),
         ..LoadReport::default()
     };
-    let mut runner = None;
-    'components: for p in prepared {
-        if is_runner(&p.entry) {
-            // Served last: its description declares the others.
-            runner = Some(p);
+    // The runners' specs, to declare the tools their scripts may call once
+    // every component is in.
+    let mut runners = Vec::new();
+    // The runner comes last wherever it is listed: a tool already named
+    // `run_code` keeps the name, and the runner is the one refused.
+    let (listed_runners, others): (Vec<&Prepared>, Vec<&Prepared>) =
+        prepared.iter().partition(|p| is_runner(&p.entry));
+    'components: for p in others.into_iter().chain(listed_runners) {
+        let origin = p.entry.source.to_string();
+        let runner = is_runner(&p.entry);
+        if runner && !toolbox.mode.runs_code() {
+            report.warnings.push(format!(
+                "{origin} ({}:{}) is listed, but the toolbox's mode is native: `run_code` is \
+                 not served (set mode = \"code\" or \"both\")",
+                toolbox.origin, p.entry.line
+            ));
             continue;
         }
-        let origin = p.entry.source.to_string();
-        let at = format!("{origin} ({}:{})", toolbox.origin, p.entry.line);
+        if runner && p.entry.prefix.is_some() {
+            report.warnings.push(format!(
+                "{origin} ({}:{}): a prefix is ignored: `run_code` is code mode's reserved name",
+                toolbox.origin, p.entry.line
+            ));
+        }
+        let at = match runner {
+            true => format!("{origin} (code mode's reserved tool)"),
+            false => format!("{origin} ({}:{})", toolbox.origin, p.entry.line),
+        };
+        // The runner's tool keeps its reserved name.
+        let named = |d: &ToolDescriptor| match runner {
+            true => d.name.clone(),
+            false => prefixed(&p.entry, &d.name),
+        };
         // Checked whole first, so a component is served entirely or not at all.
         for d in p.component.tools() {
-            let name = prefixed(&p.entry, &d.name);
+            let name = named(d);
             let refusal = if !valid_name(&name) {
                 HostError::BadName {
                     origin: toolbox.origin.clone(),
@@ -905,7 +929,7 @@ fn assemble(
             .warnings
             .extend(crate::descriptors::escaped(&origin, &p.component));
         for d in p.component.tools() {
-            let name = prefixed(&p.entry, &d.name);
+            let name = named(d);
             owners.insert(name.clone(), at.clone());
             let policy = p.policy.for_tool(&d.name);
             if let Some(reason) =
@@ -923,19 +947,21 @@ fn assemble(
                 component: origin.clone(),
                 decision: policy.decision,
             });
-            served.push((name.clone(), p.index, d));
+            if runner {
+                runners.push(specs.len());
+            } else {
+                served.push((name.clone(), p.index, d));
+            }
             specs.push(spec(&p.component, d, name, policy, &origin));
         }
     }
-    if let Some(p) = runner {
-        serve_runner(
-            toolbox,
-            p,
-            &mut specs,
-            &mut report,
-            &mut owners,
-            &mut strictness,
-        )?;
+    // Code mode's `run_code`: its description declares the tools its
+    // scripts may call, its annotations say what they could do together.
+    let callable = crate::code::callable(&specs);
+    for i in runners {
+        let d = &mut specs[i].descriptor;
+        d.description = crate::code::description(&d.description, &callable);
+        d.annotations = crate::code::annotations(&callable);
     }
     let origins: Vec<String> = toolbox
         .components
@@ -969,72 +995,6 @@ fn unreachable_in(mode: toolhost_policy::Mode, policy: &ToolPolicy) -> Option<St
          (mode = \"native\"; set mode = \"code\" or \"both\")"
             .to_owned()
     })
-}
-
-/// Serves code mode's `run_code` from the runner `p`, when the mode runs
-/// scripts: its description declares the tools in `specs` a script may
-/// call. A runner named in a native toolbox is only a warning.
-fn serve_runner(
-    toolbox: &Toolbox,
-    p: &Prepared,
-    specs: &mut Vec<ToolSpec>,
-    report: &mut LoadReport,
-    owners: &mut BTreeMap<String, String>,
-    strictness: &mut Strictness<'_>,
-) -> Result<(), HostError> {
-    let origin = p.entry.source.to_string();
-    if !toolbox.mode.runs_code() {
-        report.warnings.push(format!(
-            "{origin} ({}:{}) is listed, but the toolbox's mode is native: `run_code` is not \
-             served (set mode = \"code\" or \"both\")",
-            toolbox.origin, p.entry.line
-        ));
-        return Ok(());
-    }
-    let callable = crate::code::callable(specs);
-    if p.entry.prefix.is_some() {
-        report.warnings.push(format!(
-            "{origin} ({}:{}): a prefix is ignored: `run_code` is code mode's reserved name",
-            toolbox.origin, p.entry.line
-        ));
-    }
-    for d in p.component.tools() {
-        let name = d.name.clone();
-        if let Some(first) = owners.get(&name) {
-            let refusal = HostError::DuplicateTool {
-                name: name.clone(),
-                first: first.clone(),
-                second: format!("{origin} (code mode's reserved tool)"),
-            };
-            match strictness {
-                Strictness::Strict => return Err(refusal),
-                Strictness::Lenient(failed) => {
-                    failed.push((p.index, refusal.to_string()));
-                    return Ok(());
-                }
-            }
-        }
-        let policy = p.policy.for_tool(&d.name);
-        if let Some(reason) = never_runs(&p.component, &policy) {
-            report.skipped.push(SkippedTool {
-                name,
-                component: origin.clone(),
-                reason,
-            });
-            continue;
-        }
-        owners.insert(name.clone(), origin.clone());
-        report.served.push(ServedTool {
-            name: name.clone(),
-            component: origin.clone(),
-            decision: policy.decision,
-        });
-        let mut spec = spec(&p.component, d, name, policy, &origin);
-        spec.descriptor.description = crate::code::description(&d.description, &callable);
-        spec.descriptor.annotations = crate::code::annotations(&callable);
-        specs.push(spec);
-    }
-    Ok(())
 }
 
 fn unreachable_load(toolbox: &Toolbox, entry: &ComponentEntry) -> HostError {

@@ -64,6 +64,19 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The `N` bytes `text` is the hex of (as [`hex`] writes them); `None`
+/// when it is not `2 * N` hex digits.
+pub fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    if text.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -73,5 +86,15 @@ mod tests {
             super::sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn unhex_reads_what_hex_writes_and_nothing_else() {
+        let bytes = [0x00, 0x0f, 0xa5, 0xff];
+        assert_eq!(super::unhex::<4>(&super::hex(&bytes)), Some(bytes));
+        assert_eq!(super::unhex::<4>("000fa5f"), None, "too short");
+        assert_eq!(super::unhex::<4>("000fa5ff00"), None, "too long");
+        assert_eq!(super::unhex::<4>("000fa5fg"), None, "not hex");
+        assert_eq!(super::unhex::<2>("é0a"), None, "not ASCII");
     }
 }

@@ -449,13 +449,10 @@ impl StateSeal {
         };
         match verdict(&result.action, result.content.as_ref()) {
             Err(why) => Answer::Declined(why),
-            Ok(()) => {
-                let mut digest = [0u8; 32];
-                match decode_hex(&sealed.shown, &mut digest) {
-                    Some(()) => Answer::Accepted(digest),
-                    None => invalid("its requestState is malformed"),
-                }
-            }
+            Ok(()) => match toolhost_contract::unhex::<32>(&sealed.shown) {
+                Some(digest) => Answer::Accepted(digest),
+                None => invalid("its requestState is malformed"),
+            },
         }
     }
 
@@ -528,16 +525,6 @@ fn sweep(dir: &std::path::Path, keep: Duration) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-}
-
-fn decode_hex(text: &str, out: &mut [u8; 32]) -> Option<()> {
-    if text.len() != 64 {
-        return None;
-    }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(())
 }
 
 #[cfg(test)]

@@ -465,20 +465,9 @@ impl Baselines {
     /// with the content digest `digest` (hex, as [`known`](Self::known)
     /// gives it); a malformed digest is ignored.
     pub fn remember(&self, host: PathBuf, rel: PathBuf, digest: &str) {
-        let mut d = [0u8; DIGEST_BYTES];
-        if digest.len() != 2 * DIGEST_BYTES {
-            return;
+        if let Some(d) = toolhost_contract::unhex::<DIGEST_BYTES>(digest) {
+            self.lock().insert((host, rel), d);
         }
-        for (i, b) in d.iter_mut().enumerate() {
-            match digest
-                .get(2 * i..2 * i + 2)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-            {
-                Some(v) => *b = v,
-                None => return,
-            }
-        }
-        self.lock().insert((host, rel), d);
     }
 
     /// Records the current content of every file a successful call read or wrote.

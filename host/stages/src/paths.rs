@@ -30,13 +30,6 @@ pub struct ResolvedPath {
     pub exists: bool,
 }
 
-impl ResolvedPath {
-    /// Opens the grant's directory for the host's own access.
-    pub fn open_grant(&self) -> std::io::Result<Dir> {
-        Dir::open_ambient_dir(&self.grant.host, ambient_authority())
-    }
-}
-
 /// How the host looks into a granted directory for its own checks (the
 /// path stage, baselines): the tree itself ([`RealTree`]), or what a
 /// script's next call will see there, its earlier calls' staged changes
@@ -64,10 +57,14 @@ pub enum ViewError {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealTree;
 
+/// Opens `grant`'s directory for the host's own access.
+fn open_grant(grant: &FsGrant) -> std::io::Result<Dir> {
+    Dir::open_ambient_dir(&grant.host, ambient_authority())
+}
+
 impl GrantView for RealTree {
     fn exists(&self, grant: &FsGrant, rel: &Path) -> Result<bool, ViewError> {
-        let dir = Dir::open_ambient_dir(&grant.host, ambient_authority())
-            .map_err(|e| ViewError::Unavailable(e.to_string()))?;
+        let dir = open_grant(grant).map_err(|e| ViewError::Unavailable(e.to_string()))?;
         let target: &Path = if rel.as_os_str().is_empty() {
             Path::new(".")
         } else {
@@ -91,8 +88,7 @@ impl GrantView for RealTree {
 
     fn read(&self, grant: &FsGrant, rel: &Path, max: u64) -> Option<Vec<u8>> {
         use std::io::Read as _;
-        let dir = Dir::open_ambient_dir(&grant.host, ambient_authority()).ok()?;
-        let f = dir.open(rel).ok()?;
+        let f = open_grant(grant).ok()?.open(rel).ok()?;
         let mut buf = Vec::new();
         f.take(max.saturating_add(1)).read_to_end(&mut buf).ok()?;
         Some(buf)

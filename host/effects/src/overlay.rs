@@ -674,6 +674,26 @@ impl Overlay {
         Ok(blob)
     }
 
+    /// The blob to write the file `rel` (found at `src`) through: its own
+    /// staged blob, or a copy (empty when `empty`) staged at `rel` now when
+    /// it is the lower file or a blob a savepoint keeps as it is.
+    fn to_write(
+        &self,
+        st: &mut State,
+        rel: String,
+        src: Source,
+        empty: bool,
+    ) -> Result<PathBuf, FsError> {
+        match src {
+            Source::Blob(b) if !st.frozen.contains(&b) => Ok(b),
+            Source::Blob(_) | Source::Lower(_) => {
+                let b = self.copy_up(st, &src, empty)?;
+                st.nodes.insert(rel, Node::File(b.clone()));
+                Ok(b)
+            }
+        }
+    }
+
     /// Whether anything exists in the lower tree at `rel` (hidden or not).
     fn lower_exists(&self, rel: &str) -> bool {
         rel.is_empty() || self.lower.symlink_metadata(rel).is_ok()
@@ -860,20 +880,7 @@ impl Overlay {
                     return Err(FsError::NotDirectory);
                 }
                 if req.write || req.truncate {
-                    let blob = match (&src, req.truncate) {
-                        // Kept for a savepoint: written as a copy.
-                        (Source::Blob(b), trunc) if st.frozen.contains(b) => {
-                            let b = self.copy_up(&mut st, &src, trunc)?;
-                            st.nodes.insert(rel, Node::File(b.clone()));
-                            b
-                        }
-                        (Source::Blob(b), _) => b.clone(),
-                        (Source::Lower(_), trunc) => {
-                            let b = self.copy_up(&mut st, &src, trunc)?;
-                            st.nodes.insert(rel, Node::File(b.clone()));
-                            b
-                        }
-                    };
+                    let blob = self.to_write(&mut st, rel, src, req.truncate)?;
                     let file = std::fs::OpenOptions::new()
                         .read(true)
                         .write(true)
@@ -1079,14 +1086,7 @@ impl Overlay {
         match self.entry(&mut st, &rel)? {
             Entry::Absent => Err(FsError::NoEntry),
             Entry::File(src) => {
-                let blob = match src {
-                    Source::Blob(b) if !st.frozen.contains(&b) => b,
-                    Source::Blob(_) | Source::Lower(_) => {
-                        let b = self.copy_up(&mut st, &src, false)?;
-                        st.nodes.insert(rel, Node::File(b.clone()));
-                        b
-                    }
-                };
+                let blob = self.to_write(&mut st, rel, src, false)?;
                 std::fs::OpenOptions::new()
                     .write(true)
                     .open(blob)?

@@ -481,8 +481,7 @@ pub(crate) fn unique() -> String {
 pub(crate) fn refuse_caller(
     tool: &crate::registry::RegisteredTool,
     by_script: bool,
-) -> Option<toolhost_contract::ToolFailure> {
-    use toolhost_contract::{FailureCode, ToolFailure};
+) -> Option<ToolFailure> {
     let name = &tool.descriptor.name;
     let callers = tool.policy.callers;
     if by_script && tool.policy.sandbox.call_tools {
@@ -559,8 +558,8 @@ impl ToolCaller for Requests {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
             let lost = || CallReply {
-                outcome: CallOutcome::Failed(toolhost_contract::ToolFailure::new(
-                    toolhost_contract::FailureCode::HostError,
+                outcome: CallOutcome::Failed(ToolFailure::new(
+                    FailureCode::HostError,
                     "the script's call could not reach the host (its call is ending)",
                 )),
                 waited: std::time::Duration::ZERO,
@@ -594,16 +593,12 @@ impl TxView<'_> {
     }
 }
 
-fn rel_text(rel: &Path) -> Option<&str> {
-    rel.to_str()
-}
-
 impl GrantView for TxView<'_> {
     fn exists(&self, grant: &FsGrant, rel: &Path) -> Result<bool, ViewError> {
         let Some(o) = self.overlay(grant)? else {
             return RealTree.exists(grant, rel);
         };
-        let rel = rel_text(rel).ok_or(ViewError::Outside)?;
+        let rel = rel.to_str().ok_or(ViewError::Outside)?;
         match o.kind_at(rel) {
             Ok(kind) => Ok(kind.is_some()),
             Err(FsError::NotPermitted | FsError::Loop) => Err(ViewError::Outside),
@@ -614,7 +609,7 @@ impl GrantView for TxView<'_> {
 
     fn read(&self, grant: &FsGrant, rel: &Path, max: u64) -> Option<Vec<u8>> {
         match self.overlay(grant).ok()? {
-            Some(o) => o.read_at(rel_text(rel)?, max).ok(),
+            Some(o) => o.read_at(rel.to_str()?, max).ok(),
             None => RealTree.read(grant, rel, max),
         }
     }

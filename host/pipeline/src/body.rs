@@ -4,9 +4,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ContentBlock, ContextSink, ToolFailure};
-use toolhost_effects::Transaction;
 use toolhost_policy::ToolPolicy;
-use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent, ToolCaller};
+use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent, Scope};
 
 /// Everything the body gets for one attempt.
 #[derive(Debug, Clone)]
@@ -27,11 +26,8 @@ pub struct BodyInput<'a> {
     pub clock: Option<Arc<dyn Clock>>,
     /// Where what the tool reports while it runs goes live.
     pub sink: Option<Arc<dyn ContextSink>>,
-    /// Where a code runner's own tool calls go (the script's calls).
-    pub tools: Option<Arc<dyn ToolCaller>>,
-    /// The script this call is part of, when a script made it: its writes
-    /// join the script's staged effects.
-    pub transaction: Option<Arc<Transaction>>,
+    /// A code runner's tool calls, and the script the call is part of.
+    pub scope: Scope,
 }
 
 /// Runs a tool and renders its values. Implemented by wasm components;
@@ -72,8 +68,7 @@ impl ToolBody for Arc<LoadedComponent> {
             entropy: input.entropy,
             clock: input.clock,
             sink: input.sink,
-            tools: input.tools,
-            transaction: input.transaction,
+            scope: input.scope,
         };
         LoadedComponent::execute(self, inv).await
     }

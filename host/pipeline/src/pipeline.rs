@@ -40,7 +40,6 @@ use crate::replay::{CallKey, Mode, Plan, Replay};
 use crate::script::{Checkpoint, Script, ScriptEnv, TxView};
 use crate::session_log::SessionLog;
 use crate::summary::{approval_summary, clip};
-use crate::wrappers::BodyScope;
 use crate::wrappers::{self, Wrapper};
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -56,7 +55,7 @@ use toolhost_contract::{
 };
 use toolhost_effects::{CommitError, CommitInfo, EffectSet, Journal, Staged, Transaction};
 use toolhost_policy::{ApproveMode, Decision, Limits, RenderMode};
-use toolhost_runtime::{CallOutcome, CallReply};
+use toolhost_runtime::{CallOutcome, CallReply, Scope};
 use tracing::Instrument;
 
 /// Observes each stage as a call enters it (tests, tracing bridges, UIs).
@@ -1358,7 +1357,7 @@ impl Pipeline {
                     .await
             }
             None => {
-                let scope = BodyScope {
+                let scope = Scope {
                     tools: None,
                     transaction: run.script.map(|s| s.transaction.clone()),
                 };
@@ -1690,7 +1689,7 @@ impl Pipeline {
         extra: Map<String, Value>,
     ) -> (Box<toolhost_runtime::Execution>, Map<String, Value>) {
         let (requests, mut calls) = crate::script::channel();
-        let scope = BodyScope {
+        let scope = Scope {
             tools: Some(Arc::new(requests)),
             transaction: None,
         };

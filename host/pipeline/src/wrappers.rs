@@ -18,8 +18,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ErrorCode, FailureCode};
-use toolhost_effects::Transaction;
-use toolhost_runtime::{Budget, Execution, ToolCaller};
+use toolhost_runtime::{Budget, Execution, Scope};
 
 /// The mutable part of one dispatch, as wrappers see it.
 pub struct DispatchCtx<'a> {
@@ -35,14 +34,7 @@ pub struct DispatchCtx<'a> {
     pub metrics: Map<String, Value>,
     /// Where the body's own tool calls go and the script it is part of:
     /// the pipeline's, never a wrapper's to change.
-    scope: BodyScope,
-}
-
-/// A code runner's way to call tools, and the script a call is part of.
-#[derive(Default, Clone)]
-pub(crate) struct BodyScope {
-    pub(crate) tools: Option<Arc<dyn ToolCaller>>,
-    pub(crate) transaction: Option<Arc<Transaction>>,
+    scope: Scope,
 }
 
 impl<'a> DispatchCtx<'a> {
@@ -105,8 +97,7 @@ impl Next<'_> {
                     entropy: ctx.env.entropy,
                     clock: ctx.env.guest_clock.clone(),
                     sink: ctx.env.sink.clone(),
-                    tools: ctx.scope.tools.clone(),
-                    transaction: ctx.scope.transaction.clone(),
+                    scope: ctx.scope.clone(),
                 };
                 if ctx.signal == *self.caller {
                     // No wrapper installed a signal of its own: the caller's
@@ -146,7 +137,7 @@ pub(crate) async fn dispatch(
     env: &CallEnv,
     caller: &CancellationToken,
     metrics: Map<String, Value>,
-    scope: BodyScope,
+    scope: Scope,
 ) -> (Box<Execution>, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,

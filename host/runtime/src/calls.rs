@@ -11,8 +11,24 @@ use crate::bindings::v4;
 use crate::sandbox::HostState;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 use toolhost_contract::{FailureCode, ToolFailure};
+use toolhost_effects::Transaction;
+
+/// What code mode adds to a call: where a code runner's tool calls go, and
+/// the script a call is part of. Both `None` for a call of its own.
+#[derive(Debug, Default, Clone)]
+pub struct Scope {
+    /// Where the tool's own tool calls go, for a code runner whose policy
+    /// grants `call_tools` (`None`: every call it tries is refused).
+    pub tools: Option<Arc<dyn ToolCaller>>,
+    /// The script's transaction, when a script made the call: its writes
+    /// stage there (and the [`crate::Execution`] hands none back to
+    /// commit), and its read-only grants read what the script's earlier
+    /// calls wrote.
+    pub transaction: Option<Arc<Transaction>>,
+}
 
 /// Where a code runner's tool calls go.
 pub trait ToolCaller: Send + Sync + std::fmt::Debug {

@@ -2,12 +2,12 @@
 //! applied, every way it can end classified into a stable code.
 
 use crate::bindings::{RawFailure, RawTool, Version};
-use crate::calls::{Suspended, ToolCaller};
+use crate::calls::{Scope, Suspended};
 use crate::component::LoadedComponent;
 use crate::entropy::Entropy;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
-use crate::sandbox::{HostState, Scope};
+use crate::sandbox::HostState;
 use crate::write_budget::WriteBudgetExceeded;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_S
 use toolhost_contract::{
     ContentBlock, ContextEvent, ContextSink, ErrorCode, FailureCode, ToolFailure,
 };
-use toolhost_effects::{Staged, Transaction};
+use toolhost_effects::Staged;
 use toolhost_policy::{Policy, RenderMode, ToolPolicy};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
@@ -60,14 +60,8 @@ pub struct Invocation<'a> {
     /// Where what the tool reports while it runs goes live (`None`: it is
     /// only recorded in the report).
     pub sink: Option<Arc<dyn ContextSink>>,
-    /// Where the tool's own tool calls go, for a code runner whose policy
-    /// grants `call_tools` (`None`: every call it tries is refused).
-    pub tools: Option<Arc<dyn ToolCaller>>,
-    /// The script this call belongs to, when a script made it: its writes
-    /// stage in the script's transaction (and the [`Execution`] hands none
-    /// back to commit), and its read-only grants read what the script's
-    /// earlier calls wrote.
-    pub transaction: Option<Arc<Transaction>>,
+    /// A code runner's tool calls, and the script the call is part of.
+    pub scope: Scope,
 }
 
 impl<'a> Invocation<'a> {
@@ -82,8 +76,7 @@ impl<'a> Invocation<'a> {
             entropy: Entropy::Os,
             clock: None,
             sink: None,
-            tools: None,
-            transaction: None,
+            scope: Scope::default(),
         }
     }
 }
@@ -205,17 +198,13 @@ impl LoadedComponent {
         };
         let clock = inv.clock.unwrap_or_else(|| self.rt.config.clock.clone());
         let mut staged = Staged::default();
-        let scope = Scope {
-            tools: inv.tools,
-            transaction: inv.transaction,
-        };
         let (r, report) = self
             .run(
                 call,
                 inv.policy,
                 inv.budget,
                 inv.cancel,
-                (inv.entropy, clock, inv.sink, scope),
+                (inv.entropy, clock, inv.sink, inv.scope),
                 &mut staged,
             )
             .await;

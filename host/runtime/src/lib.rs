@@ -53,7 +53,7 @@ mod staging;
 mod write_budget;
 
 pub use cache::CacheOutcome;
-pub use calls::{CallFuture, CallOutcome, CallReply, ToolCaller};
+pub use calls::{CallFuture, CallOutcome, CallReply, Scope, ToolCaller};
 pub use component::LoadedComponent;
 pub use engine::{CompileProgress, Runtime, RuntimeConfig, RuntimeStats};
 pub use entropy::Entropy;

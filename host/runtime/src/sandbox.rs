@@ -8,7 +8,7 @@
 //! virtual one); randomness from the OS unless the call asks for seeded
 //! [`Entropy`].
 
-use crate::calls::ToolCaller;
+use crate::calls::{Scope, ToolCaller};
 use crate::context::CallContext;
 use crate::egress::EgressHooks;
 use crate::engine::RuntimeConfig;
@@ -23,7 +23,6 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::ContextSink;
 use toolhost_contract::clock::Clock;
-use toolhost_effects::Transaction;
 use toolhost_policy::{FsMode, ToolPolicy};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
@@ -60,14 +59,6 @@ pub(crate) struct HostState {
     /// Nanoseconds the deadline moved on: time the call's tool calls spent
     /// waiting for a person (shared with the run's backstop).
     pub(crate) deadline_moved: Arc<AtomicU64>,
-}
-
-/// What a call of a code runner brings besides its policy: where its tool
-/// calls go, and the transaction they stage in (`None`: a call of its own).
-#[derive(Default, Clone)]
-pub(crate) struct Scope {
-    pub(crate) tools: Option<Arc<dyn ToolCaller>>,
-    pub(crate) transaction: Option<Arc<Transaction>>,
 }
 
 impl HostState {

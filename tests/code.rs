@@ -324,6 +324,46 @@ return {seen: seen.lines, listed: listed.entries.map(e => e.path)};"#,
 }
 
 #[tokio::test]
+async fn a_read_only_grant_reads_the_scripts_writes_and_changes_nothing() {
+    // The hostile guest's file tools, granted the workspace read-only:
+    // in a script that wrote there, they read through its staged changes,
+    // and every change they try through that grant is refused.
+    let toolbox = format!(
+        "{TOOLBOX}[[component]]\nsource = {:?}\nprefix = \"h_\"\n[component.policy]\ndecision = \"allow\"\n[[component.policy.fs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"ro\"\n",
+        toolhost_tests::guests::GUEST_HOSTILE
+    );
+    let f = fixture(&toolbox).await;
+    let approver = Scripted::answering([Approval::Approved]);
+    let p = f.host.session().approver(approver.clone()).build();
+    let before = tree(&f.ws);
+    let r = run(
+        &p,
+        "c1",
+        r#"await tools.write({path: "new.txt", content: "staged\n"});
+const out = {seen: (await tools.h_read_file({path: "/workspace/new.txt"})).content};
+const tries = [
+  ["h_write_file", {path: "/workspace/notes.txt", content: "x"}],
+  ["h_truncate", {path: "/workspace/new.txt"}],
+  ["h_rename", {from: "/workspace/new.txt", to: "/workspace/moved.txt"}],
+];
+for (const [t, a] of tries) {
+  try { await tools[t](a); out[t] = "ran"; } catch (e) { out[t] = e.code; }
+}
+return out;"#,
+    )
+    .await;
+    let value = result(&r);
+    assert_eq!(value["seen"], "staged\n", "{value}");
+    for t in ["h_write_file", "h_truncate", "h_rename"] {
+        assert_eq!(value[t], "io_error", "{t}: {value}");
+    }
+    // Only the script's own write is committed.
+    let mut after = tree(&f.ws);
+    assert_eq!(after.remove("new.txt"), Some(b"staged\n".to_vec()));
+    assert_eq!(after, before);
+}
+
+#[tokio::test]
 async fn a_script_that_throws_after_two_writes_leaves_the_tree_byte_identical() {
     let f = fixture(TOOLBOX).await;
     let approver = Scripted::answering([Approval::Approved, Approval::Approved]);

@@ -207,16 +207,24 @@ pub(crate) enum At {
 }
 
 impl BudgetedFsView<'_> {
-    /// Refuses a change through `at` when it is a read-only grant reading
-    /// through a script's transaction (as wasmtime-wasi refuses a change
-    /// through a read-only preopen).
-    pub(crate) fn mutable(&self, at: &At) -> FsResult<()> {
-        match at {
-            At::Staged(_, i, _) if !self.staging.writable(*i) => {
-                Err(ErrorCode::NotPermitted.into())
-            }
-            _ => Ok(()),
+    /// Refuses a change in the staged grant `grant` when it is a read-only
+    /// grant reading through a script's transaction (as wasmtime-wasi
+    /// refuses a change through a read-only preopen).
+    pub(crate) fn may_change(&self, grant: usize) -> FsResult<()> {
+        match self.staging.writable(grant) {
+            true => Ok(()),
+            false => Err(ErrorCode::NotPermitted.into()),
         }
+    }
+
+    /// Where `fd` is, for a change through it: refused as
+    /// [`may_change`](Self::may_change) says.
+    pub(crate) fn at_to_change(&self, fd: &Resource<Descriptor>) -> FsResult<At> {
+        let at = self.at(fd);
+        if let At::Staged(_, grant, _) = &at {
+            self.may_change(*grant)?;
+        }
+        Ok(at)
     }
 
     /// Whether `fd` is a directory of a staged grant.

@@ -326,8 +326,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        let at = self.at(&fd);
-        self.mutable(&at)?;
+        let at = self.at_to_change(&fd)?;
         self.budget.charge_entry().map_err(trap)?;
         let r = match at {
             At::Staged(o, _, rel) => wasi(o.create_dir(&rel, &path)),
@@ -371,8 +370,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        let at = self.at(&fd);
-        self.mutable(&at)?;
+        let at = self.at_to_change(&fd)?;
         if let At::Staged(o, _, rel) = at {
             let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
             return Self::staged_set_times(&o, &rel, &path, f, atim, mtim);
@@ -389,8 +387,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        let target = self.at(&new_descriptor);
-        self.mutable(&target)?;
+        let target = self.at_to_change(&new_descriptor)?;
         let staged = same_grant(&self.at(&fd), &target)?;
         self.budget.charge_entry().map_err(trap)?;
         let r = match staged {
@@ -426,18 +423,14 @@ impl HostDescriptor for BudgetedFsView<'_> {
         flags: types::DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
         if let At::Staged(o, grant, rel) = self.at(&fd) {
-            let reads = !oflags.intersects(
-                types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE | types::OpenFlags::DIRECTORY,
-            ) && !flags.intersects(
-                types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
-            );
             let changes = oflags.intersects(types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE)
                 || flags.intersects(
                     types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
                 );
             if changes {
-                self.mutable(&At::Staged(o.clone(), grant, rel.clone()))?;
+                self.may_change(grant)?;
             }
+            let reads = !changes && !oflags.contains(types::OpenFlags::DIRECTORY);
             if reads
                 && o.is_clean()
                 && let Some(r) = self
@@ -481,8 +474,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        let at = self.at(&fd);
-        self.mutable(&at)?;
+        let at = self.at_to_change(&fd)?;
         if let At::Staged(o, _, rel) = at {
             return wasi(o.remove_dir(&rel, &path));
         }
@@ -496,9 +488,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        let (from_at, to_at) = (self.at(&fd), self.at(&new_fd));
-        self.mutable(&from_at)?;
-        self.mutable(&to_at)?;
+        let (from_at, to_at) = (self.at_to_change(&fd)?, self.at_to_change(&new_fd)?);
         if let Some((o, from, to)) = same_grant(&from_at, &to_at)? {
             return wasi(o.rename(&from, &old_path, &to, &new_path));
         }
@@ -512,8 +502,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         src_path: String,
         dest_path: String,
     ) -> FsResult<()> {
-        let at = self.at(&fd);
-        self.mutable(&at)?;
+        let at = self.at_to_change(&fd)?;
         self.budget.charge_entry().map_err(trap)?;
         let r = match at {
             At::Staged(o, _, rel) => wasi(o.symlink(&rel, &src_path, &dest_path)),
@@ -526,8 +515,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        let at = self.at(&fd);
-        self.mutable(&at)?;
+        let at = self.at_to_change(&fd)?;
         if let At::Staged(o, _, rel) = at {
             return wasi(o.unlink(&rel, &path));
         }

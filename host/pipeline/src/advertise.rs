@@ -86,7 +86,7 @@ pub fn schemas(registry: &Registry, agent: Option<&str>, format: Format) -> Vec<
 
 /// As [`schemas`], for a host that issues baseline handles: the tools that
 /// take or return them show the `baseline` argument and the `baselines`
-/// value ([`crate::baseline::advertised_schemas`]).
+/// value ([`crate::baseline::advertised_descriptor`]).
 pub fn schemas_with_handles(
     registry: &Registry,
     agent: Option<&str>,
@@ -96,17 +96,10 @@ pub fn schemas_with_handles(
         .advertised(agent)
         .iter()
         .map(|t| {
-            let d = &t.descriptor;
-            if !crate::baseline::takes_handles(d) && !crate::baseline::value_carries_handles(d) {
-                return project(d, format);
-            }
-            let (input_schema, output_schema) = crate::baseline::advertised_schemas(d);
-            let shown = ToolDescriptor {
-                input_schema,
-                output_schema,
-                ..d.clone()
-            };
-            project(&shown, format)
+            project(
+                &crate::baseline::advertised_descriptor(&t.descriptor),
+                format,
+            )
         })
         .collect()
 }

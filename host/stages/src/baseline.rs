@@ -519,6 +519,20 @@ fn properties(schema: &mut Value) -> Option<&mut serde_json::Map<String, Value>>
         .as_object_mut()
 }
 
+/// `d` as advertised when the host issues handles: with the schemas of
+/// [`advertised_schemas`] when it takes or returns handles, else itself.
+pub fn advertised_descriptor(d: &ToolDescriptor) -> std::borrow::Cow<'_, ToolDescriptor> {
+    if !takes_handles(d) && !value_carries_handles(d) {
+        return std::borrow::Cow::Borrowed(d);
+    }
+    let (input_schema, output_schema) = advertised_schemas(d);
+    std::borrow::Cow::Owned(ToolDescriptor {
+        input_schema,
+        output_schema,
+        ..d.clone()
+    })
+}
+
 /// `d`'s input and output schemas as advertised when the host issues
 /// handles: the `baseline` argument and the `baselines` value added where
 /// they apply (see [`takes_handles`], [`value_carries_handles`]).

@@ -70,22 +70,7 @@ pub fn callable(specs: &[ToolSpec]) -> Vec<ToolDescriptor> {
     let mut out: Vec<ToolDescriptor> = specs
         .iter()
         .filter(|s| s.policy.callers.code() && !s.policy.sandbox.call_tools)
-        .map(|s| {
-            let d = &s.descriptor;
-            if toolhost_pipeline::baseline::takes_handles(d)
-                || toolhost_pipeline::baseline::value_carries_handles(d)
-            {
-                let (input_schema, output_schema) =
-                    toolhost_pipeline::baseline::advertised_schemas(d);
-                ToolDescriptor {
-                    input_schema,
-                    output_schema,
-                    ..d.clone()
-                }
-            } else {
-                d.clone()
-            }
-        })
+        .map(|s| toolhost_pipeline::baseline::advertised_descriptor(&s.descriptor).into_owned())
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
@@ -176,7 +161,7 @@ fn object_lines(schema: &Value, root: &Value, indent: &str) -> String {
     if props.is_empty() {
         return "{}".into();
     }
-    let required = required_of(schema);
+    let required = required_of(schema.get("required"));
     let mut out = String::from("{\n");
     for (name, p) in props {
         let opt = if required.contains(&name.as_str()) {
@@ -200,9 +185,9 @@ fn object_lines(schema: &Value, root: &Value, indent: &str) -> String {
     out
 }
 
-fn required_of(schema: &Value) -> Vec<&str> {
-    schema
-        .get("required")
+/// The property names a schema's `required` lists.
+fn required_of(required: Option<&Value>) -> Vec<&str> {
+    required
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default()
@@ -290,11 +275,7 @@ fn typed(t: &str, obj: &serde_json::Map<String, Value>, root: &Value, depth: usi
         },
         "object" => {
             let props = obj.get("properties").and_then(Value::as_object);
-            let required: Vec<&str> = obj
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let required = required_of(obj.get("required"));
             let mut fields: Vec<String> = props
                 .into_iter()
                 .flatten()

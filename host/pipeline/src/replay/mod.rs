@@ -92,6 +92,9 @@ pub struct Replay {
     path: PathBuf,
     recording: Option<Recording>,
     by_key: HashMap<CallKey, usize>,
+    /// The entries of the calls each script made, by the key of the call
+    /// that ran the script.
+    children: HashMap<CallKey, Vec<usize>>,
     state: Mutex<State>,
 }
 
@@ -126,6 +129,12 @@ impl Replay {
             .enumerate()
             .map(|(i, e)| (e.key.clone(), i))
             .collect();
+        let mut children: HashMap<CallKey, Vec<usize>> = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            if let Some(parent) = &e.parent {
+                children.entry(parent.clone()).or_default().push(i);
+            }
+        }
         let state = State {
             used: vec![false; entries.len()],
             next_index: entries.len() as u64,
@@ -138,6 +147,7 @@ impl Replay {
             path: path.to_owned(),
             recording,
             by_key,
+            children,
             state: Mutex::new(state),
         }))
     }
@@ -225,18 +235,11 @@ impl Replay {
     /// The call `parent` was played back from the cassette without
     /// running: the calls its script made count as played too.
     pub(crate) fn children_played(&self, parent: &CallKey) {
-        let children: Vec<usize> = self
-            .entries()
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.parent.as_ref() == Some(parent))
-            .map(|(i, _)| i)
-            .collect();
-        if children.is_empty() {
+        let Some(children) = self.children.get(parent) else {
             return;
-        }
+        };
         let mut st = self.lock();
-        for i in children {
+        for &i in children {
             if let Some(u) = st.used.get_mut(i) {
                 *u = true;
             }

@@ -403,57 +403,39 @@ impl StateSeal {
         binding: &[u8],
         responses: Option<&InputResponses>,
     ) -> Opened {
-        let mut resume = None;
-        let answer = self.answer(state, binding, responses, &mut resume);
-        Opened { answer, resume }
+        match self.verify(state, binding) {
+            Ok(sealed) => Opened {
+                answer: answer(&sealed, responses),
+                resume: sealed.resume,
+            },
+            Err(answer) => Opened {
+                answer,
+                resume: None,
+            },
+        }
     }
 
-    /// The answer of [`open`](Self::open); `resume` is set once the state
-    /// verified.
-    fn answer(
-        &self,
-        state: &str,
-        binding: &[u8],
-        responses: Option<&InputResponses>,
-        resume: &mut Option<String>,
-    ) -> Answer {
-        let invalid = |why: &str| {
-            Answer::Invalid(format!(
-                "the approval could not be verified ({why}); call the tool again to be asked again"
-            ))
-        };
+    /// What `state` sealed, once verified against `binding` (integrity,
+    /// lifetime, single use); else why it is refused.
+    fn verify(&self, state: &str, binding: &[u8]) -> Result<Sealed, Answer> {
         let opened = match self.codec.open_with(state, binding) {
             Ok(p) => p,
             Err(rmcp::model::RequestStateError::Expired) => {
-                return invalid("the answer came after the approval expired");
+                return Err(invalid("the answer came after the approval expired"));
             }
             Err(_) => {
-                return invalid(
+                return Err(invalid(
                     "its requestState is not one this server sealed for this call and caller",
-                );
+                ));
             }
         };
         let Ok(sealed) = serde_json::from_slice::<Sealed>(&opened) else {
-            return invalid("its requestState is malformed");
+            return Err(invalid("its requestState is malformed"));
         };
         if !self.first_use(&sealed.nonce) {
-            return invalid("its requestState was already used");
+            return Err(invalid("its requestState was already used"));
         }
-        resume.clone_from(&sealed.resume);
-        let Some(response) = responses.and_then(|r| r.get(APPROVAL_INPUT)) else {
-            return Answer::Missing;
-        };
-        let Ok(result) = serde_json::from_value::<rmcp::model::ElicitResult>(response.clone())
-        else {
-            return invalid("its answer is not an elicitation result");
-        };
-        match verdict(&result.action, result.content.as_ref()) {
-            Err(why) => Answer::Declined(why),
-            Ok(()) => match toolhost_contract::unhex::<32>(&sealed.shown) {
-                Some(digest) => Answer::Accepted(digest),
-                None => invalid("its requestState is malformed"),
-            },
-        }
+        Ok(sealed)
     }
 
     /// Records `nonce` as used; false when it was (or the record is full).
@@ -506,6 +488,30 @@ impl StateSeal {
             }
         }
     }
+}
+
+/// The person's answer in `responses` to the question `sealed` records.
+fn answer(sealed: &Sealed, responses: Option<&InputResponses>) -> Answer {
+    let Some(response) = responses.and_then(|r| r.get(APPROVAL_INPUT)) else {
+        return Answer::Missing;
+    };
+    let Ok(result) = serde_json::from_value::<rmcp::model::ElicitResult>(response.clone()) else {
+        return invalid("its answer is not an elicitation result");
+    };
+    match verdict(&result.action, result.content.as_ref()) {
+        Err(why) => Answer::Declined(why),
+        Ok(()) => match toolhost_contract::unhex::<32>(&sealed.shown) {
+            Some(digest) => Answer::Accepted(digest),
+            None => invalid("its requestState is malformed"),
+        },
+    }
+}
+
+/// A state that cannot be acted on, saying why.
+fn invalid(why: &str) -> Answer {
+    Answer::Invalid(format!(
+        "the approval could not be verified ({why}); call the tool again to be asked again"
+    ))
 }
 
 /// Deletes the records in `dir` older than `keep` (their states expired).

@@ -218,9 +218,14 @@ impl Caller {
     pub(crate) fn allows(&self, tool: &str) -> bool {
         self.rules.config().scopes.allows(&self.identity, tool)
     }
+}
 
+/// An OAuth caller's reach, handed to the pipeline with its call: the
+/// tools its token's scopes grant, for the call and for every call a script
+/// it runs makes.
+impl toolhost_pipeline::Reach for Caller {
     /// Why this caller may not call `tool` (a scope its token lacks), if so.
-    pub(crate) fn refusal(&self, tool: &str) -> Option<toolhost_contract::ToolFailure> {
+    fn refuse(&self, tool: &str) -> Option<toolhost_contract::ToolFailure> {
         if self.allows(tool) {
             return None;
         }
@@ -240,15 +245,6 @@ impl Caller {
             )
             .with_info(serde_json::json!({ "scope": scope })),
         )
-    }
-}
-
-/// An OAuth caller's reach, handed to the pipeline with its call: the
-/// tools its token's scopes grant, for the call and for every call a script
-/// it runs makes.
-impl toolhost_pipeline::Reach for Caller {
-    fn refuse(&self, tool: &str) -> Option<toolhost_contract::ToolFailure> {
-        self.refusal(tool)
     }
 }
 

@@ -5,7 +5,7 @@
 #![allow(deprecated)]
 
 use crate::ServeError;
-use crate::approve::{Answer, Approvals, StateSeal, binding};
+use crate::approve::{Approvals, StateSeal, binding};
 use crate::convert;
 use crate::http::Caller;
 use crate::metrics::{Gauges, Metrics};
@@ -29,7 +29,7 @@ use toolhost_contract::{ContextSink, FailureCode, ToolCall, ToolFailure, ToolRes
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::baseline::{HandleKey, derive_key};
 use toolhost_pipeline::replay::Replay;
-use toolhost_pipeline::{Pipeline, RepeatScopes, SessionLog};
+use toolhost_pipeline::{Pipeline, Reach, RepeatScopes, SessionLog};
 use toolhost_toolbox::Host;
 
 /// Default time the person at the client has to answer an approval.
@@ -329,7 +329,7 @@ impl Session {
         signal: CancellationToken,
         sink: Option<Arc<dyn ContextSink>>,
         stateless: bool,
-        reach: Option<Arc<dyn toolhost_pipeline::Reach>>,
+        reach: Option<Arc<dyn Reach>>,
     ) -> ToolResult {
         let pipeline = self.pipeline.clone();
         let shared = self.shared.clone();
@@ -507,11 +507,11 @@ impl Session {
             wire_result(&context, ToolResult::from_failure(failure), object_only).into()
         };
         let caller = caller(&context);
-        if let Some(failure) = caller.and_then(|c| c.refusal(&request.name)) {
+        if let Some(failure) = caller.and_then(|c| c.refuse(&request.name)) {
             return refused(crate::metrics::Rejection::Forbidden, failure);
         }
         // The scopes go down with the call: a script it runs reaches no more.
-        let reach = caller.map(|c| Arc::new(c.clone()) as Arc<dyn toolhost_pipeline::Reach>);
+        let reach = caller.map(|c| Arc::new(c.clone()) as Arc<dyn Reach>);
         let _quota = match self.shared.quotas.admit(&principal) {
             Ok(running) => running,
             Err(over) => {
@@ -563,10 +563,7 @@ impl Session {
                 .seal
                 .open(state, &bound, request.input_responses.as_ref())
         });
-        let (answer, resume): (Option<Answer>, Option<String>) = match opened {
-            Some(o) => (Some(o.answer), o.resume),
-            None => (None, None),
-        };
+        let (answer, resume) = opened.map_or((None, None), |o| (Some(o.answer), o.resume));
         let mut call = convert::tool_call(&context.id.to_string(), request);
         call.principal = Some(principal);
         call.resume = resume;

@@ -85,12 +85,8 @@ struct ToolSet {
     /// How the tools are offered to the model: `native` (each with its
     /// schema), `code` (the reserved `run_code`: a script that calls them)
     /// or `both`; overrides the toolbox file's `mode` (default: native).
-    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE")]
     mode: Option<ToolboxMode>,
-}
-
-fn parse_mode(text: &str) -> Result<ToolboxMode, String> {
-    text.parse()
 }
 
 #[derive(Subcommand)]

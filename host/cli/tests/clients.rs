@@ -1452,6 +1452,31 @@ fn pyclient_legacy_stdio_code_mode() {
 }
 
 #[test]
+fn pyclient_legacy_http_code_mode() {
+    code_mode(Lang::PyClient(LEGACY), Transport::Http);
+}
+
+#[test]
+fn py_stdio_code_mode() {
+    code_mode(Lang::Py, Transport::Stdio);
+}
+
+#[test]
+fn py_http_code_mode() {
+    code_mode(Lang::Py, Transport::Http);
+}
+
+#[test]
+fn ts_stdio_code_mode() {
+    code_mode(Lang::Ts, Transport::Stdio);
+}
+
+#[test]
+fn ts_http_code_mode() {
+    code_mode(Lang::Ts, Transport::Http);
+}
+
+#[test]
 fn pydantic_ai_lists_run_code_and_calls_it() {
     let mut ws = Workspace::new();
     ws.serve_args = vec!["--mode".into(), "code".into()];

@@ -11,7 +11,7 @@ pin the MCP Python SDK's 1.x line, one more client generation):
                 every tool converted with `convert_schemas_to_strict=True`.
     langchain   langchain-mcp-adapters: `MultiServerMCPClient`, the tools load, a read answers,
                 a path outside the workspace reads as an error.
-    pydantic_code, openai_code
+    pydantic_code, openai_code, langchain_code
                 the same frameworks on a server in code mode (`--mode code`): `run_code` is
                 listed, and a script sent through it answers.
 
@@ -197,12 +197,28 @@ async def run_openai_code(cmd: list[str], cwd: str, args: dict[str, str]) -> Non
         FACTS["text"] = "".join(getattr(b, "text", "") for b in r.content)[:500]
 
 
+async def run_langchain_code(cmd: list[str], cwd: str, args: dict[str, str]) -> None:
+    """langchain-mcp-adapters on a server in code mode: run_code loads, and a script sent through
+    it answers."""
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
+    client = MultiServerMCPClient(
+        {"toolhost": {"command": cmd[0], "args": cmd[1:], "cwd": cwd, "env": server_env(), "transport": "stdio"}}
+    )
+    tools = await client.get_tools()
+    by_name = {t.name: t for t in tools}
+    FACTS["tools"] = sorted(by_name)
+    expect("run_code" in by_name, f"no run_code tool: {sorted(by_name)}")
+    FACTS["text"] = str(await by_name["run_code"].ainvoke({"code": SCRIPT}))[:600]
+
+
 FRAMEWORKS = {
     "pydantic": run_pydantic,
     "openai": run_openai,
     "langchain": run_langchain,
     "pydantic_code": run_pydantic_code,
     "openai_code": run_openai_code,
+    "langchain_code": run_langchain_code,
 }
 
 

@@ -1506,6 +1506,20 @@ fn openai_agents_lists_run_code_and_calls_it() {
 }
 
 #[test]
+fn langchain_loads_run_code_and_calls_it() {
+    let mut ws = Workspace::new();
+    ws.serve_args = vec!["--mode".into(), "code".into()];
+    let f = framework(&ws, "langchain_code", &[]);
+    assert_eq!(f["tools"], json!(["run_code"]), "{f}");
+    assert!(
+        f["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("needle: the quick brown fox")),
+        "{f}"
+    );
+}
+
+#[test]
 fn wire_stdio_every_2026_07_28_result_validates() {
     wire(Transport::Stdio);
 }

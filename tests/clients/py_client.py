@@ -1026,38 +1026,18 @@ async def scenario_context(opts: Opts) -> None:
     FACTS["logs"] = logs
 
 
-# Code mode's scripts (the served toolbox: the built-ins, `mode = "code"`).
-SUMMARY = """const hits = await tools.grep({pattern: "line|fox", path: "."});
-const files = [...new Set(hits.matches.map(m => m.path))];
-const notes = await tools.read({path: "notes.txt"});
-console.log("matching files:", files.length);
-return {files, lines: notes.totalLines, last: notes.lines[notes.lines.length - 1]};"""
+# Code mode's scripts (the served toolbox: the built-ins, `--mode code`), shared
+# with ts_client.mjs. `asking`: `edit` asks from its arguments; `write` asks once
+# the script ends, from its effects (the whole script's diff): two questions,
+# each an `input_required` round trip under 2026-07-28, the script going on
+# from its checkpoint.
+SCRIPTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 
-DENIED = """try {
-  await tools.read({path: "/etc/passwd"});
-  return "read it";
-} catch (e) {
-  return {name: e.name, code: e.code, tool: e.tool, message: e.message};
-}"""
 
-# `edit` asks from its arguments; `write` asks once the script ends, from its
-# effects (the whole script's diff): two questions, each an `input_required`
-# round trip under 2026-07-28, the script going on from its checkpoint.
-ASKING = """await tools.read({path: "notes.txt"});
-let edit;
-try {
-  await tools.edit({path: "notes.txt", old_text: "omega line", new_text: "omega line, edited by a script"});
-  edit = "done";
-} catch (e) { edit = e.code; }
-await tools.write({path: "from-script.txt", content: "written by a script\\n"});
-return {edit};"""
-
-THROWS = """await tools.write({path: "thrown-1.txt", content: "one\\n"});
-await tools.write({path: "thrown-2.txt", content: "two\\n"});
-throw new Error("after two writes");"""
-
-SPINS = """await tools.write({path: "spun.txt", content: "x\\n"});
-while (true) {}"""
+def script(name: str) -> str:
+    """The script `scripts/NAME.js`."""
+    with open(os.path.join(SCRIPTS_DIR, f"{name}.js"), encoding="utf-8") as f:
+        return f.read()
 
 
 def script_result(r: types.CallToolResult, what: str) -> Any:
@@ -1084,17 +1064,17 @@ async def scenario_code(opts: Opts) -> None:
         (run_code,) = [t for t in listed.tools if t.name == "run_code"]
         FACTS["description_bytes"] = len(run_code.description or "")
         expect("function read(" in (run_code.description or ""), "no typed API in run_code's description")
-        FACTS["summary"] = script_result(await s.call_tool("run_code", {"code": SUMMARY}), "summary")
-        FACTS["denied"] = script_result(await s.call_tool("run_code", {"code": DENIED}), "denied")
-        accepted = await s.call_tool("run_code", {"code": ASKING})
+        FACTS["summary"] = script_result(await s.call_tool("run_code", {"code": script("summary")}), "summary")
+        FACTS["denied"] = script_result(await s.call_tool("run_code", {"code": script("denied")}), "denied")
+        accepted = await s.call_tool("run_code", {"code": script("asking")})
         FACTS["accepted"] = script_result(accepted, "accepted")
         FACTS["accepted_calls"] = ((accepted.meta or {}).get("toolhost") or {}).get("extra", {}).get("calls")
         expect(os.path.exists("from-script.txt"), "the accepted script's write was not committed")
         os.rename("from-script.txt", "from-script-accepted.txt")
-        FACTS["declined"] = error(await s.call_tool("run_code", {"code": ASKING}), "approval_denied", "declined")
+        FACTS["declined"] = error(await s.call_tool("run_code", {"code": script("asking")}), "approval_denied", "declined")
         expect(not os.path.exists("from-script.txt"), "the declined script's write was committed")
-        FACTS["thrown"] = error(await s.call_tool("run_code", {"code": THROWS}), "script_error", "throws")
-        spun = await s.call_tool("run_code", {"code": SPINS})
+        FACTS["thrown"] = error(await s.call_tool("run_code", {"code": script("throws")}), "script_error", "throws")
+        spun = await s.call_tool("run_code", {"code": script("spins")})
         expect(bool(spun.is_error), f"spinning did not fail: {describe(spun)}")
         FACTS["spun"] = ((spun.meta or {}).get("toolhost") or {}).get("error")
     FACTS["asked"] = [a["message"] for a in answers.asked]

@@ -208,38 +208,9 @@ async function names(client) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Code mode's scripts, as py_client.py's `code` scenario sends them (the
-// served toolbox: the built-ins, `--mode code`).
-const SUMMARY = `const hits = await tools.grep({pattern: "line|fox", path: "."});
-const files = [...new Set(hits.matches.map(m => m.path))];
-const notes = await tools.read({path: "notes.txt"});
-console.log("matching files:", files.length);
-return {files, lines: notes.totalLines, last: notes.lines[notes.lines.length - 1]};`;
-
-const DENIED = `try {
-  await tools.read({path: "/etc/passwd"});
-  return "read it";
-} catch (e) {
-  return {name: e.name, code: e.code, tool: e.tool, message: e.message};
-}`;
-
-// `edit` asks from its arguments; `write` asks once the script ends, from
-// the whole script's effects.
-const ASKING = `await tools.read({path: "notes.txt"});
-let edit;
-try {
-  await tools.edit({path: "notes.txt", old_text: "omega line", new_text: "omega line, edited by a script"});
-  edit = "done";
-} catch (e) { edit = e.code; }
-await tools.write({path: "from-script.txt", content: "written by a script\\n"});
-return {edit};`;
-
-const THROWS = `await tools.write({path: "thrown-1.txt", content: "one\\n"});
-await tools.write({path: "thrown-2.txt", content: "two\\n"});
-throw new Error("after two writes");`;
-
-const SPINS = `await tools.write({path: "spun.txt", content: "x\\n"});
-while (true) {}`;
+// Code mode's scripts (the served toolbox: the built-ins, `--mode code`),
+// shared with py_client.py.
+const script = (name) => readFileSync(path.join(here, 'scripts', `${name}.js`), 'utf8');
 
 /** What a script returned: run_code's value is `{result, console}`. */
 function scriptResult(result, what) {
@@ -509,17 +480,17 @@ const SCENARIOS = {
       expect(runCode, `run_code is not listed: ${facts.tools}`);
       facts.description_bytes = (runCode.description ?? '').length;
       expect(runCode.description.includes('function read('), "no typed API in run_code's description");
-      facts.summary = scriptResult(await call(c, 'run_code', { code: SUMMARY }), 'summary');
-      facts.denied = scriptResult(await call(c, 'run_code', { code: DENIED }), 'denied');
-      const accepted = await call(c, 'run_code', { code: ASKING });
+      facts.summary = scriptResult(await call(c, 'run_code', { code: script('summary') }), 'summary');
+      facts.denied = scriptResult(await call(c, 'run_code', { code: script('denied') }), 'denied');
+      const accepted = await call(c, 'run_code', { code: script('asking') });
       facts.accepted = scriptResult(accepted, 'accepted');
       facts.accepted_calls = accepted._meta?.toolhost?.extra?.calls;
       expect(existsSync('from-script.txt'), "the accepted script's write was not committed");
       renameSync('from-script.txt', 'from-script-accepted.txt');
-      facts.declined = error(await call(c, 'run_code', { code: ASKING }), 'approval_denied', 'declined');
+      facts.declined = error(await call(c, 'run_code', { code: script('asking') }), 'approval_denied', 'declined');
       expect(!existsSync('from-script.txt'), "the declined script's write was committed");
-      facts.thrown = error(await call(c, 'run_code', { code: THROWS }), 'script_error', 'throws');
-      const spun = await call(c, 'run_code', { code: SPINS });
+      facts.thrown = error(await call(c, 'run_code', { code: script('throws') }), 'script_error', 'throws');
+      const spun = await call(c, 'run_code', { code: script('spins') });
       expect(spun.isError === true, `spinning did not fail: ${describe(spun)}`);
       facts.spun = spun._meta?.toolhost?.error;
     } finally {

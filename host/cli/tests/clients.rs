@@ -1383,6 +1383,11 @@ tests! {
     ts_http_separate_sessions => separate_sessions(Ts, Http);
     ts_http_cancel_spin => cancel_spin(Ts, Http);
     ts_http_record_replay => record_replay(Ts, Http);
+
+    py_stdio_code_mode => code_mode(Py, Stdio);
+    py_http_code_mode => code_mode(Py, Http);
+    ts_stdio_code_mode => code_mode(Ts, Stdio);
+    ts_http_code_mode => code_mode(Ts, Http);
 }
 
 /// The Python SDK's high-level `Client`, as its README shows it.
@@ -1434,46 +1439,11 @@ client_tests! {
     pyclient_legacy_http_ask_accept => ask_accept(LEGACY, Http);
     pyclient_legacy_stdio_cold_start => cold_start(LEGACY, Stdio);
     pyclient_legacy_http_context_reports => context_reports(LEGACY, Http);
-}
 
-#[test]
-fn pyclient_auto_stdio_code_mode() {
-    code_mode(Lang::PyClient(AUTO), Transport::Stdio);
-}
-
-#[test]
-fn pyclient_auto_http_code_mode() {
-    code_mode(Lang::PyClient(AUTO), Transport::Http);
-}
-
-#[test]
-fn pyclient_legacy_stdio_code_mode() {
-    code_mode(Lang::PyClient(LEGACY), Transport::Stdio);
-}
-
-#[test]
-fn pyclient_legacy_http_code_mode() {
-    code_mode(Lang::PyClient(LEGACY), Transport::Http);
-}
-
-#[test]
-fn py_stdio_code_mode() {
-    code_mode(Lang::Py, Transport::Stdio);
-}
-
-#[test]
-fn py_http_code_mode() {
-    code_mode(Lang::Py, Transport::Http);
-}
-
-#[test]
-fn ts_stdio_code_mode() {
-    code_mode(Lang::Ts, Transport::Stdio);
-}
-
-#[test]
-fn ts_http_code_mode() {
-    code_mode(Lang::Ts, Transport::Http);
+    pyclient_auto_stdio_code_mode => code_mode(AUTO, Stdio);
+    pyclient_auto_http_code_mode => code_mode(AUTO, Http);
+    pyclient_legacy_stdio_code_mode => code_mode(LEGACY, Stdio);
+    pyclient_legacy_http_code_mode => code_mode(LEGACY, Http);
 }
 
 #[test]

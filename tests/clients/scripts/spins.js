@@ -1,0 +1,2 @@
+await tools.write({path: "spun.txt", content: "x\n"});
+while (true) {}

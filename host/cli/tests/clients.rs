@@ -1446,11 +1446,16 @@ client_tests! {
     pyclient_legacy_http_code_mode => code_mode(LEGACY, Http);
 }
 
-#[test]
-fn pydantic_ai_lists_run_code_and_calls_it() {
+/// An agent framework's facts against a server in code mode (`--mode code`).
+fn framework_in_code_mode(name: &str) -> Value {
     let mut ws = Workspace::new();
     ws.serve_args = vec!["--mode".into(), "code".into()];
-    let f = framework(&ws, "pydantic_code", &[]);
+    framework(&ws, name, &[])
+}
+
+#[test]
+fn pydantic_ai_lists_run_code_and_calls_it() {
+    let f = framework_in_code_mode("pydantic_code");
     assert_eq!(f["tools"], json!(["toolhost_run_code"]), "{f}");
     assert_eq!(
         f["returned"]["result"],
@@ -1461,9 +1466,7 @@ fn pydantic_ai_lists_run_code_and_calls_it() {
 
 #[test]
 fn openai_agents_lists_run_code_and_calls_it() {
-    let mut ws = Workspace::new();
-    ws.serve_args = vec!["--mode".into(), "code".into()];
-    let f = framework(&ws, "openai_code", &[]);
+    let f = framework_in_code_mode("openai_code");
     assert_eq!(f["tools"], json!(["run_code"]), "{f}");
     assert_eq!(f["strict"], json!({"run_code": true}), "{f}");
     assert_eq!(f["error"], false, "{f}");
@@ -1477,9 +1480,7 @@ fn openai_agents_lists_run_code_and_calls_it() {
 
 #[test]
 fn langchain_loads_run_code_and_calls_it() {
-    let mut ws = Workspace::new();
-    ws.serve_args = vec!["--mode".into(), "code".into()];
-    let f = framework(&ws, "langchain_code", &[]);
+    let f = framework_in_code_mode("langchain_code");
     assert_eq!(f["tools"], json!(["run_code"]), "{f}");
     assert!(
         f["text"]

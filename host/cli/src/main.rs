@@ -545,10 +545,29 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    match run().await {
+    let ran = run().await;
+    // No call runs any more: this process's staging areas go (a killed
+    // host's are removed by the next start).
+    toolhost_effects::StagingArea::release_all();
+    match ran {
         Err(e) if is_broken_pipe(&e) => Ok(()),
         other => other,
     }
+}
+
+/// The journal, with what the last host left recovered: a commit it left
+/// halfway finished or rolled back, and what it staged removed (from the
+/// staging directory a host with this cache directory uses).
+fn open_journal(
+    journal: &Path,
+    cache: Option<&Path>,
+) -> anyhow::Result<(Journal, toolhost_effects::Recovery)> {
+    let staging = toolhost_runtime::RuntimeConfig {
+        cache_dir: cache.map(Path::to_path_buf),
+        ..Default::default()
+    }
+    .staging_dir();
+    Ok(toolhost_effects::recover(journal, &staging)?)
 }
 
 async fn run() -> anyhow::Result<()> {
@@ -925,6 +944,9 @@ async fn run() -> anyhow::Result<()> {
                             p.signer
                         );
                     }
+                    if let Some(s) = host.recovery().staging.summary() {
+                        out!("\nstaging: {s}");
+                    }
                     return Ok(());
                 }
                 ToolsFormat::Mcp => Format::Mcp,
@@ -1140,7 +1162,7 @@ async fn run() -> anyhow::Result<()> {
             );
         }
         Cmd::History { session, json } => {
-            let (journal, _) = Journal::open(journal_named()?)?;
+            let (journal, recovery) = open_journal(journal_named()?, cache.as_deref())?;
             let entries: Vec<_> = journal
                 .entries()?
                 .into_iter()
@@ -1167,14 +1189,18 @@ async fn run() -> anyhow::Result<()> {
                     );
                 }
             }
+            if let Some(s) = recovery.staging.summary() {
+                // (Beside the JSON, not in it.)
+                eprintln!("staging: {s}");
+            }
         }
         Cmd::Undo { call, session } => {
-            let (journal, _) = Journal::open(journal_named()?)?;
+            let (journal, _) = open_journal(journal_named()?, cache.as_deref())?;
             let r = journal.undo(call.as_deref(), session.as_deref())?;
             out!("undone: {}", r.headline);
         }
         Cmd::Redo { call, session } => {
-            let (journal, _) = Journal::open(journal_named()?)?;
+            let (journal, _) = open_journal(journal_named()?, cache.as_deref())?;
             let r = journal.redo(call.as_deref(), session.as_deref())?;
             out!("redone: {}", r.headline);
         }

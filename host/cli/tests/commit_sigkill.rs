@@ -25,7 +25,8 @@ const FILES: usize = 150;
 fn unfinished(journal: &Path) -> Option<String> {
     for e in std::fs::read_dir(journal).ok()?.flatten() {
         let dir = e.path();
-        if dir.join("committed.json").exists() {
+        // (`.hosts` holds the hosts' claims, not entries.)
+        if dir.join("committed.json").exists() || e.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
         let prepared = std::fs::read_to_string(dir.join("prepared.json"))

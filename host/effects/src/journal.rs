@@ -175,6 +175,9 @@ pub struct Recovery {
     pub rolled_forward: Vec<String>,
     /// Commits that had not, and were removed (the tree is as before them).
     pub rolled_back: Vec<String>,
+    /// What stopped hosts had staged, and what is staged now (filled by
+    /// [`crate::recover`]; empty from [`Journal::open`] alone).
+    pub staging: crate::Swept,
 }
 
 /// The commit journal in the host's cache directory.
@@ -189,7 +192,13 @@ pub struct Journal {
     sync: std::sync::atomic::AtomicBool,
     /// The size of each applied entry, by id (for pruning).
     sizes: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
+    /// This journal's claim in `HOSTS`: its entries' ids carry the claim's
+    /// id, and a held claim keeps other hosts from recovering them.
+    claim: crate::Claim,
 }
+
+/// Where the hosts writing a journal hold their claims (see [`crate::Claim`]).
+const HOSTS: &str = ".hosts";
 
 /// An entry's files: the plan written before anything else, the plan at
 /// the commit point, and the same renamed once applied.
@@ -220,14 +229,9 @@ fn read_entry(dir: &Path) -> Option<Record> {
 /// Commits between two looks at the journal's limits.
 const PRUNE_EVERY: u64 = 32;
 
-/// Whether the process that made entry `id` (`MS-PID-N`) still runs (and
-/// is not this one): then its unfinished entry is its own business. A
-/// reused pid only delays the recovery until that process ends.
-fn owner_alive(id: &str) -> bool {
-    let Some(pid) = id.split('-').nth(1).and_then(|p| p.parse::<u32>().ok()) else {
-        return false;
-    };
-    pid != std::process::id() && Path::new("/proc").join(pid.to_string()).exists()
+/// The claim that made entry `id` (`MS-CLAIM-N`).
+fn owner_of(id: &str) -> &str {
+    id.split('-').nth(1).unwrap_or("")
 }
 
 fn ms(d: Duration) -> u64 {
@@ -250,6 +254,8 @@ impl Journal {
     /// whatever a killed host left mid-commit.
     pub fn open(dir: &Path) -> Result<(Journal, Recovery), CommitError> {
         crate::make_private(dir).map_err(io_err(format!("journal {}", dir.display())))?;
+        let claim = crate::Claim::take(&dir.join(HOSTS))
+            .map_err(io_err(format!("journal {}", dir.display())))?;
         let j = Journal {
             dir: dir.to_path_buf(),
             max_bytes: std::sync::atomic::AtomicU64::new(DEFAULT_MAX_JOURNAL_BYTES),
@@ -257,8 +263,13 @@ impl Journal {
             seq: std::sync::atomic::AtomicU64::new(0),
             sync: std::sync::atomic::AtomicBool::new(false),
             sizes: std::sync::Mutex::default(),
+            claim,
         };
         let mut rec = Recovery::default();
+        // The claims of the hosts whose entries are recovered here, held
+        // until the end so no other host recovers them meanwhile.
+        let mut owners: std::collections::HashMap<String, Option<crate::Orphan>> =
+            std::collections::HashMap::new();
         // One pass over the entries' names; only an unfinished one (no
         // `committed.json`) is read.
         for e in std::fs::read_dir(dir)
@@ -267,11 +278,18 @@ impl Journal {
         {
             let path = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
-            if path.join(COMMITTED).exists() || !path.is_dir() {
+            if name.starts_with('.') || path.join(COMMITTED).exists() || !path.is_dir() {
                 continue;
             }
-            // Another host sharing this journal may be committing it now.
-            if owner_alive(&name) {
+            // Another host sharing this journal may be committing it now:
+            // then its claim is held. (A pid would not do: a restarted
+            // container's host has the same one every time.)
+            let owner = owner_of(&name);
+            let gone = owners
+                .entry(owner.to_owned())
+                .or_insert_with(|| crate::orphan(&dir.join(HOSTS), owner))
+                .is_some();
+            if !gone {
                 tracing::debug!(entry = %name, "an unfinished commit of a running host");
                 continue;
             }
@@ -294,6 +312,9 @@ impl Journal {
                     rec.rolled_back.push(r.id.clone());
                 }
             }
+        }
+        for o in owners.into_values().flatten() {
+            o.release();
         }
         Ok((j, rec))
     }
@@ -354,7 +375,7 @@ impl Journal {
 
     fn new_id(&self) -> String {
         let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        format!("{:013}-{}-{n}", now_ms(), std::process::id())
+        format!("{:013}-{}-{n}", now_ms(), self.claim.id())
     }
 
     fn sync_entry_dir(&self, dir: &Path) {
@@ -801,6 +822,7 @@ impl Journal {
             .map_err(io_err("reading the journal"))?
             .flatten()
             .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| !n.starts_with('.'))
             .collect();
         ids.sort();
         let now = now_ms();
@@ -1211,6 +1233,31 @@ mod tests {
                 t == "new"
             }),
             "{got:?}"
+        );
+    }
+
+    #[test]
+    fn a_running_hosts_unfinished_commit_is_left_to_it_whatever_its_pid() {
+        // Two hosts on one journal in one process: the same pid, as two
+        // containers' hosts (PID 1 both) sharing a volume have.
+        let (base, staged, set) = scene(3);
+        let jdir = base.path().join("j");
+        let (running, _) = Journal::open(&jdir).unwrap();
+        let prepared = running
+            .prepare(&staged, &set, &CommitInfo::default())
+            .unwrap();
+        let (_, rec) = Journal::open(&jdir).unwrap();
+        assert_eq!(rec, Recovery::default(), "not the second host's to recover");
+        drop(running);
+        let (_, rec) = Journal::open(&jdir).unwrap();
+        assert_eq!(rec.rolled_forward, std::slice::from_ref(&prepared.id));
+        assert!(
+            std::fs::read_dir(jdir.join(HOSTS)).unwrap().all(|e| !e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(owner_of(&prepared.id))),
+            "the gone host's claim is removed with its recovery"
         );
     }
 

@@ -1622,13 +1622,20 @@ impl Pipeline {
             .staging
             .clone()
             .unwrap_or_else(|| toolhost_effects::private_dir("staging"));
+        let area = toolhost_effects::StagingArea::of(&staging).map_err(|e| {
+            ToolFailure::new(
+                FailureCode::HostError,
+                format!(
+                    "the script's writes cannot be staged in {}: {e}",
+                    staging.display()
+                ),
+            )
+        })?;
         let script = Script::new(
             call.clone(),
             admitted.env_position,
             admitted.replay.as_ref().map(|(k, _)| k.clone()),
-            Arc::new(Transaction::new(
-                staging.join(format!("script-{}", crate::script::unique())),
-            )),
+            Arc::new(Transaction::new(area.fresh("script"))),
             tool.policy.limits.max_tool_calls,
             admitted.reach.clone(),
             env,

@@ -235,7 +235,11 @@ impl Checkpoint {
 pub(crate) fn fresh_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write(unique().as_bytes());
+    #[allow(clippy::disallowed_methods)] // a seed, never a clock the guest reads
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(now);
     h.finish()
 }
 
@@ -458,22 +462,6 @@ impl Script {
         }
         meta
     }
-}
-
-/// A name no other script's staging directory has, in this process or in
-/// an earlier one that ran under the same pid.
-pub(crate) fn unique() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    #[allow(clippy::disallowed_methods)] // a name, never observable by a guest
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!(
-        "{}-{now:x}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 /// Why `tool` may not be called by this caller (a script's call when

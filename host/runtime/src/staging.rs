@@ -17,8 +17,9 @@ use crate::write_budget::BudgetedFsView;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use toolhost_effects::{FsError, Kind, OpenRequest, Opened, Overlay, Stat, Transaction};
+use toolhost_effects::{
+    FsError, Kind, OpenRequest, Opened, Overlay, StagingArea, Stat, Transaction,
+};
 use toolhost_policy::{FsGrant, FsMode};
 use wasmtime::component::Resource;
 use wasmtime_wasi::FsPerms;
@@ -51,30 +52,26 @@ pub(crate) struct Staging {
     pub(crate) in_transaction: bool,
 }
 
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
 impl Staging {
-    /// Overlays for the read-write grants `(host, guest)`, staging under
-    /// `root`.
+    /// Overlays for the read-write grants `(host, guest)`, staging in this
+    /// process's area of the staging directory `root` (never under a name
+    /// a restarted host could reuse: see [`StagingArea`]).
     pub(crate) fn new(
         rw: &[(PathBuf, String)],
         root: &Path,
         allow_blocking: bool,
     ) -> std::io::Result<Staging> {
+        let area = StagingArea::of(root)?;
+        let call = area.fresh("call");
         let mut grants = Vec::with_capacity(rw.len());
-        let call = format!(
-            "{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
         for (i, (host, guest)) in rw.iter().enumerate() {
-            let o = Overlay::new(host, root.join(format!("{call}-{i}")))?;
+            let o = Overlay::new(host, call.with_extension(i.to_string()))?;
             grants.push((guest.clone(), Arc::new(o)));
         }
         Ok(Staging {
             read_only: vec![false; grants.len()],
             grants,
-            empty: (!rw.is_empty()).then(|| root.join("empty")),
+            empty: (!rw.is_empty()).then(|| area.dir().join("empty")),
             allow_blocking,
             ..Staging::default()
         })
@@ -89,6 +86,8 @@ impl Staging {
         root: &Path,
         allow_blocking: bool,
     ) -> Result<Staging, (String, String)> {
+        let area =
+            StagingArea::of(root).map_err(|e| (root.display().to_string(), e.to_string()))?;
         let mut staged = Vec::new();
         let mut read_only = Vec::new();
         for g in grants {
@@ -103,7 +102,7 @@ impl Staging {
             }
         }
         Ok(Staging {
-            empty: (!staged.is_empty()).then(|| root.join("empty")),
+            empty: (!staged.is_empty()).then(|| area.dir().join("empty")),
             grants: staged,
             read_only,
             allow_blocking,

@@ -287,13 +287,22 @@ impl Host {
             (None, Some(c)) => c.join("journal"),
             (None, None) => toolhost_effects::private_dir("journal"),
         };
-        let (journal, recovery) = Journal::open(&journal_dir)?;
+        // Then what stopped hosts staged goes (a finished or rolled-back
+        // commit needs none of it).
+        let (journal, recovery) = toolhost_effects::recover(&journal_dir, &runtime.staging_dir())?;
         let journal = journal.with_sync(config.journal_sync);
         for id in &recovery.rolled_forward {
             tracing::warn!(entry = %id, "finished a commit interrupted by the last exit");
         }
         for id in &recovery.rolled_back {
             tracing::warn!(entry = %id, "rolled back a commit interrupted before its commit point");
+        }
+        if let Some(s) = recovery.staging.summary() {
+            if recovery.staging.stuck.is_empty() {
+                tracing::info!("staging: {s}");
+            } else {
+                tracing::warn!("staging: {s}");
+            }
         }
         let store = |dir: Option<PathBuf>| match dir {
             None => Ok(Artifacts::with_capacity(config.artifact_capacity)),

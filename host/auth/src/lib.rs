@@ -173,6 +173,7 @@ impl Verifier {
             total: Duration::from_secs(10),
             max_document: 1 << 20,
             max_blob: 1 << 20,
+            ..Limits::default()
         })
         .map_err(|e| e.to_string())?;
         Ok(Verifier {

@@ -788,6 +788,213 @@ fn oversized_and_stalled_registries_are_bounded() {
     );
 }
 
+/// A route of a dripping registry: a path part, the response head (status
+/// line and headers, without Content-Length) and the body.
+type Route = (String, String, String);
+
+/// A registry of our own that drips, on a loopback port: each request
+/// whose path contains a key of `routes(PORT)` gets that route's head and
+/// body one byte every `every` (the head too with `drip_head`).
+fn dripping_registry(
+    every: Duration,
+    drip_head: bool,
+    routes: impl FnOnce(u16) -> Vec<Route>,
+) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let routes = routes(port);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let routes = routes.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                let n = stream.read(&mut buf).unwrap_or(0);
+                let request = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let path = request.split_whitespace().nth(1).unwrap_or("").to_owned();
+                let Some((_, head, body)) = routes
+                    .iter()
+                    .find(|(key, _, _)| path.contains(key.as_str()))
+                else {
+                    let _ =
+                        stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                    return;
+                };
+                let drip = |bytes: &[u8], stream: &mut std::net::TcpStream| {
+                    for b in bytes {
+                        if stream.write_all(&[*b]).is_err() {
+                            return false;
+                        }
+                        std::thread::sleep(every);
+                    }
+                    true
+                };
+                let head = format!("{head}Content-Length: {}\r\n\r\n", body.len());
+                let sent = if drip_head {
+                    drip(head.as_bytes(), &mut stream)
+                } else {
+                    stream.write_all(head.as_bytes()).is_ok()
+                };
+                if sent {
+                    drip(body.as_bytes(), &mut stream);
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A manifest of about 450 bytes, as a registry would serve it.
+fn small_manifest() -> String {
+    json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": "application/vnd.wasm.config.v0+json",
+        "config": {"mediaType": "application/vnd.wasm.config.v0+json", "digest": format!("sha256:{}", "1".repeat(64)), "size": 120},
+        "layers": [{"mediaType": "application/wasm", "digest": format!("sha256:{}", "2".repeat(64)), "size": 30000}],
+        "annotations": {"org.opencontainers.image.version": "1.0.0"},
+    })
+    .to_string()
+}
+
+const MANIFEST_HEAD: &str =
+    "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\n";
+
+impl User {
+    /// `toolhost ARGS`, which must fail within `limit` (it is killed
+    /// past it); its stderr and stdout, and how long it ran.
+    fn fails_within(&self, args: &[&str], limit: Duration) -> (String, Duration) {
+        let out = tempfile::tempdir().expect("temp dir");
+        let file = |name: &str| std::fs::File::create(out.path().join(name)).expect("create");
+        let started = Instant::now();
+        let mut child = Command::new(TOOLHOST)
+            .args(args)
+            .current_dir(self.project())
+            .env("HOME", self.home())
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("DOCKER_CONFIG")
+            .env("RUST_BACKTRACE", "0")
+            .stdin(Stdio::null())
+            .stdout(file("stdout"))
+            .stderr(file("stderr"))
+            .spawn()
+            .expect("running toolhost");
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("toolhost {args:?} was still running after {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = started.elapsed();
+        let read = |name: &str| std::fs::read_to_string(out.path().join(name)).unwrap_or_default();
+        assert!(
+            !status.success(),
+            "toolhost {args:?} succeeded:\n{}",
+            read("stdout")
+        );
+        (format!("{}{}", read("stderr"), read("stdout")), took)
+    }
+}
+
+/// A registry that drips (never silent long enough for the idle bound) is
+/// cut by each fetch's deadline and minimum rate, which a registry's table
+/// sets, and which by default cut a dripping manifest within seconds; the
+/// error names the registry, what was fetched and what was slow.
+#[test]
+fn a_dripping_registry_is_cut_by_the_deadline_and_the_minimum_rate() {
+    let user = User::new();
+    let every = Duration::from_millis(100);
+    let manifest = |_| {
+        vec![(
+            "/manifests/".to_owned(),
+            MANIFEST_HEAD.to_owned(),
+            small_manifest(),
+        )]
+    };
+    let toolbox = |port: u16, settings: &str| {
+        std::fs::write(
+            user.project().join("toolhost.toml"),
+            format!("version = 1\n\n[[component]]\nsource = \"builtin:read\"\n\n[registries.\"127.0.0.1:{port}\"]\n{settings}"),
+        )
+        .expect("write the toolbox");
+    };
+    let add = |port: u16| {
+        let reference = format!("oci://127.0.0.1:{port}/tools/drip:1");
+        let (said, took) = user.fails_within(&["add", &reference], Duration::from_secs(30));
+        assert!(said.contains(&format!("127.0.0.1:{port}")), "{said}");
+        assert!(
+            said.contains(&format!("the manifest of {reference}")),
+            "{said}"
+        );
+        (said, took)
+    };
+
+    // The defaults: a 450-byte manifest at 10 bytes/s (45 s) is cut by the
+    // minimum rate once its grace is over.
+    let port = dripping_registry(every, false, manifest);
+    toolbox(port, "");
+    let (said, took) = add(port);
+    assert!(said.contains("below the minimum of 16384 B/s"), "{said}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    // A deadline of 2 s, a rate the drip keeps: the deadline cuts it.
+    let port = dripping_registry(every, false, manifest);
+    toolbox(port, "deadline_secs = 2\nmin_rate = 1\n");
+    let (said, took) = add(port);
+    assert!(said.contains("the deadline of 2 s passed with"), "{said}");
+    assert!(said.contains("bytes in"), "{said}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+
+    // The response head dripped: the deadline covers it too.
+    let port = dripping_registry(every, true, manifest);
+    toolbox(port, "deadline_secs = 2\n");
+    let (said, took) = add(port);
+    assert!(
+        said.contains("the deadline of 2 s passed before the response head"),
+        "{said}"
+    );
+    assert!(took < Duration::from_secs(4), "{took:?}");
+
+    // A minimum rate the registry's table sets.
+    let port = dripping_registry(every, false, manifest);
+    toolbox(port, "min_rate = 100\n");
+    let (said, took) = add(port);
+    assert!(said.contains("below the minimum of 100 B/s"), "{said}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    // A token service that drips, behind a registry's Bearer challenge.
+    let port = dripping_registry(every, false, |port| {
+        let challenge = format!(
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"http://127.0.0.1:{port}/token\",service=\"drip\"\r\n"
+        );
+        let token = json!({"token": "x".repeat(400)}).to_string();
+        vec![
+            ("/manifests/".to_owned(), challenge, String::new()),
+            (
+                "/token".to_owned(),
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n".to_owned(),
+                token,
+            ),
+        ]
+    });
+    toolbox(port, "deadline_secs = 2\nmin_rate = 1\n");
+    let reference = format!("oci://127.0.0.1:{port}/tools/drip:1");
+    let (said, took) = add(port);
+    assert!(
+        said.contains(&format!(
+            "a token for the manifest of {reference} from http://127.0.0.1:{port}/token"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("the deadline of 2 s passed with"), "{said}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
 /// An HTTPS server (`openssl s_server -WWW`) with a private CA serving
 /// `dir`; the CA's certificate file and the port.
 fn https_server(dir: &Path) -> (Child, PathBuf, u16) {

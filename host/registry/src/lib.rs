@@ -2,8 +2,8 @@
 //! bounded OCI registry client ([`Client`]: resolve a tag, pull a component
 //! artifact of the CNCF Wasm OCI layout or `wkg`'s, push one), pinned
 //! HTTPS downloads, and the content-addressed [`Store`] they land in. Every
-//! blob's digest and size are checked as it streams in, every step is
-//! bounded in time and every body in size, plain HTTP is refused but for
+//! blob's digest and size are checked as it streams in, every fetch has a
+//! deadline and a minimum rate and every body a bound on its size, plain HTTP is refused but for
 //! loopback registries and those marked `insecure`, and credentials come
 //! from the toolbox's environment variable or `~/.docker/config.json`.
 //!
@@ -15,8 +15,8 @@ pub mod http;
 pub mod oci;
 pub mod store;
 
-pub use http::{Limits, Plain};
-pub use oci::{Client, Manifest, Pulled, Resolved};
+pub use http::{Fetch, Limits, Plain};
+pub use oci::{Blob, Client, Manifest, Pulled, Resolved};
 pub use store::{Store, digest_of};
 
 use std::path::PathBuf;
@@ -34,13 +34,18 @@ pub enum RegistryError {
         /// Why.
         reason: String,
     },
-    /// A step took longer than its bound.
-    #[error("{url}: {what}")]
-    Timeout {
-        /// What was asked.
-        url: String,
-        /// Which step, and the bound.
+    /// A fetch took longer than its deadline or a step's bound, or its body
+    /// came slower than the minimum rate.
+    #[error("{from}: {what}: too slow: {reason} ({url})")]
+    TooSlow {
+        /// Who answered: the registry's `host:port` (a download's host).
+        from: String,
+        /// What was fetched (`the manifest of oci://…`).
         what: String,
+        /// The URL of the request that was slow.
+        url: String,
+        /// Which bound, and how far the fetch got.
+        reason: String,
     },
     /// A body was larger than its bound.
     #[error("{url}: larger than the limit of {limit} bytes; refused")]

@@ -6,7 +6,7 @@
 
 use crate::RegistryError;
 use crate::auth::{self, Challenge, Credentials};
-use crate::http::{Http, Limits, Plain, Response};
+use crate::http::{Fetch, Http, Limits, Plain, Response};
 use crate::store::{Store, digest_of};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
@@ -101,6 +101,17 @@ pub struct Pulled {
     pub annotations: BTreeMap<String, String>,
 }
 
+/// A blob to fetch, and the size its manifest declares: what bounds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blob {
+    /// A component (a manifest's Wasm layer): up to `Limits::max_blob`,
+    /// its deadline longer by the time its size takes at the minimum rate.
+    Component(u64),
+    /// A Sigstore bundle (a signature's layer): a document, up to
+    /// `Limits::max_document`, within the plain deadline.
+    Signature(u64),
+}
+
 /// A registry client for a toolbox: its per-registry settings, tokens kept
 /// for the process.
 pub struct Client {
@@ -140,6 +151,26 @@ impl Client {
         self.registries.get(registry).cloned().unwrap_or_default()
     }
 
+    /// The limits for `registry`: the client's, with the deadline and the
+    /// minimum rate its table sets.
+    pub fn limits_for(&self, registry: &str) -> Limits {
+        let settings = self.settings(registry);
+        let mut limits = self.http.limits();
+        if let Some(d) = settings.deadline {
+            limits.total = d;
+        }
+        if let Some(r) = settings.min_rate {
+            limits.min_rate = r;
+        }
+        limits
+    }
+
+    /// A fetch of `what` from `r`'s registry, within its limits.
+    fn fetch_of(&self, r: &OciRef, what: String) -> Fetch {
+        Fetch::new(r.registry.clone(), what, &self.limits_for(&r.registry))
+            .configured_in(format!("[registries.\"{}\"]", r.registry))
+    }
+
     /// `http` for loopback and `insecure` registries, else `https`.
     fn scheme(&self, r: &OciRef) -> (&'static str, Plain) {
         if r.is_loopback() || self.settings(&r.registry).insecure {
@@ -150,9 +181,12 @@ impl Client {
     }
 
     /// A request to `/v2/REPOSITORY/PATH`, with the credentials the
-    /// registry asks for (`push`: the scope includes pushing).
+    /// registry asks for (`push`: the scope includes pushing), as part of
+    /// `fetch` (the token and the retry with it too).
+    #[allow(clippy::too_many_arguments)]
     async fn request(
         &self,
+        fetch: &Fetch,
         r: &OciRef,
         method: Method,
         path: &str,
@@ -185,7 +219,7 @@ impl Client {
         }
         let response = self
             .http
-            .send(method.clone(), &url, &headers, body.clone(), plain)
+            .send_within(fetch, method.clone(), &url, &headers, body.clone(), plain)
             .await?;
         if response.status != StatusCode::UNAUTHORIZED {
             return Ok(response);
@@ -231,7 +265,7 @@ impl Client {
                 } else {
                     let token = self
                         .token(
-                            r,
+                            fetch,
                             &realm,
                             service.as_deref(),
                             asked.as_deref().unwrap_or(&scope),
@@ -264,17 +298,21 @@ impl Client {
         if let Ok(v) = HeaderValue::from_str(&value) {
             headers.insert(http::header::AUTHORIZATION, v);
         }
-        let response = self.http.send(method, &url, &headers, body, plain).await?;
+        let response = self
+            .http
+            .send_within(fetch, method, &url, &headers, body, plain)
+            .await?;
         if response.status == StatusCode::UNAUTHORIZED {
             return Err(denied("the registry refused the credentials (401)".into()));
         }
         Ok(response)
     }
 
-    /// A bearer token from the registry's token service.
+    /// A bearer token from the registry's token service, as part of
+    /// `fetch` (what needs it).
     async fn token(
         &self,
-        r: &OciRef,
+        fetch: &Fetch,
         realm: &str,
         service: Option<&str>,
         scope: &str,
@@ -297,15 +335,16 @@ impl Client {
         } else {
             plain
         };
+        let fetch = fetch.part(format!("a token for {} from {realm}", fetch.what()));
         let response = self
             .http
-            .send(Method::GET, &url, &headers, Bytes::new(), plain)
+            .send_within(&fetch, Method::GET, &url, &headers, Bytes::new(), plain)
             .await?;
         let status = response.status;
         let body = response.document().await?;
         if !status.is_success() {
             return Err(RegistryError::Status {
-                reference: r.to_string(),
+                reference: fetch.what().to_owned(),
                 status: status.as_u16(),
                 reason: clip(&String::from_utf8_lossy(&body)),
             });
@@ -345,6 +384,19 @@ impl Client {
     /// Resolves `r` (its tag, or its digest) to its manifest. The bytes
     /// are hashed: a reference with a digest gets exactly that manifest.
     pub async fn resolve(&self, r: &OciRef) -> Result<Resolved, RegistryError> {
+        self.resolve_as(r, format!("the manifest of {r}")).await
+    }
+
+    /// [`Client::resolve`] for the manifest of a signature (an OCI
+    /// referrer of the component's manifest), `r` pinning it.
+    pub async fn resolve_signature(&self, r: &OciRef) -> Result<Resolved, RegistryError> {
+        self.resolve_as(r, format!("the signature manifest {r}"))
+            .await
+    }
+
+    /// [`Client::resolve`], the fetch named `what`.
+    async fn resolve_as(&self, r: &OciRef, what: String) -> Result<Resolved, RegistryError> {
+        let fetch = self.fetch_of(r, what);
         let target = match (&r.digest, &r.tag) {
             (Some(d), _) => d.to_string(),
             (None, Some(t)) => t.clone(),
@@ -362,6 +414,7 @@ impl Client {
         }
         let response = self
             .request(
+                &fetch,
                 r,
                 Method::GET,
                 &format!("manifests/{target}"),
@@ -452,7 +505,8 @@ impl Client {
         })?;
         store.put(&resolved.bytes)?;
         if store.get(&component).ok().flatten().is_none() {
-            self.blob(r, &component, Some(layer.size), store).await?;
+            self.blob(r, &component, Blob::Component(layer.size), store)
+                .await?;
         }
         Ok(Pulled {
             manifest: resolved.digest,
@@ -461,25 +515,39 @@ impl Client {
         })
     }
 
-    /// Streams blob `digest` of `r` into `store`.
+    /// Streams blob `digest` of `r` into `store`: at most the bytes `kind`
+    /// declares, within its fetch's deadline.
     pub async fn blob(
         &self,
         r: &OciRef,
         digest: &Digest,
-        size: Option<u64>,
+        kind: Blob,
         store: &Store,
     ) -> Result<(), RegistryError> {
-        let max = self.http.limits().max_blob;
-        if let Some(s) = size
-            && s > max
-        {
+        let limits = self.limits_for(&r.registry);
+        let (size, max, fetch) = match kind {
+            Blob::Component(size) => (
+                size,
+                limits.max_blob,
+                self.fetch_of(r, format!("the layer {digest} of {r}"))
+                    .sized(size),
+            ),
+            // A signature is a document, whatever size its referrer claims.
+            Blob::Signature(size) => (
+                size,
+                limits.max_document,
+                self.fetch_of(r, format!("the signature {digest} of {r}")),
+            ),
+        };
+        if size > max {
             return Err(RegistryError::TooLarge {
-                url: format!("{r} (blob {digest}, {s} bytes)"),
+                url: format!("{r} (blob {digest}, {size} bytes)"),
                 limit: max,
             });
         }
         let response = self
             .request(
+                &fetch,
                 r,
                 Method::GET,
                 &format!("blobs/{digest}"),
@@ -491,7 +559,7 @@ impl Client {
         if !response.status.is_success() {
             return Err(Self::status_error(format!("{r} (blob {digest})"), response).await);
         }
-        store.download(response, digest, size, max).await
+        store.download(response, digest, Some(size), max).await
     }
 
     /// The manifests that refer to `digest` (OCI 1.1 referrers API; the
@@ -506,8 +574,13 @@ impl Client {
             http::header::ACCEPT,
             HeaderValue::from_static("application/vnd.oci.image.index.v1+json"),
         );
+        let fetch = self.fetch_of(
+            r,
+            format!("the signature list of {}", r.pinned(digest.clone())),
+        );
         let response = self
             .request(
+                &fetch,
                 r,
                 Method::GET,
                 &format!("referrers/{digest}"),
@@ -522,7 +595,7 @@ impl Client {
             // No referrers API: the fallback tag.
             let tag = format!("manifests/sha256-{}", digest.hex());
             let response = self
-                .request(r, Method::GET, &tag, headers, Bytes::new(), false)
+                .request(&fetch, r, Method::GET, &tag, headers, Bytes::new(), false)
                 .await?;
             if response.status.is_success() {
                 Some(response.document().await?)
@@ -548,8 +621,12 @@ impl Client {
     /// Uploads `bytes` as a blob of `r`'s repository, unless it is there.
     async fn upload(&self, r: &OciRef, bytes: &[u8]) -> Result<Digest, RegistryError> {
         let digest = digest_of(bytes);
+        let fetch = self
+            .fetch_of(r, format!("uploading {digest} to {r}"))
+            .sized(bytes.len() as u64);
         let exists = self
             .request(
+                &fetch,
                 r,
                 Method::HEAD,
                 &format!("blobs/{digest}"),
@@ -563,6 +640,7 @@ impl Client {
         }
         let started = self
             .request(
+                &fetch,
                 r,
                 Method::POST,
                 "blobs/uploads/",
@@ -597,6 +675,7 @@ impl Client {
         );
         let done = self
             .request(
+                &fetch,
                 r,
                 Method::PUT,
                 &format!("{location}{sep}digest={digest}"),
@@ -657,8 +736,10 @@ impl Client {
             http::header::CONTENT_TYPE,
             HeaderValue::from_static(OCI_MANIFEST),
         );
+        let fetch = self.fetch_of(r, format!("pushing the manifest of {r}"));
         let put = self
             .request(
+                &fetch,
                 r,
                 Method::PUT,
                 &format!("manifests/{tag}"),
@@ -682,8 +763,17 @@ pub async fn fetch_https(
     digest: &Digest,
     store: &Store,
 ) -> Result<(), RegistryError> {
+    let limits = http.limits();
+    let from = url
+        .parse::<http::Uri>()
+        .ok()
+        .and_then(|u| u.authority().map(|a| a.to_string()))
+        .unwrap_or_default();
+    // No size is declared before the bytes come: the largest blob's.
+    let fetch = Fetch::new(from, format!("the component {url}"), &limits).sized(limits.max_blob);
     let response = http
-        .send(
+        .send_within(
+            &fetch,
             Method::GET,
             url,
             &HeaderMap::new(),
@@ -785,7 +875,7 @@ mod tests {
             "registry.lan:5000".to_owned(),
             RegistrySettings {
                 insecure: true,
-                auth_env: None,
+                ..RegistrySettings::default()
             },
         );
         let client = Client::new(settings, Limits::default()).expect("client");

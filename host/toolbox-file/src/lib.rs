@@ -34,6 +34,9 @@
 //! [registries."localhost:5000"]     # optional, per registry
 //! insecure = true                   # plain HTTP (implied for loopback registries)
 //! auth_env = "TOOLHOST_REGISTRY_AUTH"   # `user:password`, or `Bearer TOKEN`
+//! deadline_secs = 60                # the default: one fetch (manifest, token, signature),
+//!                                   # all its requests; a layer gets its size at min_rate more
+//! min_rate = 16384                  # the default, bytes/s each body averages after 5 s (0: none)
 //!
 //! [journal]                         # committed file changes kept for undo (optional)
 //! max_mib = 512                     # the default; the oldest go first
@@ -233,6 +236,14 @@ pub struct RegistrySettings {
     /// The environment variable holding its credentials (`user:password`,
     /// or `Bearer TOKEN`), before `~/.docker/config.json`.
     pub auth_env: Option<String>,
+    /// `deadline_secs`: how long one fetch (a manifest, a token, a
+    /// signature) may take, every request of it included; a component's
+    /// layer gets longer by the time its size takes at the minimum rate.
+    /// `None`: the client's default.
+    pub deadline: Option<std::time::Duration>,
+    /// `min_rate`: the least average rate of a body, in bytes per second,
+    /// after a few seconds' grace (0: none). `None`: the client's default.
+    pub min_rate: Option<u64>,
 }
 
 /// Whose signatures are accepted for the remote components under `prefix`.
@@ -479,6 +490,8 @@ struct RawJournal {
 struct RawRegistry {
     insecure: Option<bool>,
     auth_env: Option<Spanned<String>>,
+    deadline_secs: Option<Spanned<u64>>,
+    min_rate: Option<u64>,
 }
 
 /// `[[trust]]`.
@@ -751,11 +764,25 @@ impl File<'_> {
             }
             None => None,
         };
+        // A fetch that may take no time fetches nothing; a day is past
+        // what anyone waits for.
+        let deadline = match raw.deadline_secs {
+            Some(d) if !(1..=86_400).contains(d.get_ref()) => {
+                return Err(self.at(
+                    d.span(),
+                    "`deadline_secs` is the seconds one fetch may take: 1 to 86400",
+                ));
+            }
+            Some(d) => Some(std::time::Duration::from_secs(d.into_inner())),
+            None => None,
+        };
         Ok((
             name.into_inner(),
             RegistrySettings {
                 insecure: raw.insecure.unwrap_or(false),
                 auth_env,
+                deadline,
+                min_rate: raw.min_rate,
             },
         ))
     }

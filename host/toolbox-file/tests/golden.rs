@@ -223,7 +223,11 @@ fn remote_sources_registries_and_trust() {
     let local = toolbox.registry("localhost:5000");
     assert!(local.insecure);
     assert_eq!(local.auth_env.as_deref(), Some("TOOLHOST_REGISTRY_AUTH"));
-    assert!(!toolbox.registry("ghcr.io").insecure);
+    assert_eq!(local.deadline, Some(std::time::Duration::from_secs(20)));
+    assert_eq!(local.min_rate, Some(4096));
+    let ghcr = toolbox.registry("ghcr.io");
+    assert!(!ghcr.insecure);
+    assert_eq!((ghcr.deadline, ghcr.min_rate), (None, None));
     // The longest prefix wins.
     let csv = toolbox.trust_for("ghcr.io/acme/csv").expect("a rule");
     assert_eq!(csv.signature, Requirement::Optional);

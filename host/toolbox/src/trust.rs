@@ -6,7 +6,7 @@
 //! load they are verified again from there (no cache hit skips the check).
 
 use crate::file::{Digest, OciRef, Requirement, Toolbox, TrustRule};
-use toolhost_registry::{Client, Store};
+use toolhost_registry::{Blob, Client, Store};
 
 /// What verification found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub async fn verify_remote(
             continue;
         };
         let referrer = client
-            .resolve(&r.pinned(digest))
+            .resolve_signature(&r.pinned(digest))
             .await
             .map_err(|e| format!("reading a signature of {manifest}: {e}"))?;
         let Some(subject) = &referrer.manifest.subject else {
@@ -62,7 +62,7 @@ pub async fn verify_remote(
             };
             if store.get(&bundle).map_err(|e| e.to_string())?.is_none() {
                 client
-                    .blob(r, &bundle, Some(layer.size), store)
+                    .blob(r, &bundle, Blob::Signature(layer.size), store)
                     .await
                     .map_err(|e| format!("fetching a signature of {manifest}: {e}"))?;
             }

@@ -3,7 +3,10 @@
 //! (`DIR/sha256/HEX`). A read checks the bytes against their name, so an
 //! entry changed on disk is refused, not run. Writes are atomic (a
 //! temporary file in the same directory, renamed), so a killed pull leaves
-//! nothing half-written under a digest.
+//! nothing half-written under a digest; and each temporary is `flock`ed by
+//! its writer while it is written, so opening the store removes those of
+//! writers that were killed (a half-downloaded 512 MiB layer is not left
+//! behind) and never one being written by a process that runs.
 
 use crate::RegistryError;
 use crate::http::Response;
@@ -29,9 +32,35 @@ impl Store {
             path: blobs.clone(),
             reason: e.to_string(),
         })?;
-        Ok(Store {
+        let store = Store {
             dir: dir.to_owned(),
-        })
+        };
+        store.remove_abandoned();
+        Ok(store)
+    }
+
+    /// Removes the temporaries whose writers are gone: those nobody holds
+    /// a lock on. Best effort: what cannot be removed stays for next time.
+    fn remove_abandoned(&self) {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if !e.file_name().to_string_lossy().starts_with(TEMP) {
+                continue;
+            }
+            let path = e.path();
+            let Ok(f) = std::fs::File::options().write(true).open(&path) else {
+                continue;
+            };
+            if f.try_lock().is_ok() {
+                tracing::info!(
+                    "removing {}, left by a pull that was killed",
+                    path.display()
+                );
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 
     /// Where the bytes of `digest` are kept.
@@ -72,13 +101,11 @@ impl Store {
     pub fn put(&self, bytes: &[u8]) -> Result<Digest, RegistryError> {
         let digest = digest_of(bytes);
         let path = self.path(&digest);
-        let tmp = self.temp_path();
         let fail = |e: std::io::Error| RegistryError::Store {
             path: path.clone(),
             reason: e.to_string(),
         };
-        std::fs::write(&tmp, bytes).map_err(fail)?;
-        std::fs::rename(&tmp, &path).map_err(fail)?;
+        self.write_atomic(&path, bytes).map_err(fail)?;
         Ok(digest)
     }
 
@@ -99,12 +126,15 @@ impl Store {
         {
             return Err(RegistryError::TooLarge { url, limit: max });
         }
-        let tmp = self.temp_path();
+        let (tmp, file) = self.temp_file().map_err(|e| RegistryError::Store {
+            path: self.dir.clone(),
+            reason: e.to_string(),
+        })?;
         let store_error = |e: std::io::Error| RegistryError::Store {
             path: tmp.clone(),
             reason: e.to_string(),
         };
-        let mut file = tokio::fs::File::create(&tmp).await.map_err(store_error)?;
+        let mut file = tokio::fs::File::from_std(file);
         let mut result = response.to_file(limit, &mut file).await;
         // tokio's file writes in the background: every byte must be on
         // disk before the file is renamed under its digest.
@@ -180,22 +210,53 @@ impl Store {
             reason: e.to_string(),
         };
         std::fs::create_dir_all(&dir).map_err(fail)?;
-        let tmp = self.temp_path();
         let text: String = bundles.iter().map(|d| format!("{d}\n")).collect();
-        std::fs::write(&tmp, text).map_err(fail)?;
-        std::fs::rename(&tmp, &path).map_err(fail)
+        self.write_atomic(&path, text.as_bytes()).map_err(fail)
     }
 
-    fn temp_path(&self) -> PathBuf {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        self.dir.join(format!(
-            ".tmp-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ))
+    /// Writes `bytes` to a temporary file, then renames it to `path`.
+    fn write_atomic(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let (tmp, mut f) = self.temp_file()?;
+        let written = f
+            .write_all(bytes)
+            .and_then(|()| std::fs::rename(&tmp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
+    }
+
+    /// A new temporary file in the store, locked for as long as it is open
+    /// (see [`Store::open`]). Its name is random: never one a restarted
+    /// process (the same pid in a new container) could find taken.
+    fn temp_file(&self) -> std::io::Result<(PathBuf, std::fs::File)> {
+        use std::hash::{BuildHasher, Hasher};
+        loop {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u32(std::process::id());
+            let path = self.dir.join(format!("{TEMP}{:016x}", h.finish()));
+            let f = match std::fs::File::options()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                other => other?,
+            };
+            f.try_lock().map_err(|e| match e {
+                std::fs::TryLockError::Error(e) => e,
+                std::fs::TryLockError::WouldBlock => {
+                    std::io::Error::other("a new temporary file is locked")
+                }
+            })?;
+            return Ok((path, f));
+        }
     }
 }
+
+/// The prefix of the store's temporary files.
+const TEMP: &str = ".tmp-";
 
 /// The digest of `bytes`.
 pub fn digest_of(bytes: &[u8]) -> Digest {
@@ -228,5 +289,24 @@ mod tests {
         assert!(matches!(e, RegistryError::Corrupt { .. }), "{e}");
         let absent = digest_of(b"never stored");
         assert_eq!(store.get(&absent).expect("reads"), None);
+    }
+
+    #[test]
+    fn opening_removes_what_killed_pulls_left_and_nothing_being_written() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path()).expect("opens");
+        // A pull in progress (its file open and locked), and what a killed
+        // one left (no lock): a pid-named temporary of an older host too.
+        let (writing, _held) = store.temp_file().expect("a temporary");
+        let killed = dir.path().join(format!("{TEMP}0123456789abcdef"));
+        std::fs::write(&killed, vec![0u8; 4096]).expect("writes");
+        let older = dir.path().join(format!("{TEMP}1-0"));
+        std::fs::write(&older, b"half").expect("writes");
+        Store::open(dir.path()).expect("opens again");
+        assert!(writing.exists(), "a pull in progress keeps its file");
+        assert!(
+            !killed.exists() && !older.exists(),
+            "killed pulls' files go"
+        );
     }
 }

@@ -614,6 +614,109 @@ fn signatures_are_verified_against_the_trust_rules() {
     assert!(refused.contains("not signed by key sha256:"), "{refused}");
 }
 
+/// A PEM public key of a fresh P-256 key (made with openssl) in `dir`.
+fn openssl_public_key(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let private = dir.join("key.pem");
+    let public = dir.join("key.pub");
+    for args in [
+        vec![
+            "ecparam",
+            "-genkey",
+            "-name",
+            "prime256v1",
+            "-noout",
+            "-out",
+        ],
+        vec!["ec", "-pubout", "-in"],
+    ] {
+        let mut command = Command::new("openssl");
+        command.args(&args);
+        if args[0] == "ecparam" {
+            command.arg(&private);
+        } else {
+            command.arg(&private).arg("-out").arg(&public);
+        }
+        let out = command.output().expect("openssl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    public
+}
+
+/// A key rule without a trusted root checks the key's signature alone, as
+/// `cosign verify --key --insecure-ignore-tlog` does: a bundle signed with
+/// the key and entered in no log (`cosign sign --tlog-upload=false`) is
+/// accepted; another key, or a signature over other bytes, is refused. A
+/// key rule with a trusted root requires the log entry and says so.
+#[test]
+fn a_key_rule_without_a_trusted_root_checks_the_keys_signature_alone() {
+    let repo = "tools/nolog";
+    let (registry, user, reference, digest) = published_guest(repo);
+    let keys = user.project().join("keys");
+    let keys_arg = keys.to_str().expect("utf-8");
+    let root = keys.join("root.json");
+    std::fs::write(
+        user.project().join("toolhost.toml"),
+        format!(
+            "version = 1\n\n[[component]]\nsource = \"builtin:read\"\n\n[[trust]]\nprefix = \"{}/tools/\"\nkey = \"keys/key.pub\"\n",
+            registry.host()
+        ),
+    )
+    .expect("write the toolbox");
+    // Signed with the key, no log entry, over other bytes: refused.
+    sign(
+        &registry,
+        repo,
+        &digest,
+        &[
+            "key",
+            "--key-dir",
+            keys_arg,
+            "--trusted-root",
+            root.to_str().expect("utf-8"),
+            "--sign-other",
+        ],
+    );
+    let refused = user.fails(&["add", &reference]);
+    assert!(
+        refused.contains("no signature on") && refused.contains("its message digest is sha256:"),
+        "{refused}"
+    );
+    // Signed with the key over the manifest, no log entry: accepted.
+    sign(&registry, repo, &digest, &["key", "--key-dir", keys_arg]);
+    user.ok(&["add", &reference]);
+    let lock = user.file("toolhost.lock");
+    assert!(lock.contains("signer = \"key sha256:"), "{lock}");
+    user.allow("policies/nolog.toml");
+    let tools = user.ok(&["tools"]);
+    assert!(tools.contains("signed: key sha256:"), "{tools}");
+    // Another key: refused at the next load.
+    let mine = std::fs::read(keys.join("key.pub")).expect("the key");
+    let other = openssl_public_key(&user.project().join("other"));
+    std::fs::copy(&other, keys.join("key.pub")).expect("swap the key");
+    let refused = user.fails(&["tools"]);
+    assert!(refused.contains("not signed by key sha256:"), "{refused}");
+    std::fs::write(keys.join("key.pub"), &mine).expect("the key back");
+    user.ok(&["tools"]);
+    // The same rule with a trusted root requires the log entry.
+    let toolbox = user.file("toolhost.toml").replace(
+        "key = \"keys/key.pub\"\n",
+        "key = \"keys/key.pub\"\ntrusted_root = \"keys/root.json\"\n",
+    );
+    std::fs::write(user.project().join("toolhost.toml"), toolbox).expect("write the toolbox");
+    let refused = user.fails(&["tools"]);
+    assert!(
+        refused.contains("no transparency-log entry")
+            && refused.contains("sign with a log")
+            && refused.contains("drop `trusted_root`"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn keyless_signatures_need_the_named_identity() {
     let repo = "tools/keyless";

@@ -45,8 +45,9 @@
 //!
 //! [[trust]]                         # whose signatures are accepted, per prefix
 //! prefix = "ghcr.io/acme/"          # REGISTRY/REPOSITORY prefix
-//! key = "keys/acme.pub"             # a PEM public key (with `trusted_root`, its log entry
-//!                                   # is checked too); or keyless:
+//! key = "keys/acme.pub"             # a PEM public key: alone, the key's signature alone is
+//!                                   # checked (no log entry needed); with `trusted_root`, its
+//!                                   # log entry is required and checked too; or keyless:
 //! # identity = "https://github.com/acme/tools/.github/workflows/release.yml@refs/heads/main"
 //! # issuer = "https://token.actions.githubusercontent.com"
 //! # trusted_root = "trusted_root.json"
@@ -267,7 +268,9 @@ pub enum Signer {
         /// A PEM public key file.
         key: PathBuf,
         /// A Sigstore trusted root whose Rekor log the signature's entry
-        /// must be in; without one the key's signature alone is checked.
+        /// must be in (a bundle without one is refused); without it the
+        /// key's signature alone is checked, any log entry ignored, as
+        /// `cosign verify --insecure-ignore-tlog` does.
         trusted_root: Option<PathBuf>,
     },
     /// Keyless (Sigstore) signatures whose certificate names exactly this

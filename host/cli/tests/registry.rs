@@ -717,6 +717,71 @@ fn a_key_rule_without_a_trusted_root_checks_the_keys_signature_alone() {
     );
 }
 
+/// A trust rule added after a component was pinned unsigned: `lock` checks
+/// every existing pin against the current rules, names each that no longer
+/// passes and why, says what to do, and fails, as `call` would; once the
+/// component is signed and `update` re-pins it, `lock` passes again. A
+/// rule's key changed under a signed pin is named the same way.
+#[test]
+fn lock_checks_existing_pins_against_new_trust_rules() {
+    let repo = "tools/pinned";
+    let (registry, user, reference, digest) = published_guest(repo);
+    user.ok(&["add", &reference]);
+    user.allow("policies/pinned.toml");
+    assert!(user.file("toolhost.lock").contains("signer = \"unsigned\""));
+    let said = user.ok(&["lock"]);
+    assert!(
+        said.contains("1 remote component(s) pinned, 0 newly"),
+        "{said}"
+    );
+    // A rule requiring a signature of a key, and no signature.
+    let keys = user.project().join("keys");
+    openssl_public_key(&keys);
+    user.append(
+        "toolhost.toml",
+        &format!(
+            "\n[[trust]]\nprefix = \"{}/tools/\"\nkey = \"keys/key.pub\"\n",
+            registry.host()
+        ),
+    );
+    let refused = user.fails(&["lock"]);
+    assert!(
+        refused.contains(&format!(
+            "{reference} (pinned to {digest}, unsigned) no longer passes"
+        )) && refused.contains("requires a signature")
+            && refused.contains(&format!("toolhost update {reference}")),
+        "{refused}"
+    );
+    let refused = user.fails(&["call", "echo", "--args", "{}"]);
+    assert!(refused.contains("requires a signature"), "{refused}");
+    // Signed, and re-pinned by `update`: `lock` and `call` pass.
+    sign(
+        &registry,
+        repo,
+        &digest,
+        &["key", "--key-dir", keys.to_str().expect("utf-8")],
+    );
+    let moved = user.ok(&["update", "pinned"]);
+    assert!(
+        moved.contains("signer:    unsigned → key sha256:"),
+        "{moved}"
+    );
+    let said = user.ok(&["lock"]);
+    assert!(
+        said.contains("1 remote component(s) pinned, 0 newly"),
+        "{said}"
+    );
+    user.ok(&["call", "echo", "--args", "{}"]);
+    // The rule's key changed under the signed pin.
+    openssl_public_key(&keys);
+    let refused = user.fails(&["lock"]);
+    assert!(
+        refused.contains(&format!("{reference} (pinned to {digest}, key sha256:"))
+            && refused.contains("not signed by key sha256:"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn keyless_signatures_need_the_named_identity() {
     let repo = "tools/keyless";

@@ -385,6 +385,72 @@ pub async fn lock(
     Ok(changes)
 }
 
+/// A pin that no longer passes what serving checks (its bytes, its
+/// manifest, its signature under the current trust rules).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    /// The source, as the toolbox writes it.
+    pub source: String,
+    /// Its entry's line in the toolbox file.
+    pub line: usize,
+    /// What it is pinned to: the manifest (OCI) or the component digest,
+    /// and the signer the lock records.
+    pub pinned: String,
+    /// Why it no longer passes.
+    pub why: String,
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (pinned to {}) no longer passes: {}",
+            self.source, self.pinned, self.why
+        )
+    }
+}
+
+/// Every pin of `toolbox`'s lock checked as serving checks it, under the
+/// trust rules as they are now (`lock` keeps existing pins, so a rule added
+/// or changed since one was made is checked here): those that no longer
+/// pass. Bytes the store lacks are pulled by their pinned digest; no tag is
+/// resolved.
+pub async fn stale_pins(toolbox: &Toolbox, store: &Store) -> Result<Vec<Stale>, HostError> {
+    let lock = lock_of(toolbox)?;
+    let mut stale = Vec::new();
+    for entry in toolbox.components.iter().filter(|c| c.source.is_remote()) {
+        let locked = lock.as_ref().and_then(|l| l.get(&entry.source.to_string()));
+        let pinned = locked.map_or_else(
+            || "nothing".to_owned(),
+            |l| {
+                format!(
+                    "{}, {}",
+                    l.manifest.as_ref().unwrap_or(&l.component),
+                    l.signer
+                )
+            },
+        );
+        let source = entry.source.to_string();
+        let why = match pin(toolbox, entry, lock.as_ref()) {
+            Ok(p) => fetch(&p, toolbox, store).await.err(),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(why) = why {
+            // `fetch` names the source first; `Stale` names it once.
+            let why = why
+                .strip_prefix(&format!("{source}: "))
+                .map_or_else(|| why.clone(), str::to_owned);
+            stale.push(Stale {
+                source,
+                line: entry.line,
+                pinned,
+                why,
+            });
+        }
+    }
+    Ok(stale)
+}
+
 /// The default store: `$XDG_CACHE_HOME/toolhost/store` or
 /// `~/.cache/toolhost/store`.
 pub fn default_store_dir() -> Option<PathBuf> {

@@ -246,7 +246,9 @@ enum Cmd {
     /// the store (every blob's digest and size checked) and their
     /// signatures verified against the toolbox's [[trust]] rules. Only
     /// sources not yet locked (or whose pin no longer matches) are
-    /// resolved; `serve`, `call` and `tools` never resolve a tag.
+    /// resolved; `serve`, `call` and `tools` never resolve a tag. The pins
+    /// kept are checked as serving checks them, under the trust rules as
+    /// they are now: any that no longer passes is named, and lock fails.
     Lock {
         #[command(flatten)]
         tools: ToolSet,
@@ -1023,13 +1025,32 @@ async fn run() -> anyhow::Result<()> {
                     c.after.signer
                 );
             }
+            let remote = tb
+                .components
+                .iter()
+                .filter(|c| c.source.is_remote())
+                .count();
+            // Pins kept from before are checked as serving will check them,
+            // under the trust rules as they are now.
+            let stale = toolhost_toolbox::remote::stale_pins(&tb, &store).await?;
+            for s in &stale {
+                eprintln!(
+                    "{}:{}: {s}\n  to re-pin it once it passes (signed as its trust rule asks, or the rule changed): toolhost update {}",
+                    tb.origin, s.line, s.source
+                );
+            }
+            if !stale.is_empty() {
+                bail!(
+                    "{} of the {} remote component(s) pinned in {} no longer pass; `toolhost call` and `serve` refuse them",
+                    stale.len(),
+                    remote,
+                    tb.lock_path().display()
+                );
+            }
             out!(
                 "{}: {} remote component(s) pinned, {} newly",
                 tb.lock_path().display(),
-                tb.components
-                    .iter()
-                    .filter(|c| c.source.is_remote())
-                    .count(),
+                remote,
                 changes.len()
             );
         }

@@ -23,6 +23,11 @@ fn main() {
         println!("cargo:rerun-if-changed={}", guests.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    // The catalog test guest embeds the recorded tool lists.
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("tests/discovery/catalog").display()
+    );
     for p in [
         "code/src",
         "code/Cargo.toml",

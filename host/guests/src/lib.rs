@@ -34,16 +34,53 @@ pub fn path(stem: &str) -> Option<&'static str> {
 /// When `mode` is longer than eight bytes, or the component is missing or
 /// lacks the marker (a broken build, in a test).
 pub fn descriptor_guest(mode: &str) -> Vec<u8> {
-    const MARKER: &[u8] = b"toolhost-descriptor-mode=";
-    assert!(mode.len() <= 8, "a mode is at most 8 bytes: {mode:?}");
-    let mut bytes = std::fs::read(GUEST_DESCRIPTORS).expect("the descriptors guest is built");
+    with_mode(GUEST_DESCRIPTORS, b"toolhost-descriptor-mode=", 8, mode)
+}
+
+/// The catalog test component (`guest-tools/test-guests/catalog`)
+/// declaring the recorded tools of one public MCP server, by its file
+/// stem in `tests/discovery/catalog/` (`github`, `slack`…), or `all`.
+///
+/// # Panics
+/// When the stem is longer than 24 bytes, or the component is missing or
+/// lacks its marker (a broken build, in a test).
+pub fn catalog_guest(server: &str) -> Vec<u8> {
+    with_mode(GUEST_CATALOG, b"toolhost-catalog-server=", 24, server)
+}
+
+/// The file stems of the recorded servers (`tests/discovery/catalog/`),
+/// sorted.
+///
+/// # Panics
+/// When the folder cannot be read (a broken checkout, in a test).
+pub fn catalog_servers() -> Vec<String> {
+    let dir = std::path::Path::new(REPO_ROOT).join("tests/discovery/catalog");
+    let mut stems: Vec<String> = std::fs::read_dir(&dir)
+        .expect("tests/discovery/catalog")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "json").then(|| p.file_stem()?.to_str().map(str::to_owned))?
+        })
+        .collect();
+    stems.sort();
+    stems
+}
+
+/// `component`'s bytes with the `width` bytes after `marker` replaced by
+/// `mode`, padded with spaces.
+fn with_mode(component: &str, marker: &[u8], width: usize, mode: &str) -> Vec<u8> {
+    assert!(
+        mode.len() <= width,
+        "a mode is at most {width} bytes: {mode:?}"
+    );
+    let mut bytes = std::fs::read(component).expect("the test guest is built");
     let at = bytes
-        .windows(MARKER.len())
-        .position(|w| w == MARKER)
-        .expect("the descriptors guest carries its mode marker")
-        + MARKER.len();
-    let mut padded = [b' '; 8];
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .expect("the test guest carries its mode marker")
+        + marker.len();
+    let mut padded = vec![b' '; width];
     padded[..mode.len()].copy_from_slice(mode.as_bytes());
-    bytes[at..at + 8].copy_from_slice(&padded);
+    bytes[at..at + width].copy_from_slice(&padded);
     bytes
 }

@@ -89,6 +89,7 @@ test: setup
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench descriptors -- --quick
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench team -- --quick
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench code -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench discovery -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -105,6 +106,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench descriptors
 	$(CARGO) bench -p toolhost --bench team
 	$(CARGO) bench -p toolhost --bench code
+	$(CARGO) bench -p toolhost --bench discovery
 
 cassettes: setup
 	rm -rf target/demo-workspace

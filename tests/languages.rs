@@ -317,6 +317,7 @@ async fn checks_values_against_the_declared_schema(
                 descriptor: d,
                 body: Arc::new(c.clone()),
                 source: g.dir.into(),
+                deferred: false,
             }],
         )
         .unwrap();

@@ -88,6 +88,7 @@ fn fake(
             log,
         }),
         source: "fake".into(),
+        deferred: false,
     }
 }
 

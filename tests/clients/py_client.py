@@ -700,7 +700,9 @@ async def scenario_reload(opts: Opts) -> None:
         after, seen = before, 0
         try:
             with anyio.fail_after(10):
-                while after != ["list", "read"]:
+                # A tool added by a reload comes after those listed before it
+                # (the advertised prefix stays put).
+                while after != ["read", "list"]:
                     if len(changes) == seen:
                         changed = anyio.Event()
                         await changed.wait()
@@ -1080,6 +1082,32 @@ async def scenario_code(opts: Opts) -> None:
     FACTS["asked"] = [a["message"] for a in answers.asked]
 
 
+async def scenario_discovery(opts: Opts) -> None:
+    """Progressive discovery: the list is short and offers search_tools; a search finds a
+    deferred tool, with its schema; the tool is called by name and, its policy being `ask`,
+    still asks (accepted once, declined once). query=TEXT tool=NAME args=JSON."""
+    query, tool = opts.args["query"], opts.args["tool"]
+    arguments = json.loads(opts.args.get("args", "{}"))
+    answers = Elicitations(accept({"approve": True}), types.ElicitResult(action="decline"))
+    async with connect(opts, elicitation=answers) as s:
+        first = await s.list_tools()
+        FACTS["tools"] = [t.name for t in first.tools]
+        FACTS["next_cursor"] = first.next_cursor
+        again = await s.list_tools()
+        FACTS["list_stable"] = [t.model_dump(mode="json") for t in first.tools] == [
+            t.model_dump(mode="json") for t in again.tools
+        ]
+        found = value(await s.call_tool("search_tools", {"query": query, "limit": 5}), "search_tools")
+        FACTS["found"] = [t["name"] for t in found["tools"]]
+        (hit,) = [t for t in found["tools"] if t["name"] == tool] or [None]
+        expect(hit is not None, f"search_tools did not find {tool}: {FACTS['found']}")
+        # What a search returns is what tools/list would have shown: it validates as a Tool.
+        FACTS["found_tool"] = types.Tool.model_validate(hit).model_dump(mode="json", by_alias=True, exclude_none=True)
+        FACTS["accepted"] = value(await s.call_tool(tool, arguments), f"{tool} (accepted)")
+        FACTS["declined"] = error(await s.call_tool(tool, arguments), "approval_denied", f"{tool} (declined)")
+    FACTS["asked"] = [a["message"] for a in answers.asked]
+
+
 SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "list": scenario_list,
     "allowed": scenario_allowed,
@@ -1098,6 +1126,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "code": scenario_code,
     "cold": scenario_cold,
     "call": scenario_call,
+    "discovery": scenario_discovery,
     "effects": scenario_effects,
     "handles": scenario_handles,
     "replicas": scenario_replicas,

@@ -187,6 +187,7 @@ fn canned_pipeline(loaded: &Arc<LoadedComponent>) -> anyhow::Result<(Arc<Pipelin
             policy: policy.for_tool("echo"),
             body: Arc::new(Canned),
             source: "canned".into(),
+            deferred: false,
         }],
     )?;
     let pipeline = Pipeline::builder(registry)

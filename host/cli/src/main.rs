@@ -224,12 +224,24 @@ enum Cmd {
         yes: bool,
     },
     /// List the tools served, and those that cannot run under their policy.
+    ///
+    /// A toolbox serving more than `defer_over` tools advertises only its
+    /// eager ones and `search_tools`; the others are marked `deferred`
+    /// here, left out of `--format mcp` and `openai` (as `tools/list`
+    /// leaves them out), and carry `defer_loading` in `--format anthropic`.
     Tools {
         #[command(flatten)]
         tools: ToolSet,
         /// Output format.
         #[arg(long, value_enum, default_value = "table")]
         format: ToolsFormat,
+        /// Run `search_tools`' search instead: the tools QUERY is about,
+        /// best first (deferred or not).
+        #[arg(long, value_name = "QUERY")]
+        search: Option<String>,
+        /// Most tools `--search` shows.
+        #[arg(long, default_value_t = toolhost_toolbox::search::DEFAULT_LIMIT, requires = "search")]
+        limit: u64,
     },
     /// Show a component's imports against a policy's grants.
     Inspect {
@@ -353,7 +365,7 @@ enum PolicyCmd {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ToolsFormat {
     Table,
     Mcp,
@@ -390,6 +402,7 @@ fn toolbox_of(set: &ToolSet, dir: &Path) -> anyhow::Result<Toolbox> {
                 source,
                 policy,
                 prefix: None,
+                advertise: Default::default(),
                 line: 0,
             }],
         ));
@@ -410,12 +423,13 @@ fn mode_line(mode: ToolboxMode) -> &'static str {
 
 /// What each caller sees of a tool: whether the model is offered it (or
 /// may only call it by name), and whether scripts may call it.
-fn callers_line(mode: ToolboxMode, policy: &toolhost_policy::ToolPolicy) -> String {
+fn callers_line(mode: ToolboxMode, policy: &toolhost_policy::ToolPolicy, deferred: bool) -> String {
     if policy.sandbox.call_tools {
         return "model: listed; code: no (a script cannot start a script)".into();
     }
     let callers = policy.callers;
     let model = match (callers.model(), mode.lists(callers)) {
+        (true, true) if deferred => "by name (deferred: found by search_tools)",
         (true, true) => "listed",
         (true, false) => "by name (not listed: scripts call it)",
         (false, _) => "no",
@@ -889,20 +903,61 @@ async fn run() -> anyhow::Result<()> {
                 }
             }
         }
-        Cmd::Tools { tools, format } => {
+        Cmd::Tools {
+            tools,
+            format,
+            search,
+            limit,
+        } => {
             let host = host(
                 (cache, journal_dir.as_deref(), cli.sync_commits),
                 default_instances,
                 &tools,
             )
             .await?;
+            let registry = host.registry();
+            let mode = registry.mode();
+            if let Some(query) = search {
+                let found = toolhost_toolbox::search::find(
+                    registry,
+                    mode,
+                    &query,
+                    limit.max(1) as usize,
+                    None,
+                );
+                if format == ToolsFormat::Table {
+                    if found.is_empty() {
+                        out!("no tool matches {query:?}");
+                    }
+                    for (i, t) in found.iter().enumerate() {
+                        out!(
+                            "{:>2}. {}{}  {}",
+                            i + 1,
+                            t.descriptor.name,
+                            if t.deferred { " (deferred)" } else { "" },
+                            t.descriptor.description.lines().next().unwrap_or("")
+                        );
+                    }
+                } else {
+                    let value = toolhost_toolbox::search::value(&found, mode);
+                    out!("{}", serde_json::to_string_pretty(&value)?);
+                }
+                return Ok(());
+            }
             let fmt = match format {
                 ToolsFormat::Table => {
                     let report = host.report();
-                    let mode = host.registry().mode();
                     out!("mode: {mode} ({})", mode_line(mode));
+                    let deferred = report.served.iter().filter(|s| s.deferred).count();
+                    if deferred > 0 {
+                        out!(
+                            "deferred: {deferred} of {} tools, not in tools/list: `{}` finds them, and they are called by name",
+                            report.served.len(),
+                            toolhost_toolbox::search::NAME
+                        );
+                    }
                     for s in &report.served {
-                        let Some(t) = host.registry().resolve(&s.name, None) else {
+                        let Some(t) = registry.resolve(&s.name, None) else {
                             continue;
                         };
                         let d = &t.descriptor;
@@ -921,7 +976,7 @@ async fn run() -> anyhow::Result<()> {
                             "{:<21} from {}; {}; read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
                             "",
                             s.component,
-                            callers_line(mode, &t.policy),
+                            callers_line(mode, &t.policy, s.deferred),
                             d.annotations.read_only,
                             d.annotations.destructive,
                             d.annotations.idempotent,
@@ -955,7 +1010,7 @@ async fn run() -> anyhow::Result<()> {
                 ToolsFormat::Openai => Format::OpenAi,
                 ToolsFormat::Anthropic => Format::Anthropic,
             };
-            let out = advertise::schemas(host.registry(), None, fmt);
+            let out = advertise::schemas(registry, None, fmt);
             out!("{}", serde_json::to_string_pretty(&out)?);
         }
         Cmd::Inspect { component, policy } => {

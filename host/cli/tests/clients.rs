@@ -199,6 +199,26 @@ impl Workspace {
         .expect("write cities.csv");
     }
 
+    /// Serves `read` and the recorded tool lists of GitHub, Grafana,
+    /// Playwright and Slack (289 tools, `tests/discovery/catalog/`): past
+    /// `defer_over`, so deferred. Slack's tools ask, the others are allowed.
+    fn toolbox_with_catalog(&self) {
+        std::fs::create_dir_all(self.dir.join("catalog")).expect("mkdir catalog");
+        let mut toml = String::from("version = 1\n[[component]]\nsource = \"builtin:read\"\n");
+        for server in ["github", "grafana", "playwright", "slack"] {
+            std::fs::write(
+                self.dir.join(format!("catalog/{server}.wasm")),
+                toolhost_guests::catalog_guest(server),
+            )
+            .expect("write a catalog component");
+            let decision = if server == "slack" { "ask" } else { "allow" };
+            toml.push_str(&format!(
+                "[[component]]\nsource = \"catalog/{server}.wasm\"\n[component.policy]\ndecision = \"{decision}\"\n"
+            ));
+        }
+        self.toolbox(&toml);
+    }
+
     /// The JSON Lines session log the server appends to.
     fn log(&self) -> PathBuf {
         self.tmp.path().join("session.jsonl")
@@ -816,8 +836,9 @@ fn hot_reload(lang: Lang, transport: Transport) {
     let arg = format!("toolbox={}", toolbox.display());
     let f = run(&ws, lang, transport, "reload", &[&arg]).facts;
     assert_eq!(f["before"], json!(["read"]));
-    assert_eq!(f["after"], json!(["list", "read"]));
-    assert_eq!(f["after_broken"], json!(["list", "read"]));
+    // Appended: the list before is a prefix of the list after.
+    assert_eq!(f["after"], json!(["read", "list"]));
+    assert_eq!(f["after_broken"], json!(["read", "list"]));
     assert!(f["notified_after_s"].as_f64().is_some_and(|s| s < 10.0));
 }
 
@@ -1444,6 +1465,91 @@ client_tests! {
     pyclient_auto_http_code_mode => code_mode(AUTO, Http);
     pyclient_legacy_stdio_code_mode => code_mode(LEGACY, Stdio);
     pyclient_legacy_http_code_mode => code_mode(LEGACY, Http);
+}
+
+/// Progressive discovery: the recorded tool lists of four public servers
+/// (GitHub, Grafana, Playwright and Slack: 289 tools, from
+/// `tests/discovery/catalog/`) are past `defer_over`, so the client lists
+/// `read` and `search_tools` only, twice the same; its search finds
+/// Slack's tool with the schema `tools/list` would have shown; called by
+/// name, the tool asks as its policy says (accepted, then declined).
+fn discovery(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    ws.toolbox_with_catalog();
+    let f = run(
+        &ws,
+        lang,
+        transport,
+        "discovery",
+        &[
+            "query=post a message to a Slack channel",
+            "tool=slack_post_message",
+            r#"args={"channel_id":"C123","text":"hello"}"#,
+        ],
+    )
+    .facts;
+    assert_eq!(f["tools"], json!(["read", "search_tools"]), "{f}");
+    assert_eq!(f["next_cursor"], Value::Null, "{f}");
+    assert_eq!(f["list_stable"], true, "{f}");
+    assert!(strings(&f, "found").contains(&"slack_post_message"), "{f}");
+    assert_eq!(
+        f["found_tool"]["inputSchema"]["required"],
+        json!(["channel_id", "text"]),
+        "{f}"
+    );
+    assert_eq!(f["accepted"]["tool"], "slack_post_message", "{f}");
+    assert_eq!(f["declined"]["code"], "approval_denied", "{f}");
+    let asked = strings(&f, "asked");
+    assert_eq!(asked.len(), 2, "{f}");
+    assert!(asked[0].contains("`slack_post_message`"), "{f}");
+}
+
+/// `toolhost tools --format anthropic` of a deferring toolbox, judged by
+/// the Anthropic SDK's own types for the Messages API's `tools`
+/// (`tests/clients/anthropic_tools.py`): every entry a `ToolParam` or the
+/// BM25 tool search, no undeclared key, the deferred tools marked.
+#[test]
+fn the_anthropic_projection_validates_against_the_anthropic_sdk() {
+    setup();
+    let ws = Workspace::new();
+    ws.toolbox_with_catalog();
+    let out = Command::new(TOOLHOST)
+        .args(["tools", "--format", "anthropic"])
+        .env("HOME", ws.home())
+        .current_dir(&ws.dir)
+        .output()
+        .expect("toolhost tools");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listing = ws.tmp.path().join("anthropic.json");
+    std::fs::write(&listing, &out.stdout).expect("write the listing");
+    let out = Command::new(clients_dir().join("venv/bin/python"))
+        .arg(repo_root().join("tests/clients/anthropic_tools.py"))
+        .arg(&listing)
+        .output()
+        .expect("anthropic_tools.py");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let facts: Value = serde_json::from_slice(&out.stdout).expect("facts");
+    assert_eq!(facts["tools"], 290, "{facts}");
+    assert_eq!(facts["deferred"], 289, "{facts}");
+    assert_eq!(
+        facts["search"],
+        json!([{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}])
+    );
+}
+
+client_tests! {
+    pyclient_auto_stdio_discovery => discovery(AUTO, Stdio);
+    pyclient_auto_http_discovery => discovery(AUTO, Http);
+    pyclient_legacy_stdio_discovery => discovery(LEGACY, Stdio);
 }
 
 /// An agent framework's facts against a server in code mode (`--mode code`).

@@ -8,12 +8,13 @@
 //! flagged; a hot reload that changes a description logs the diff.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod stdio;
+
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
+use stdio::Server;
 
 /// A project directory: `toolhost.toml` serving `builtin:read` and the
 /// descriptors guest in `mode` (as `bomb.wasm`), with `policy` inline.
@@ -120,13 +121,30 @@ fn each_bound_refuses_its_component_and_names_the_limit() {
 }
 
 /// A thousand small tools are within the defaults: served, every one.
+/// Past `defer_over` they are deferred: left out of the list, which
+/// offers `search_tools` instead, and called by name as before.
 #[test]
 fn a_thousand_tool_component_is_served() {
     let p = Project::new("tools1k", "");
     let out = p.toolhost(&["tools", "--format", "mcp"]);
     assert!(out.status.success(), "{}", text(&out));
     let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tools.as_array().map(Vec::len), Some(1_001));
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "search_tools"]);
+    let out = p.toolhost(&["tools", "--format", "anthropic"]);
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let deferred = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["defer_loading"] == json!(true))
+        .count();
+    assert_eq!(deferred, 1_000);
     let out = p.toolhost(&["call", "t000999", "--args", "{}"]);
     assert!(out.status.success(), "{}", text(&out));
 }
@@ -190,126 +208,6 @@ fn a_description_naming_another_tool_is_flagged_as_possible_shadowing() {
     // An honest component is not flagged.
     let out = Project::new("normal", "").toolhost(&["tools"]);
     assert!(!text(&out).contains("warning:"), "{}", text(&out));
-}
-
-/// `toolhost serve` over stdio, its stderr collected.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    stderr: Receiver<String>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(dir: &Path, reload: bool) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
-        cmd.arg("--cache-dir")
-            .arg(toolhost_guests::test_cache_dir())
-            .arg("serve");
-        if !reload {
-            cmd.arg("--no-reload");
-        }
-        let mut child = cmd
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let (tx, lines) = channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let (tx, stderr) = channel();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut s = Server {
-            child,
-            stdin,
-            lines,
-            stderr,
-        };
-        let init = s.request(json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}));
-        assert!(init.get("result").is_some(), "{init}");
-        s.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
-        s
-    }
-
-    fn send(&mut self, msg: &Value) {
-        self.stdin.write_all(msg.to_string().as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends `msg` and returns its response (notifications before it are
-    /// skipped).
-    fn request(&mut self, msg: Value) -> Value {
-        let id = msg["id"].clone();
-        self.send(&msg);
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the server answers");
-            let m: Value = serde_json::from_str(&line).unwrap();
-            if m["id"] == id {
-                return m;
-            }
-        }
-    }
-
-    /// The names `tools/list` lists, once nothing is loading any more.
-    fn tool_names(&mut self, id: u64) -> Vec<String> {
-        let until = Instant::now() + Duration::from_secs(120);
-        loop {
-            let r = self.request(json!({"jsonrpc":"2.0","id":id,"method":"tools/list"}));
-            let loading = r["result"]["_meta"]["toolhost"]["loading"]
-                .as_array()
-                .is_some_and(|l| !l.is_empty());
-            if !loading || Instant::now() > until {
-                return r["result"]["tools"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|t| t["name"].as_str().unwrap().to_owned())
-                    .collect();
-            }
-        }
-    }
-
-    /// Waits for a stderr line containing `needle` (within 60 s).
-    fn said(&self, needle: &str) -> String {
-        let until = Instant::now() + Duration::from_secs(60);
-        let mut seen = Vec::new();
-        while let Some(left) = until.checked_duration_since(Instant::now()) {
-            match self.stderr.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return line,
-                Ok(line) => seen.push(line),
-                Err(_) => break,
-            }
-        }
-        panic!("no stderr line with {needle:?}; saw:\n{}", seen.join("\n"));
-    }
 }
 
 /// A server whose toolbox holds a descriptor bomb serves the rest, says

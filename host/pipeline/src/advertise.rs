@@ -2,13 +2,25 @@
 //!
 //! The projection is an explicit allow-list (name, description, input
 //! schema; title, output schema and annotations where the format has them). Policy,
-//! limits, bodies, sources and validators never leave the host. Order is by
-//! name, so the serialized tool block is byte-identical from run to run and
-//! a provider's prompt-cache prefix stays valid.
+//! limits, bodies, sources and validators never leave the host. Order is
+//! the registry's advertised order ([`Registry::visible`]), so the
+//! serialized tool block is byte-identical from run to run, only grows at
+//! its end, and a provider's prompt-cache prefix stays valid.
+//!
+//! Deferred tools (progressive discovery) are left out, except in the
+//! Anthropic projection: its API defers them itself (`defer_loading`, and
+//! its own BM25 tool search in place of the host's `search_tools`).
 
-use crate::registry::Registry;
+use crate::registry::{RegisteredTool, Registry};
 use serde_json::{Value, json};
+use std::borrow::Cow;
+use std::sync::Arc;
 use toolhost_contract::ToolDescriptor;
+
+/// The Anthropic API's own tool search (BM25 over the deferred tools), as
+/// its tool-search documentation names it.
+pub const ANTHROPIC_TOOL_SEARCH: (&str, &str) =
+    ("tool_search_tool_bm25_20251119", "tool_search_tool_bm25");
 
 /// A target format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +45,13 @@ pub fn allowed_keys(format: Format) -> &'static [&'static str] {
             "annotations",
         ],
         Format::OpenAi => &["type", "function"],
-        Format::Anthropic => &["name", "description", "input_schema"],
+        Format::Anthropic => &[
+            "type",
+            "name",
+            "description",
+            "input_schema",
+            "defer_loading",
+        ],
     }
 }
 
@@ -75,13 +93,9 @@ pub fn project(d: &ToolDescriptor, format: Format) -> Value {
 }
 
 /// The tools advertised to `agent` (see [`Registry::advertised`]: the
-/// toolbox's mode decides), projected to `format`, sorted by name.
+/// toolbox's mode decides), projected to `format`, in the advertised order.
 pub fn schemas(registry: &Registry, agent: Option<&str>, format: Format) -> Vec<Value> {
-    registry
-        .advertised(agent)
-        .iter()
-        .map(|t| project(&t.descriptor, format))
-        .collect()
+    listing(registry, agent, format, |d| Cow::Borrowed(d))
 }
 
 /// As [`schemas`], for a host that issues baseline handles: the tools that
@@ -92,14 +106,42 @@ pub fn schemas_with_handles(
     agent: Option<&str>,
     format: Format,
 ) -> Vec<Value> {
-    registry
-        .advertised(agent)
+    listing(
+        registry,
+        agent,
+        format,
+        crate::baseline::advertised_descriptor,
+    )
+}
+
+fn listing(
+    registry: &Registry,
+    agent: Option<&str>,
+    format: Format,
+    describe: impl Fn(&ToolDescriptor) -> Cow<'_, ToolDescriptor>,
+) -> Vec<Value> {
+    let one = |t: &Arc<RegisteredTool>| project(&describe(&t.descriptor), format);
+    let advertised = registry.advertised(agent);
+    if format != Format::Anthropic {
+        return advertised.iter().map(one).collect();
+    }
+    let deferred = registry.deferred(agent);
+    if deferred.is_empty() {
+        return advertised.iter().map(one).collect();
+    }
+    // The API searches the deferred tools itself: its search replaces the
+    // host's, and the deferred tools follow the advertised ones (the
+    // cached prefix is the same whatever is deferred after it).
+    let mut out: Vec<Value> = advertised
         .iter()
-        .map(|t| {
-            project(
-                &crate::baseline::advertised_descriptor(&t.descriptor),
-                format,
-            )
-        })
-        .collect()
+        .filter(|t| t.descriptor.name != crate::discovery::SEARCH_TOOL)
+        .map(one)
+        .collect();
+    out.push(json!({"type": ANTHROPIC_TOOL_SEARCH.0, "name": ANTHROPIC_TOOL_SEARCH.1}));
+    out.extend(deferred.iter().map(|t| {
+        let mut v = one(t);
+        v["defer_loading"] = json!(true);
+        v
+    }));
+    out
 }

@@ -8,7 +8,7 @@ use toolhost_policy::ToolPolicy;
 use toolhost_runtime::{Budget, Entropy, Execution, Invocation, LoadedComponent, Scope};
 
 /// Everything the body gets for one attempt.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BodyInput<'a> {
     /// The tool.
     pub tool: &'a str,
@@ -28,6 +28,20 @@ pub struct BodyInput<'a> {
     pub sink: Option<Arc<dyn ContextSink>>,
     /// A code runner's tool calls, and the script the call is part of.
     pub scope: Scope,
+    /// What the caller may call, when its front end limits it (OAuth
+    /// scopes): a body that lists tools (`search_tools`) lists only those.
+    pub reach: Option<Arc<dyn crate::Reach>>,
+}
+
+impl std::fmt::Debug for BodyInput<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BodyInput")
+            .field("tool", &self.tool)
+            .field("arguments", &self.arguments)
+            .field("budget", &self.budget)
+            .field("reach", &self.reach.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Runs a tool and renders its values. Implemented by wasm components;

@@ -29,6 +29,7 @@ pub mod advertise;
 pub mod body;
 pub mod call;
 mod determinism;
+pub mod discovery;
 pub mod listeners;
 pub mod pipeline;
 pub mod registry;

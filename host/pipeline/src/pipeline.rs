@@ -1352,9 +1352,12 @@ impl Pipeline {
         let extra = std::mem::take(&mut run.extra);
         let (mut exec, extra) = match &script {
             Some(script) => {
-                self.dispatch_script(script, call, &tool, &args_text, run.env, signal, extra)
-                    .instrument(tracing::info_span!("dispatch"))
-                    .await
+                let reach = admitted.reach.clone();
+                self.dispatch_script(
+                    script, call, &tool, &args_text, run.env, signal, extra, reach,
+                )
+                .instrument(tracing::info_span!("dispatch"))
+                .await
             }
             None => {
                 let scope = Scope {
@@ -1370,6 +1373,7 @@ impl Pipeline {
                     signal,
                     extra,
                     scope,
+                    admitted.reach.clone(),
                 )
                 .instrument(tracing::info_span!("dispatch"))
                 .await
@@ -1694,6 +1698,7 @@ impl Pipeline {
         env: &CallEnv,
         signal: &CancellationToken,
         extra: Map<String, Value>,
+        reach: Option<Arc<dyn Reach>>,
     ) -> (Box<toolhost_runtime::Execution>, Map<String, Value>) {
         let (requests, mut calls) = crate::script::channel();
         let scope = Scope {
@@ -1718,6 +1723,7 @@ impl Pipeline {
             signal,
             extra,
             scope,
+            reach,
         );
         tokio::pin!(dispatch);
         loop {

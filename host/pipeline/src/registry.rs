@@ -38,6 +38,9 @@ pub struct RegisteredTool {
     pub source: String,
     /// The descriptor's digest ([`ToolDescriptor::digest`]), computed once.
     pub digest: String,
+    /// Callable by name and found by `search_tools`, but not advertised
+    /// (progressive discovery).
+    pub deferred: bool,
     pub(crate) input: Validator,
     pub(crate) output: Validator,
 }
@@ -61,6 +64,8 @@ pub struct ToolSpec {
     pub body: Arc<dyn ToolBody>,
     /// Where it came from.
     pub source: String,
+    /// Not advertised, found by search instead (see [`RegisteredTool::deferred`]).
+    pub deferred: bool,
 }
 
 /// Registration failed; nothing was registered.
@@ -88,6 +93,32 @@ type Entries = BTreeMap<(Scope, String), (u64, Arc<RegisteredTool>)>;
 struct Inner {
     entries: Entries,
     next_id: u64,
+    /// Bumped by every change of the entries (the search index's key).
+    generation: u64,
+    /// Once the first load settled: each name's place in the advertised
+    /// order, kept for the registry's life so a tool added later goes
+    /// after those advertised before it and never moves them (a model's
+    /// cached prompt prefix stays valid). Before that, the order is by name.
+    ranks: Option<std::collections::HashMap<String, u64>>,
+    /// The search index of the tools at `generation`.
+    index: Option<(u64, Arc<crate::discovery::SearchIndex>)>,
+}
+
+impl Inner {
+    /// Ranks the names not ranked yet after all those that are, in name
+    /// order (nothing before the first load settled).
+    fn rank_new(&mut self) {
+        let Some(ranks) = &mut self.ranks else {
+            return;
+        };
+        let mut next = ranks.values().max().map_or(0, |m| m + 1);
+        for (_, name) in self.entries.keys() {
+            if !ranks.contains_key(name) {
+                ranks.insert(name.clone(), next);
+                next += 1;
+            }
+        }
+    }
 }
 
 /// What the registry does not serve, and why; and what may still come.
@@ -186,6 +217,7 @@ impl Drop for Registration {
         for (key, id) in self.keys.drain(..) {
             if inner.entries.get(&key).is_some_and(|(i, _)| *i == id) {
                 inner.entries.remove(&key);
+                inner.generation += 1;
             }
         }
     }
@@ -246,6 +278,7 @@ impl Registry {
                 policy: t.policy,
                 body: t.body,
                 source: t.source,
+                deferred: t.deferred,
                 input,
                 output,
             });
@@ -283,6 +316,8 @@ impl Registry {
             keys.push((key.clone(), id));
             inner.entries.insert(key, (id, Arc::new(t)));
         }
+        inner.generation += 1;
+        inner.rank_new();
         Ok(Registration {
             registry: Arc::downgrade(&self.inner),
             keys,
@@ -304,6 +339,7 @@ impl Registry {
                 policy: policy.for_tool(&d.name),
                 body: Arc::new(component.clone()),
                 source: component.path().display().to_string(),
+                deferred: false,
             })
             .collect();
         self.register(scope, specs)
@@ -312,6 +348,15 @@ impl Registry {
     /// Says what is not served and why, and what is still loading (the
     /// host assembly sets it with each change of the tools).
     pub fn set_availability(&self, availability: Availability) {
+        if availability.loading.is_empty() {
+            // The first load settled: from now on the advertised order only
+            // grows at its end.
+            let mut inner = self.lock();
+            if inner.ranks.is_none() {
+                inner.ranks = Some(std::collections::HashMap::new());
+                inner.rank_new();
+            }
+        }
         self.availability.send_replace(availability);
     }
 
@@ -365,20 +410,35 @@ impl Registry {
         }
     }
 
-    /// The tools `agent` sees advertised, sorted by name: in native mode
-    /// every tool the model may call; in code mode `run_code` (and the
-    /// tools only the model may call) instead of the tools scripts reach;
-    /// in both, all of them. A tool not advertised may still be called by
+    /// The tools `agent` sees advertised, in the advertised order (see
+    /// [`Registry::visible`]): in native mode every tool the model may
+    /// call; in code mode `run_code` (and the tools only the model may
+    /// call) instead of the tools scripts reach; in both, all of them; and
+    /// never a deferred one. A tool not advertised may still be called by
     /// name, when its policy's callers include the model.
     pub fn advertised(&self, agent: Option<&str>) -> Vec<Arc<RegisteredTool>> {
         let mode = self.mode();
         self.visible(agent)
             .into_iter()
-            .filter(|t| mode.lists(t.policy.callers))
+            .filter(|t| !t.deferred && mode.lists(t.policy.callers))
             .collect()
     }
 
-    /// Every tool `agent` can see, sorted by name (stable for prompt caches).
+    /// The deferred tools `agent` may find by search (as
+    /// [`Registry::advertised`], for the deferred ones).
+    pub fn deferred(&self, agent: Option<&str>) -> Vec<Arc<RegisteredTool>> {
+        let mode = self.mode();
+        self.visible(agent)
+            .into_iter()
+            .filter(|t| t.deferred && mode.lists(t.policy.callers))
+            .collect()
+    }
+
+    /// Every tool `agent` can see, in the advertised order: by name for
+    /// the tools of the first load; once it settled, a tool registered
+    /// later comes after every tool before it, so the serialized list only
+    /// grows at its end (a provider's prompt-cache prefix stays valid)
+    /// and is byte-identical from run to run.
     pub fn visible(&self, agent: Option<&str>) -> Vec<Arc<RegisteredTool>> {
         let inner = self.lock();
         let mut by_name: BTreeMap<&str, Arc<RegisteredTool>> = BTreeMap::new();
@@ -393,6 +453,38 @@ impl Registry {
                 Scope::Agent(_) => {}
             }
         }
-        by_name.into_values().collect()
+        let mut out: Vec<(&str, Arc<RegisteredTool>)> = by_name.into_iter().collect();
+        if let Some(ranks) = &inner.ranks {
+            // Stable: names without a rank (agents' own) keep name order.
+            out.sort_by_key(|(n, _)| ranks.get(*n).copied().unwrap_or(u64::MAX));
+        }
+        out.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// The global tools `query` is about, best first, at most `limit`
+    /// (see [`crate::discovery`]); the caller keeps those its caller may
+    /// reach. The index is built once per change of the registry.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Arc<RegisteredTool>> {
+        let cached = {
+            let inner = self.lock();
+            inner
+                .index
+                .as_ref()
+                .filter(|(g, _)| *g == inner.generation)
+                .map(|(_, i)| i.clone())
+        };
+        let index = match cached {
+            Some(i) => i,
+            None => {
+                let generation = self.lock().generation;
+                let built = Arc::new(crate::discovery::SearchIndex::new(self.visible(None)));
+                let mut inner = self.lock();
+                if inner.generation == generation {
+                    inner.index = Some((generation, built.clone()));
+                }
+                built
+            }
+        };
+        index.search(query, limit)
     }
 }

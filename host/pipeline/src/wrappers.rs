@@ -35,6 +35,9 @@ pub struct DispatchCtx<'a> {
     /// Where the body's own tool calls go and the script it is part of:
     /// the pipeline's, never a wrapper's to change.
     scope: Scope,
+    /// What the caller may call (its front end said), for a body that
+    /// lists tools.
+    reach: Option<Arc<dyn crate::Reach>>,
 }
 
 impl<'a> DispatchCtx<'a> {
@@ -98,6 +101,7 @@ impl Next<'_> {
                     clock: ctx.env.guest_clock.clone(),
                     sink: ctx.env.sink.clone(),
                     scope: ctx.scope.clone(),
+                    reach: ctx.reach.clone(),
                 };
                 if ctx.signal == *self.caller {
                     // No wrapper installed a signal of its own: the caller's
@@ -138,6 +142,7 @@ pub(crate) async fn dispatch(
     caller: &CancellationToken,
     metrics: Map<String, Value>,
     scope: Scope,
+    reach: Option<Arc<dyn crate::Reach>>,
 ) -> (Box<Execution>, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,
@@ -148,6 +153,7 @@ pub(crate) async fn dispatch(
         signal: caller.clone(),
         metrics,
         scope,
+        reach,
     };
     let next = Next {
         wrappers,

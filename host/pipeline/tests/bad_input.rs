@@ -124,6 +124,7 @@ fn arbitrary_arguments_get_a_typed_result() {
                 policy,
                 body: Arc::new(Body(seen.clone())),
                 source: "test".into(),
+                deferred: false,
             }],
         )
         .unwrap();

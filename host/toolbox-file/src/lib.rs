@@ -8,11 +8,16 @@
 //! mode = "native"                   # how tools are offered: "native" (each its own schema; the
 //!                                   # default), "code" (run_code, a script that calls them),
 //!                                   # or "both"
+//! defer_over = 50                   # the default: with more tools than this, the tools of
+//!                                   # components not marked eager are deferred: callable by
+//!                                   # name, found by `search_tools`, not advertised
 //!
 //! [[component]]                     # one or more
 //! source = "builtin:read"           # a built-in tool, or the path of a .wasm component file
 //! policy = "policies/read.toml"     # a policy file; optional for built-ins (their default applies)
 //! prefix = "ws_"                    # optional: prepended to every tool name of this component
+//! advertise = "eager"               # optional: "eager" (always advertised; built-ins are,
+//!                                   # unless told otherwise) or "deferred" (never)
 //!
 //! [[component]]
 //! source = "tools/csv.wasm"
@@ -170,6 +175,27 @@ pub struct Toolbox {
     /// How the tools are offered to the model: each with its schema,
     /// through code mode's `run_code`, or both.
     pub mode: Mode,
+    /// `defer_over`: with more tools than this, those of components that
+    /// are not eager are deferred.
+    pub defer_over: usize,
+}
+
+/// The default of `defer_over`: a model picks less well among more tools
+/// than this (selection accuracy is reported to fall past 30 to 50).
+pub const DEFAULT_DEFER_OVER: usize = 50;
+
+/// `advertise`: whether a component's tools are advertised to the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Advertise {
+    /// Unsaid: eager for a built-in; for the others, eager until the
+    /// toolbox serves more than `defer_over` tools, then deferred.
+    #[default]
+    Auto,
+    /// Always advertised.
+    Eager,
+    /// Never advertised: callable by name, found by `search_tools`.
+    Deferred,
 }
 
 /// `[journal]`: how long committed file changes stay undoable, and whether
@@ -197,6 +223,7 @@ impl Toolbox {
             trust: Vec::new(),
             journal: JournalSettings::default(),
             mode: Mode::default(),
+            defer_over: DEFAULT_DEFER_OVER,
         }
     }
 
@@ -303,6 +330,8 @@ pub struct ComponentEntry {
     pub policy: PolicySource,
     /// Prepended to every tool name of the component, when set.
     pub prefix: Option<String>,
+    /// Whether its tools are advertised.
+    pub advertise: Advertise,
     /// 1-based line of the entry in the toolbox file, for later error messages.
     pub line: usize,
 }
@@ -425,6 +454,7 @@ impl Toolbox {
             trust,
             journal,
             mode: raw.mode.unwrap_or_default(),
+            defer_over: raw.defer_over.unwrap_or(DEFAULT_DEFER_OVER),
         })
     }
 
@@ -476,6 +506,7 @@ struct RawToolbox {
     trust: Option<Vec<Spanned<RawTrust>>>,
     journal: Option<RawJournal>,
     mode: Option<Mode>,
+    defer_over: Option<usize>,
 }
 
 /// `[journal]`.
@@ -545,6 +576,7 @@ struct RawComponent {
     digest: Option<Spanned<String>>,
     policy: Option<Spanned<RawPolicySource>>,
     prefix: Option<Spanned<String>>,
+    advertise: Option<Advertise>,
 }
 
 /// `policy`: a file path or an inline table.
@@ -665,6 +697,7 @@ impl File<'_> {
             source,
             policy,
             prefix,
+            advertise: raw.advertise.unwrap_or_default(),
             line,
         })
     }
@@ -960,16 +993,43 @@ mod tests {
                     source: Source::Builtin("read".into()),
                     policy: PolicySource::BuiltinDefault,
                     prefix: None,
+                    advertise: Default::default(),
                     line: 3,
                 },
                 ComponentEntry {
                     source: Source::Builtin("write".into()),
                     policy: PolicySource::File("/base/policies/write.toml".into()),
                     prefix: None,
+                    advertise: Default::default(),
                     line: 6,
                 },
             ]
         );
+    }
+
+    #[test]
+    fn advertise_and_defer_over_are_read_and_checked() {
+        let toolbox = parse(
+            "version = 1\ndefer_over = 10\n[[component]]\nsource = \"builtin:read\"\nadvertise = \"deferred\"\n[[component]]\nsource = \"builtin:write\"\nadvertise = \"eager\"\n[[component]]\nsource = \"builtin:edit\"\n",
+        );
+        assert_eq!(toolbox.defer_over, 10);
+        let how: Vec<Advertise> = toolbox.components.iter().map(|c| c.advertise).collect();
+        assert_eq!(
+            how,
+            [Advertise::Deferred, Advertise::Eager, Advertise::Auto]
+        );
+        assert_eq!(
+            parse("version = 1\n[[component]]\nsource = \"builtin:read\"\n").defer_over,
+            DEFAULT_DEFER_OVER
+        );
+        let e = parse_err(
+            "version = 1\n[[component]]\nsource = \"builtin:read\"\nadvertise = \"lazy\"\n",
+        );
+        assert!(e.starts_with("toolhost.toml:4:"), "{e}");
+        assert!(e.contains("lazy") && e.contains("eager"), "{e}");
+        let e =
+            parse_err("version = 1\ndefer_over = -1\n[[component]]\nsource = \"builtin:read\"\n");
+        assert!(e.starts_with("toolhost.toml:2:"), "{e}");
     }
 
     #[test]

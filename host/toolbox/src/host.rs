@@ -6,7 +6,7 @@
 //! component imports an interface the policy does not grant) is not
 //! registered, so it is never advertised; the [`LoadReport`] says why.
 
-use crate::file::{ComponentEntry, PolicySource, Source, Toolbox, ToolboxError};
+use crate::file::{Advertise, ComponentEntry, PolicySource, Source, Toolbox, ToolboxError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -196,6 +196,8 @@ pub struct ServedTool {
     pub component: String,
     /// What its policy decides for a call.
     pub decision: Decision,
+    /// Not advertised: callable by name, found by `search_tools`.
+    pub deferred: bool,
 }
 
 /// A tool a component declares that is not served, and why.
@@ -442,7 +444,7 @@ impl Host {
             }
         }
         let prepared = prepare(toolbox, components)?;
-        let mut assembled = assemble(toolbox, &prepared, Strictness::Strict)?;
+        let mut assembled = assemble(toolbox, &prepared, Strictness::Strict, &self.registry)?;
         assembled.report.provenance = provenance;
         self.install(assembled, &prepared, Vec::new(), Vec::new(), &|| {})
     }
@@ -576,7 +578,13 @@ impl Host {
                     return LoadReport::default();
                 }
             };
-            let result = assemble(toolbox, &prepared, Strictness::Lenient(failed)).and_then(|a| {
+            let result = assemble(
+                toolbox,
+                &prepared,
+                Strictness::Lenient(failed),
+                &self.registry,
+            )
+            .and_then(|a| {
                 let failed = failed
                     .iter()
                     .map(|(i, why)| (toolbox.components[*i].source.to_string(), why.clone()))
@@ -839,6 +847,7 @@ fn with_runner(toolbox: &Toolbox) -> Toolbox {
             source: Source::Builtin(toolhost_builtins::CODE.to_owned()),
             policy: PolicySource::BuiltinDefault,
             prefix: None,
+            advertise: Default::default(),
             line: 0,
         });
     }
@@ -864,6 +873,7 @@ fn assemble(
     toolbox: &Toolbox,
     prepared: &[Prepared],
     mut strictness: Strictness<'_>,
+    registry: &Registry,
 ) -> Result<Assembled, HostError> {
     let mut specs = Vec::new();
     let mut served = Vec::new();
@@ -877,6 +887,9 @@ fn assemble(
     // The runners' specs, to declare the tools their scripts may call once
     // every component is in.
     let mut runners = Vec::new();
+    // Each spec's component's `advertise`, and whether it is a built-in:
+    // which tools are deferred is known once every component is in.
+    let mut advertise: Vec<(Advertise, bool)> = Vec::new();
     // The runner comes last wherever it is listed: a tool already named
     // `run_code` keeps the name, and the runner is the one refused.
     let (listed_runners, others): (Vec<&Prepared>, Vec<&Prepared>) =
@@ -955,7 +968,16 @@ fn assemble(
                 name: name.clone(),
                 component: origin.clone(),
                 decision: policy.decision,
+                deferred: false,
             });
+            advertise.push((
+                if runner {
+                    Advertise::Eager
+                } else {
+                    p.entry.advertise
+                },
+                matches!(p.entry.source, Source::Builtin(_)),
+            ));
             if runner {
                 runners.push(specs.len());
             } else {
@@ -964,12 +986,64 @@ fn assemble(
             specs.push(spec(&p.component, d, name, policy, &origin));
         }
     }
+    // Progressive discovery: past `defer_over` tools, those of components
+    // not eager are deferred (callable by name, found by `search_tools`).
+    let many = specs.len().saturating_sub(runners.len()) > toolbox.defer_over;
+    for (spec, (how, builtin)) in specs.iter_mut().zip(&advertise) {
+        spec.deferred = match how {
+            Advertise::Eager => false,
+            Advertise::Deferred => true,
+            Advertise::Auto => many && !builtin,
+        };
+    }
+    if specs.iter().any(|s| s.deferred) {
+        if owners.contains_key(crate::search::NAME) {
+            // A component's own `search_tools` keeps the name; nothing is
+            // deferred then, or the deferred tools could not be found.
+            report.warnings.push(format!(
+                "`{}` is served by {}, so the reserved search of progressive discovery is not: \
+                 every tool is advertised (rename it with a prefix)",
+                crate::search::NAME,
+                owners[crate::search::NAME]
+            ));
+            for s in &mut specs {
+                s.deferred = false;
+            }
+        } else {
+            specs.push(crate::search::spec(registry, toolbox.mode));
+            report.served.push(ServedTool {
+                name: crate::search::NAME.into(),
+                component: "builtin:search_tools".into(),
+                decision: Decision::Allow,
+                deferred: false,
+            });
+        }
+    }
+    for served in &mut report.served {
+        served.deferred = specs
+            .iter()
+            .any(|s| s.deferred && s.descriptor.name == served.name);
+    }
     // Code mode's `run_code`: its description declares the tools its
-    // scripts may call, its annotations say what they could do together.
+    // scripts may call (those deferred are found by search instead), its
+    // annotations say what they could all do together.
     let callable = crate::code::callable(&specs);
+    let undeferred: Vec<ToolDescriptor> = crate::code::callable(
+        &specs
+            .iter()
+            .filter(|s| !s.deferred)
+            .map(|s| ToolSpec {
+                descriptor: s.descriptor.clone(),
+                policy: s.policy.clone(),
+                body: s.body.clone(),
+                source: s.source.clone(),
+                deferred: false,
+            })
+            .collect::<Vec<_>>(),
+    );
     for i in runners {
         let d = &mut specs[i].descriptor;
-        d.description = crate::code::description(&d.description, &callable);
+        d.description = crate::code::description(&d.description, &undeferred);
         d.annotations = crate::code::annotations(&callable);
     }
     let origins: Vec<String> = toolbox
@@ -1131,6 +1205,7 @@ fn spec(
         policy,
         body,
         source: origin.to_owned(),
+        deferred: false,
     }
 }
 
@@ -1183,6 +1258,7 @@ pub fn embedded_default(dir: &Path) -> Toolbox {
                 source: Source::Builtin(name.to_owned()),
                 policy: PolicySource::BuiltinDefault,
                 prefix: None,
+                advertise: Default::default(),
                 line: 0,
             })
             .collect(),

@@ -14,6 +14,7 @@ pub mod code;
 pub mod descriptors;
 pub mod host;
 pub mod remote;
+pub mod search;
 pub mod suggest;
 mod trust;
 

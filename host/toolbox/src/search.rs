@@ -1,0 +1,221 @@
+//! Progressive discovery's reserved tool, `search_tools`: served whenever
+//! the toolbox defers tools (not advertised, callable by name). It returns
+//! the tools a query is about ([`Registry::search`]: BM25, no network, no
+//! model) with their whole descriptions, as `tools/list` shows them; in
+//! code mode, also the TypeScript declarations a script calls them by.
+//!
+//! Its description never names the deferred tools or counts them: it is
+//! part of the advertised prefix, which must not change when tools do.
+
+use crate::code;
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use toolhost_contract::{Annotations, FailureCode, ToolDescriptor, ToolFailure};
+use toolhost_pipeline::advertise::{Format, project};
+use toolhost_pipeline::baseline::advertised_descriptor;
+use toolhost_pipeline::{BodyInput, Reach, RegisteredTool, Registry, ToolBody, ToolSpec};
+use toolhost_policy::{Mode, Policy, ToolPolicy};
+use toolhost_runtime::{Execution, ExecutionReport};
+
+/// The reserved tool's name.
+pub const NAME: &str = toolhost_pipeline::discovery::SEARCH_TOOL;
+
+/// Most tools one search returns.
+pub const MAX_LIMIT: u64 = 20;
+
+/// Results when the call names no limit.
+pub const DEFAULT_LIMIT: u64 = 5;
+
+/// Most bytes of declarations one search returns (code mode).
+const MAX_DECLARATIONS_BYTES: usize = 24 * 1024;
+
+/// The reserved tool's declaration (`code`: the toolbox runs scripts, so
+/// results carry their declarations too).
+pub fn descriptor(code: bool) -> ToolDescriptor {
+    let how = if code {
+        " Each match comes with its description and input schema, and `declarations` \
+         gives the TypeScript a `run_code` script calls it by (`await tools.NAME(args)`)."
+    } else {
+        " Each match comes with its description and input schema; then call it by name \
+         like any listed tool."
+    };
+    ToolDescriptor {
+        name: NAME.into(),
+        title: Some("Search tools".into()),
+        description: format!(
+            "Finds tools by what they do. This toolbox has more tools than are listed: the \
+             others can be called by name once found. Describe the task in a few words (\"post \
+             a message to a Slack channel\", \"take a screenshot of the page\").{how}"
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 500,
+                    "description": "What the tool should do, in a few words"
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "description": "Most tools to return (default 5)"
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+        output_schema: json!({
+            "type": "object",
+            "properties": {
+                "tools": {"type": "array", "items": {"type": "object"}},
+                "declarations": {"type": "string"}
+            },
+            "required": ["tools"]
+        }),
+        annotations: Annotations {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
+        paths: Vec::new(),
+        urls: Vec::new(),
+        host_renders: true,
+    }
+}
+
+/// Its policy: allowed, for the model alone (a script has its declarations
+/// already), nothing granted.
+pub fn policy() -> ToolPolicy {
+    Policy::parse(
+        "version = 1\ndecision = \"allow\"\ncallers = \"model\"\n",
+        "search_tools (built in)",
+        std::path::Path::new("."),
+    )
+    .map(|p| p.component())
+    // The text above is fixed: it parses (a unit test says so); were it
+    // not to, the tool is refused rather than allowed.
+    .unwrap_or_default()
+}
+
+/// The spec to register for a toolbox in `mode`, searching `registry`.
+pub fn spec(registry: &Registry, mode: Mode) -> ToolSpec {
+    ToolSpec {
+        descriptor: descriptor(mode.runs_code()),
+        policy: policy(),
+        body: Arc::new(SearchTools {
+            registry: registry.clone(),
+            mode,
+        }),
+        source: "builtin:search_tools".into(),
+        deferred: false,
+    }
+}
+
+/// The tools `query` is about that a caller may use, best first, at most
+/// `limit`: not a reserved tool, not refused by `reach` (the caller's
+/// agent or script), and callable by the model (or, in code mode, by its
+/// scripts). `search_tools` and `toolhost tools --search` both run it.
+pub fn find(
+    registry: &Registry,
+    mode: Mode,
+    query: &str,
+    limit: usize,
+    reach: Option<&dyn Reach>,
+) -> Vec<Arc<RegisteredTool>> {
+    registry
+        .search(query, usize::MAX)
+        .into_iter()
+        .filter(|t| {
+            let callers = t.policy.callers;
+            t.descriptor.name != NAME
+                && !t.policy.sandbox.call_tools
+                && reach.is_none_or(|r| r.refuse(&t.descriptor.name).is_none())
+                && match mode {
+                    Mode::Native => callers.model(),
+                    Mode::Code | Mode::Both => callers.model() || callers.code(),
+                }
+        })
+        .take(limit)
+        .collect()
+}
+
+/// What `search_tools` returns for `found`: their descriptors as
+/// `tools/list` shows them (escaped and bounded when they were loaded),
+/// and in code mode the declarations a script calls them by.
+pub fn value(found: &[Arc<RegisteredTool>], mode: Mode) -> Value {
+    let tools: Vec<Value> = found
+        .iter()
+        .map(|t| project(&advertised_descriptor(&t.descriptor), Format::Mcp))
+        .collect();
+    let mut value = json!({ "tools": tools });
+    if mode.runs_code() {
+        let scripted: Vec<ToolDescriptor> = found
+            .iter()
+            .filter(|t| t.policy.callers.code())
+            .map(|t| advertised_descriptor(&t.descriptor).into_owned())
+            .collect();
+        if !scripted.is_empty() {
+            value["declarations"] = json!(code::declarations(&scripted, MAX_DECLARATIONS_BYTES));
+        }
+    }
+    value
+}
+
+/// The body: a search of the registry.
+struct SearchTools {
+    registry: Registry,
+    mode: Mode,
+}
+
+impl SearchTools {
+    fn run(&self, input: &BodyInput<'_>) -> Result<String, ToolFailure> {
+        let args: Value = serde_json::from_str(input.arguments).map_err(|e| {
+            ToolFailure::new(FailureCode::InvalidArguments, format!("not JSON: {e}"))
+        })?;
+        // The schema was checked before dispatch: a query, a limit in range.
+        let query = args["query"].as_str().unwrap_or_default();
+        let limit = args["limit"]
+            .as_u64()
+            .unwrap_or(DEFAULT_LIMIT)
+            .clamp(1, MAX_LIMIT) as usize;
+        let found = find(
+            &self.registry,
+            self.mode,
+            query,
+            limit,
+            input.reach.as_deref(),
+        );
+        Ok(value(&found, self.mode).to_string())
+    }
+}
+
+#[async_trait]
+impl ToolBody for SearchTools {
+    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+        Execution::new(self.run(&input), ExecutionReport::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn its_policy_allows_the_model_alone_and_grants_nothing() {
+        let p = policy();
+        assert_eq!(p.decision, toolhost_policy::Decision::Allow);
+        assert_eq!(p.callers, toolhost_policy::Callers::Model);
+        assert!(p.sandbox.fs.is_empty() && p.sandbox.network.is_empty());
+    }
+
+    #[test]
+    fn its_description_is_the_same_whatever_the_tools() {
+        assert_eq!(descriptor(false), descriptor(false));
+        assert!(!descriptor(false).description.contains("declarations"));
+        assert!(descriptor(true).description.contains("run_code"));
+    }
+}

@@ -1019,31 +1019,26 @@ fn assemble(
             });
         }
     }
+    let deferred: std::collections::HashSet<&str> = specs
+        .iter()
+        .filter(|s| s.deferred)
+        .map(|s| s.descriptor.name.as_str())
+        .collect();
     for served in &mut report.served {
-        served.deferred = specs
-            .iter()
-            .any(|s| s.deferred && s.descriptor.name == served.name);
+        served.deferred = deferred.contains(served.name.as_str());
     }
     // Code mode's `run_code`: its description declares the tools its
     // scripts may call (those deferred are found by search instead), its
     // annotations say what they could all do together.
     let callable = crate::code::callable(&specs);
-    let undeferred: Vec<ToolDescriptor> = crate::code::callable(
-        &specs
-            .iter()
-            .filter(|s| !s.deferred)
-            .map(|s| ToolSpec {
-                descriptor: s.descriptor.clone(),
-                policy: s.policy.clone(),
-                body: s.body.clone(),
-                source: s.source.clone(),
-                deferred: false,
-            })
-            .collect::<Vec<_>>(),
-    );
+    let declared: Vec<ToolDescriptor> = callable
+        .iter()
+        .filter(|d| !deferred.contains(d.name.as_str()))
+        .cloned()
+        .collect();
     for i in runners {
         let d = &mut specs[i].descriptor;
-        d.description = crate::code::description(&d.description, &undeferred);
+        d.description = crate::code::description(&d.description, &declared);
         d.annotations = crate::code::annotations(&callable);
     }
     let origins: Vec<String> = toolbox

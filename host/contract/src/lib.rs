@@ -29,6 +29,7 @@ mod context;
 mod descriptor;
 mod event;
 mod result;
+pub mod unique;
 pub mod visible;
 
 pub use canonical::{HashWriter, canonical_json, canonical_sha256};

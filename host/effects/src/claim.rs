@@ -21,20 +21,9 @@ use std::sync::{Arc, Mutex};
 
 const LOCK: &str = ".lock";
 
-/// An id no restart reuses: 64 random bits (the standard library's
-/// per-process random hash keys, mixed with the time and a counter).
+/// An id no restart reuses ([`toolhost_contract::unique`]).
 fn fresh_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    #[allow(clippy::disallowed_methods)] // a name, never observable by a guest
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    h.write_u128(now);
-    h.write_u32(std::process::id());
-    h.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
-    format!("{:016x}", h.finish())
+    toolhost_contract::unique::unique_name()
 }
 
 /// This process's claim in a shared directory: `DIR/ID.lock`, locked

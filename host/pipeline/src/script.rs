@@ -233,14 +233,7 @@ impl Checkpoint {
 /// A seed nobody can predict, for a live script's randomness (which
 /// scripts use for nothing secret: the runner has no crypto API).
 pub(crate) fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    #[allow(clippy::disallowed_methods)] // a seed, never a clock the guest reads
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    h.write_u128(now);
-    h.finish()
+    toolhost_contract::unique::unique_u64()
 }
 
 /// One running script: what its calls share.

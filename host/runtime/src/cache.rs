@@ -164,7 +164,8 @@ pub(crate) fn deserialize(engine: &Engine, artifact: &[u8]) -> Option<Component>
 /// Writes atomically: a temporary file renamed into place, so a killed
 /// process leaves either the old state or the complete new artifact.
 fn store(dir: &Dir, name: &str, compiled: &[u8]) -> std::io::Result<()> {
-    let tmp = format!(".{name}.{}.tmp", std::process::id());
+    // Not the pid: replicas sharing the cache may all be PID 1.
+    let tmp = format!(".{name}.{}.tmp", toolhost_contract::unique::unique_name());
     let mut f = dir.create(&tmp)?;
     f.write_all(MAGIC)?;
     f.write_all(sha256_hex(compiled).as_bytes())?;

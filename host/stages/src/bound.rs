@@ -142,10 +142,11 @@ impl Artifacts {
                 if !path.exists() {
                     self.make_room(dir, text.len());
                     // Written aside, then renamed: a reader sees all or nothing.
+                    // Not the pid: replicas sharing the directory may
+                    // all be PID 1.
                     let tmp = dir.join(format!(
-                        ".{id}.{}.{}",
-                        std::process::id(),
-                        NEXT_TMP.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                        ".{id}.{}",
+                        toolhost_contract::unique::unique_name()
                     ));
                     let written = std::fs::write(&tmp, format!("{OWNER_LINE}{owner}\n{text}"))
                         .and_then(|()| std::fs::rename(&tmp, &path));
@@ -246,8 +247,6 @@ impl Artifacts {
     }
 }
 
-/// Temporary-file counter of directory stores.
-static NEXT_TMP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Files this process evicted from directory stores.
 static EVICTED_FROM_DIRS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 

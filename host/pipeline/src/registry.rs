@@ -172,6 +172,9 @@ pub struct Registry {
     inner: Arc<Mutex<Inner>>,
     availability: Arc<tokio::sync::watch::Sender<Availability>>,
     mode: Arc<std::sync::atomic::AtomicU8>,
+    /// Held while the search index is built: one build at a time, and a
+    /// search arriving meanwhile waits for it rather than building again.
+    indexing: Arc<Mutex<()>>,
 }
 
 impl Default for Registry {
@@ -180,6 +183,7 @@ impl Default for Registry {
             inner: Arc::default(),
             availability: Arc::new(tokio::sync::watch::Sender::new(Availability::default())),
             mode: Arc::default(),
+            indexing: Arc::default(),
         }
     }
 }
@@ -465,7 +469,7 @@ impl Registry {
     /// (see [`crate::discovery`]); the caller keeps those its caller may
     /// reach. The index is built once per change of the registry.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Arc<RegisteredTool>> {
-        let cached = {
+        let cached = || {
             let inner = self.lock();
             inner
                 .index
@@ -473,16 +477,24 @@ impl Registry {
                 .filter(|(g, _)| *g == inner.generation)
                 .map(|(_, i)| i.clone())
         };
-        let index = match cached {
+        let index = match cached() {
             Some(i) => i,
             None => {
-                let generation = self.lock().generation;
-                let built = Arc::new(crate::discovery::SearchIndex::new(self.visible(None)));
-                let mut inner = self.lock();
-                if inner.generation == generation {
-                    inner.index = Some((generation, built.clone()));
+                let _building = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
+                // Built while this search waited?
+                match cached() {
+                    Some(i) => i,
+                    None => {
+                        let generation = self.lock().generation;
+                        let built =
+                            Arc::new(crate::discovery::SearchIndex::new(self.visible(None)));
+                        let mut inner = self.lock();
+                        if inner.generation == generation {
+                            inner.index = Some((generation, built.clone()));
+                        }
+                        built
+                    }
                 }
-                built
             }
         };
         index.search(query, limit)

@@ -30,13 +30,15 @@ pub struct PolicyError {
 }
 
 impl PolicyError {
-    /// An error in the source named `origin`, with no position.
+    /// An error in the source named `origin`, with no position. The
+    /// message is kept to one line: control characters it quotes from the
+    /// file (a `\n` in a string value) are shown escaped.
     pub fn new(origin: impl Into<String>, message: impl Into<String>) -> PolicyError {
         PolicyError {
             origin: origin.into(),
             line: None,
             column: None,
-            message: message.into(),
+            message: one_line(message.into()),
         }
     }
 
@@ -65,6 +67,24 @@ impl PolicyError {
             None => PolicyError::new(origin, message),
         }
     }
+}
+
+/// `message` with its control characters escaped (`\n` → `\\n`), so an
+/// error is one line whatever the file's strings hold.
+fn one_line(message: String) -> String {
+    if !message.chars().any(char::is_control) {
+        return message;
+    }
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Renders the `:{line}:{column}` part of an error, leaving out missing parts.
@@ -125,6 +145,12 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_quoting_control_characters_stays_one_line() {
+        let err = PolicyError::at("t.toml", "a\nb", 2..3, "component `x\ny\t` is bad");
+        assert_eq!(err.to_string(), "t.toml:2:1: component `x\\ny\\t` is bad");
+    }
 
     #[test]
     fn display_omits_missing_parts() {

@@ -107,16 +107,6 @@ impl SearchIndex {
         }
     }
 
-    /// How many tools are indexed.
-    pub fn len(&self) -> usize {
-        self.tools.len()
-    }
-
-    /// Whether no tool is indexed.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
     /// The tools `query` is about, best first, at most `limit`; tools that
     /// share no word with the query are not returned.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Arc<RegisteredTool>> {

@@ -421,20 +421,21 @@ impl Registry {
     /// never a deferred one. A tool not advertised may still be called by
     /// name, when its policy's callers include the model.
     pub fn advertised(&self, agent: Option<&str>) -> Vec<Arc<RegisteredTool>> {
-        let mode = self.mode();
-        self.visible(agent)
-            .into_iter()
-            .filter(|t| !t.deferred && mode.lists(t.policy.callers))
-            .collect()
+        self.listed(agent, false)
     }
 
     /// The deferred tools `agent` may find by search (as
     /// [`Registry::advertised`], for the deferred ones).
     pub fn deferred(&self, agent: Option<&str>) -> Vec<Arc<RegisteredTool>> {
+        self.listed(agent, true)
+    }
+
+    /// The tools the mode lists to `agent`, deferred or not.
+    fn listed(&self, agent: Option<&str>, deferred: bool) -> Vec<Arc<RegisteredTool>> {
         let mode = self.mode();
         self.visible(agent)
             .into_iter()
-            .filter(|t| t.deferred && mode.lists(t.policy.callers))
+            .filter(|t| t.deferred == deferred && mode.lists(t.policy.callers))
             .collect()
     }
 
@@ -459,7 +460,7 @@ impl Registry {
         }
         let mut out: Vec<(&str, Arc<RegisteredTool>)> = by_name.into_iter().collect();
         if let Some(ranks) = &inner.ranks {
-            // Stable: names without a rank (agents' own) keep name order.
+            // Every name has its rank once ranks exist (`rank_new`).
             out.sort_by_key(|(n, _)| ranks.get(*n).copied().unwrap_or(u64::MAX));
         }
         out.into_iter().map(|(_, t)| t).collect()
@@ -467,8 +468,15 @@ impl Registry {
 
     /// The global tools `query` is about, best first, at most `limit`
     /// (see [`crate::discovery`]); the caller keeps those its caller may
-    /// reach. The index is built once per change of the registry.
+    /// reach.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Arc<RegisteredTool>> {
+        self.search_index().search(query, limit)
+    }
+
+    /// The search index of the global tools as they are now: built once
+    /// per change of the registry, by one caller at a time (one arriving
+    /// meanwhile waits for that build rather than making its own).
+    pub fn search_index(&self) -> Arc<crate::discovery::SearchIndex> {
         let cached = || {
             let inner = self.lock();
             inner
@@ -477,26 +485,19 @@ impl Registry {
                 .filter(|(g, _)| *g == inner.generation)
                 .map(|(_, i)| i.clone())
         };
-        let index = match cached() {
-            Some(i) => i,
-            None => {
-                let _building = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
-                // Built while this search waited?
-                match cached() {
-                    Some(i) => i,
-                    None => {
-                        let generation = self.lock().generation;
-                        let built =
-                            Arc::new(crate::discovery::SearchIndex::new(self.visible(None)));
-                        let mut inner = self.lock();
-                        if inner.generation == generation {
-                            inner.index = Some((generation, built.clone()));
-                        }
-                        built
-                    }
-                }
-            }
-        };
-        index.search(query, limit)
+        if let Some(index) = cached() {
+            return index;
+        }
+        let _building = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = cached() {
+            return index;
+        }
+        let generation = self.lock().generation;
+        let built = Arc::new(crate::discovery::SearchIndex::new(self.visible(None)));
+        let mut inner = self.lock();
+        if inner.generation == generation {
+            inner.index = Some((generation, built.clone()));
+        }
+        built
     }
 }

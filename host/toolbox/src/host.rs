@@ -673,7 +673,7 @@ impl Host {
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
             let registry = self.registry.clone();
-            rt.spawn_blocking(move || registry.search("", 0));
+            rt.spawn_blocking(move || registry.search_index());
         }
         Ok(report)
     }
@@ -895,9 +895,10 @@ fn assemble(
     // The runners' specs, to declare the tools their scripts may call once
     // every component is in.
     let mut runners = Vec::new();
-    // Each spec's component's `advertise`, and whether it is a built-in:
-    // which tools are deferred is known once every component is in.
-    let mut advertise: Vec<(Advertise, bool)> = Vec::new();
+    // Each spec's component's `advertise` (`Auto` left only to the
+    // components not built in): which tools are deferred is known once
+    // every component is in.
+    let mut advertise: Vec<Advertise> = Vec::new();
     // The runner comes last wherever it is listed: a tool already named
     // `run_code` keeps the name, and the runner is the one refused.
     let (listed_runners, others): (Vec<&Prepared>, Vec<&Prepared>) =
@@ -978,14 +979,11 @@ fn assemble(
                 decision: policy.decision,
                 deferred: false,
             });
-            advertise.push((
-                if runner {
-                    Advertise::Eager
-                } else {
-                    p.entry.advertise
-                },
-                matches!(p.entry.source, Source::Builtin(_)),
-            ));
+            advertise.push(match p.entry.advertise {
+                _ if runner => Advertise::Eager,
+                Advertise::Auto if matches!(p.entry.source, Source::Builtin(_)) => Advertise::Eager,
+                how => how,
+            });
             if runner {
                 runners.push(specs.len());
             } else {
@@ -997,11 +995,11 @@ fn assemble(
     // Progressive discovery: past `defer_over` tools, those of components
     // not eager are deferred (callable by name, found by `search_tools`).
     let many = specs.len().saturating_sub(runners.len()) > toolbox.defer_over;
-    for (spec, (how, builtin)) in specs.iter_mut().zip(&advertise) {
+    for (spec, how) in specs.iter_mut().zip(&advertise) {
         spec.deferred = match how {
             Advertise::Eager => false,
             Advertise::Deferred => true,
-            Advertise::Auto => many && !builtin,
+            Advertise::Auto => many,
         };
     }
     if specs.iter().any(|s| s.deferred) {

@@ -479,6 +479,12 @@ impl Mode {
             Mode::Code => callers == Callers::Model,
         }
     }
+
+    /// Whether the model can use a tool with these callers at all: by
+    /// calling it, or through a `run_code` script when the mode runs them.
+    pub fn reaches(self, callers: Callers) -> bool {
+        callers.model() || (self.runs_code() && callers.code())
+    }
 }
 
 impl fmt::Display for Mode {
@@ -542,6 +548,15 @@ mod tests {
         NetRule {
             host: host.into(),
             port,
+        }
+    }
+
+    #[test]
+    fn a_mode_reaches_script_only_tools_only_when_it_runs_scripts() {
+        assert!(!Mode::Native.reaches(Callers::Code));
+        assert!(Mode::Code.reaches(Callers::Code) && Mode::Both.reaches(Callers::Code));
+        for mode in [Mode::Native, Mode::Code, Mode::Both] {
+            assert!(mode.reaches(Callers::Model) && mode.reaches(Callers::Both));
         }
     }
 

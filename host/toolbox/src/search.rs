@@ -130,14 +130,10 @@ pub fn find(
         .search(query, usize::MAX)
         .into_iter()
         .filter(|t| {
-            let callers = t.policy.callers;
             t.descriptor.name != NAME
                 && !t.policy.sandbox.call_tools
+                && mode.reaches(t.policy.callers)
                 && reach.is_none_or(|r| r.refuse(&t.descriptor.name).is_none())
-                && match mode {
-                    Mode::Native => callers.model(),
-                    Mode::Code | Mode::Both => callers.model() || callers.code(),
-                }
         })
         .take(limit)
         .collect()
@@ -147,16 +143,20 @@ pub fn find(
 /// `tools/list` shows them (escaped and bounded when they were loaded),
 /// and in code mode the declarations a script calls them by.
 pub fn value(found: &[Arc<RegisteredTool>], mode: Mode) -> Value {
-    let tools: Vec<Value> = found
+    let described: Vec<_> = found
         .iter()
-        .map(|t| project(&advertised_descriptor(&t.descriptor), Format::Mcp))
+        .map(|t| (t, advertised_descriptor(&t.descriptor)))
+        .collect();
+    let tools: Vec<Value> = described
+        .iter()
+        .map(|(_, d)| project(d, Format::Mcp))
         .collect();
     let mut value = json!({ "tools": tools });
     if mode.runs_code() {
-        let scripted: Vec<ToolDescriptor> = found
-            .iter()
-            .filter(|t| t.policy.callers.code())
-            .map(|t| advertised_descriptor(&t.descriptor).into_owned())
+        let scripted: Vec<ToolDescriptor> = described
+            .into_iter()
+            .filter(|(t, _)| t.policy.callers.code())
+            .map(|(_, d)| d.into_owned())
             .collect();
         if !scripted.is_empty() {
             value["declarations"] = json!(code::declarations(&scripted, MAX_DECLARATIONS_BYTES));

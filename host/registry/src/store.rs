@@ -231,11 +231,11 @@ impl Store {
     /// (see [`Store::open`]). Its name is random: never one a restarted
     /// process (the same pid in a new container) could find taken.
     fn temp_file(&self) -> std::io::Result<(PathBuf, std::fs::File)> {
-        use std::hash::{BuildHasher, Hasher};
         loop {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u32(std::process::id());
-            let path = self.dir.join(format!("{TEMP}{:016x}", h.finish()));
+            let path = self.dir.join(format!(
+                "{TEMP}{}",
+                toolhost_contract::unique::unique_name()
+            ));
             let f = match std::fs::File::options()
                 .write(true)
                 .create_new(true)

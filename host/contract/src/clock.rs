@@ -13,6 +13,55 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
     fn wall_ms(&self) -> u64;
     /// Nanoseconds since an arbitrary, fixed origin; never decreases.
     fn monotonic_ns(&self) -> u64;
+    /// What another process needs to run this clock as its own (a worker
+    /// running a call): `None` when it cannot (the worker then reads its
+    /// system clock).
+    fn portable(&self) -> Option<PortableClock> {
+        None
+    }
+    /// The copy from [`Clock::portable`] was read `reads` times: move on
+    /// as if this clock had been.
+    fn advance_reads(&self, reads: u64) {
+        let _ = reads;
+    }
+}
+
+/// A clock as data, for another process to run ([`Clock::portable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PortableClock {
+    /// The system's clock.
+    System,
+    /// A [`SteppingClock`], read `reads` times so far.
+    Stepping {
+        /// Its start, ms since the Unix epoch.
+        wall_ms: u64,
+        /// Its monotonic start.
+        mono_ns: u64,
+        /// Its step per read.
+        step_ns: u64,
+        /// Reads so far.
+        reads: u64,
+    },
+}
+
+impl PortableClock {
+    /// The clock this describes.
+    pub fn clock(self) -> Arc<dyn Clock> {
+        match self {
+            PortableClock::System => SystemClock::shared(),
+            PortableClock::Stepping {
+                wall_ms,
+                mono_ns,
+                step_ns,
+                reads,
+            } => {
+                let c = SteppingClock::new(wall_ms, mono_ns, step_ns);
+                c.reads.store(reads, Ordering::SeqCst);
+                Arc::new(c)
+            }
+        }
+    }
 }
 
 /// The real clock.
@@ -52,6 +101,10 @@ impl Clock for SystemClock {
 
     fn monotonic_ns(&self) -> u64 {
         u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn portable(&self) -> Option<PortableClock> {
+        Some(PortableClock::System)
     }
 }
 
@@ -139,6 +192,19 @@ impl Clock for SteppingClock {
     fn monotonic_ns(&self) -> u64 {
         self.start_mono_ns.saturating_add(self.tick())
     }
+
+    fn portable(&self) -> Option<PortableClock> {
+        Some(PortableClock::Stepping {
+            wall_ms: self.start_wall_ms,
+            mono_ns: self.start_mono_ns,
+            step_ns: self.step_ns,
+            reads: self.reads(),
+        })
+    }
+
+    fn advance_reads(&self, reads: u64) {
+        self.reads.fetch_add(reads, Ordering::SeqCst);
+    }
 }
 
 #[cfg(test)]
@@ -155,5 +221,15 @@ mod tests {
         let again = SteppingClock::new(1_000, 5, 2_000_000);
         let seq: Vec<u64> = (0..4).map(|_| again.monotonic_ns()).collect();
         assert!(seq.windows(2).all(|w| w[0] < w[1]), "{seq:?}");
+    }
+
+    #[test]
+    fn a_portable_copy_of_a_stepping_clock_reads_on_where_it_was() {
+        let c = SteppingClock::new(1_000, 5, 2_000_000);
+        c.monotonic_ns();
+        let copy = c.portable().expect("portable").clock();
+        assert_eq!(copy.monotonic_ns(), 2_000_005);
+        c.advance_reads(1);
+        assert_eq!(c.monotonic_ns(), 4_000_005);
     }
 }

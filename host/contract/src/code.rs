@@ -107,6 +107,14 @@ failure_codes! {
     /// policy's `max_tool_calls`; that call did not run. The limit is in
     /// `info.maxToolCalls`.
     ToolCallLimit => "tool_call_limit",
+    /// The worker process running the call died (crashed, was killed, or
+    /// broke its seccomp filter) or could not be started; it is replaced.
+    /// The reason is in `info.reason`.
+    WorkerDied => "worker_died",
+    /// The component runs in worker processes, and this kernel cannot
+    /// build the walls its policy requires (`walls = "required"`); nothing
+    /// ran. What is missing is in `info.missing`.
+    WallsUnavailable => "walls_unavailable",
 }
 
 impl fmt::Display for FailureCode {
@@ -232,6 +240,8 @@ mod tests {
                 "conflict",
                 "quota_exceeded",
                 "tool_call_limit",
+                "worker_died",
+                "walls_unavailable",
             ]
         );
         for c in FailureCode::ALL {

@@ -132,6 +132,11 @@ impl Staged {
         self.grants.iter().all(|(_, o)| o.is_clean())
     }
 
+    /// The staged overlays, by the guest path of their grant.
+    pub fn grants(&self) -> &[(String, Arc<Overlay>)] {
+        &self.grants
+    }
+
     pub(crate) fn overlay(&self, i: usize) -> Option<&Arc<Overlay>> {
         self.grants.get(i).map(|(_, o)| o)
     }

@@ -201,11 +201,34 @@ struct State {
 }
 
 /// What an overlay staged, as data ([`Overlay::snapshot`]).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OverlaySnapshot {
     nodes: Vec<(String, SavedNode)>,
     seen: Vec<(String, Seen)>,
     read_seen: Vec<(String, Seen)>,
+}
+
+impl OverlaySnapshot {
+    /// The bytes of its staged files and the number of entries it stages
+    /// (files, directories, links): what a receiver checks against the
+    /// write budget before staging a snapshot it did not make.
+    pub fn staged_size(&self) -> (u64, u64) {
+        let mut bytes = 0u64;
+        let mut entries = 0u64;
+        for (_, n) in &self.nodes {
+            match n {
+                SavedNode::File { base64, .. } => {
+                    bytes = bytes.saturating_add(base64.len() as u64 / 4 * 3);
+                    entries += 1;
+                }
+                SavedNode::Dir { .. } | SavedNode::Symlink { .. } | SavedNode::LowerRef { .. } => {
+                    entries += 1;
+                }
+                SavedNode::Whiteout => {}
+            }
+        }
+        (bytes, entries)
+    }
 }
 
 /// One staged path, as data.
@@ -1135,36 +1158,74 @@ impl Overlay {
     /// lower tree kept, so the conflict check at commit still compares
     /// with what the first call saw.
     pub fn restore(&self, snapshot: OverlaySnapshot) -> Result<(), FsError> {
-        use base64::Engine as _;
-        use std::os::unix::fs::PermissionsExt as _;
         let mut st = lock(&self.state);
         for (path, saved) in snapshot.nodes {
-            if path.starts_with('/') || path.split('/').any(|c| c == ".." || c.is_empty()) {
-                return Err(FsError::Invalid);
-            }
-            let node = match saved {
-                SavedNode::File { base64, mode } => {
-                    let bytes = base64::engine::general_purpose::STANDARD
-                        .decode(base64)
-                        .map_err(|_| FsError::Invalid)?;
-                    let blob = self.blob(&mut st)?;
-                    std::fs::write(&blob, bytes)?;
-                    std::fs::set_permissions(
-                        &blob,
-                        std::fs::Permissions::from_mode(mode & 0o7777),
-                    )?;
-                    Node::File(blob)
-                }
-                SavedNode::LowerRef { from } => Node::LowerRef(from),
-                SavedNode::Dir { opaque } => Node::Dir { opaque },
-                SavedNode::Symlink { target } => Node::Symlink(target),
-                SavedNode::Whiteout => Node::Whiteout,
-            };
+            let node = self.node_of(&mut st, &path, saved)?;
             st.nodes.insert(path, node);
         }
         st.seen = snapshot.seen.into_iter().collect();
         st.read_seen = snapshot.read_seen.into_iter().collect();
         Ok(())
+    }
+
+    /// Stages here what changed from `before` to `after`: a copy of this
+    /// overlay as it was at `before`, changed by a call in another process
+    /// (a worker's). Paths staged since are set, paths unstaged since are
+    /// unstaged, and what was first seen since is recorded; whatever else
+    /// was staged here meanwhile (a concurrent call's) stays.
+    pub fn apply_changes(
+        &self,
+        before: &OverlaySnapshot,
+        after: OverlaySnapshot,
+    ) -> Result<(), FsError> {
+        let old: BTreeMap<&str, &SavedNode> =
+            before.nodes.iter().map(|(p, n)| (p.as_str(), n)).collect();
+        let kept: BTreeSet<String> = after.nodes.iter().map(|(p, _)| p.clone()).collect();
+        let mut st = lock(&self.state);
+        for (path, saved) in after.nodes {
+            if old.get(path.as_str()) == Some(&&saved) {
+                continue;
+            }
+            let node = self.node_of(&mut st, &path, saved)?;
+            st.nodes.insert(path, node);
+        }
+        for (path, _) in &before.nodes {
+            if !kept.contains(path) {
+                st.nodes.remove(path);
+            }
+        }
+        for (path, seen) in after.seen {
+            st.seen.entry(path).or_insert(seen);
+        }
+        for (path, seen) in after.read_seen {
+            st.read_seen.entry(path).or_insert(seen);
+        }
+        Ok(())
+    }
+
+    /// A saved node staged again (a file's bytes written as a new blob),
+    /// its path checked to stay inside the overlay.
+    fn node_of(&self, st: &mut State, path: &str, saved: SavedNode) -> Result<Node, FsError> {
+        use base64::Engine as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        if path.starts_with('/') || path.split('/').any(|c| c == ".." || c.is_empty()) {
+            return Err(FsError::Invalid);
+        }
+        Ok(match saved {
+            SavedNode::File { base64, mode } => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(base64)
+                    .map_err(|_| FsError::Invalid)?;
+                let blob = self.blob(st)?;
+                std::fs::write(&blob, bytes)?;
+                std::fs::set_permissions(&blob, std::fs::Permissions::from_mode(mode & 0o7777))?;
+                Node::File(blob)
+            }
+            SavedNode::LowerRef { from } => Node::LowerRef(from),
+            SavedNode::Dir { opaque } => Node::Dir { opaque },
+            SavedNode::Symlink { target } => Node::Symlink(target),
+            SavedNode::Whiteout => Node::Whiteout,
+        })
     }
 
     /// The merged entry at `rel` (for the effect set).

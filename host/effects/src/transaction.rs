@@ -77,6 +77,20 @@ struct SavedGrant {
     overlay: OverlaySnapshot,
 }
 
+impl TxSnapshot {
+    /// Only the directories `keep` accepts (by their canonical path).
+    pub fn only(&self, keep: impl Fn(&Path) -> bool) -> TxSnapshot {
+        TxSnapshot {
+            grants: self
+                .grants
+                .iter()
+                .filter(|g| keep(&g.root))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
 /// Where a transaction was before a call ([`Transaction::savepoint`]).
 #[derive(Debug)]
 pub struct TxSavepoint {
@@ -182,6 +196,40 @@ impl Transaction {
             })?;
         }
         Ok(())
+    }
+
+    /// Stages here what a copy of this transaction, as it was at
+    /// `before`, changed since (`after`): a script's call that ran in
+    /// another process (see [`Overlay::apply_changes`]).
+    pub fn apply_changes(&self, before: &TxSnapshot, after: TxSnapshot) -> Result<(), TxError> {
+        let empty = OverlaySnapshot::default();
+        for g in after.grants {
+            let was = before
+                .grants
+                .iter()
+                .find(|b| b.root == g.root)
+                .map_or(&empty, |b| &b.overlay);
+            let overlay = self.overlay(&g.root, &g.guest)?;
+            overlay
+                .apply_changes(was, g.overlay)
+                .map_err(|e| TxError::Io {
+                    dir: g.root.clone(),
+                    error: std::io::Error::other(e.to_string()),
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The directories it stages, with their staged sizes (bytes, entries).
+    pub fn sizes(snapshot: &TxSnapshot) -> Vec<(PathBuf, u64, u64)> {
+        snapshot
+            .grants
+            .iter()
+            .map(|g| {
+                let (b, e) = g.overlay.staged_size();
+                (g.root.clone(), b, e)
+            })
+            .collect()
     }
 
     /// Whether the script's calls changed nothing.

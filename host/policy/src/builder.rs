@@ -196,6 +196,8 @@ impl PolicyBuilder {
             env: Some(raw_env(self.env_allow, self.env_set)),
             network: Some(raw_network(self.network)),
             descriptors: None,
+            isolation: None,
+            walls: None,
             tools,
         };
         let mut resolved = raw::resolve(&ctx, raw, &self.base_dir)?;

@@ -76,7 +76,8 @@ pub use types::{
     DEFAULT_MAX_FILES_CREATED, DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS,
-    Decision, FsGrant, FsMode, Limits, Mode, NetRule, RenderMode, Sandbox, ToolPolicy,
+    Decision, FsGrant, FsMode, Isolation, Limits, Mode, NetRule, RenderMode, Sandbox, ToolPolicy,
+    Walls,
 };
 
 /// The only value of `version` accepted in policy files.
@@ -91,6 +92,8 @@ pub struct Policy {
     component: ToolPolicy,
     tools: BTreeMap<String, ToolPolicy>,
     descriptors: DescriptorLimits,
+    isolation: Option<Isolation>,
+    walls: Option<Walls>,
 }
 
 impl Policy {
@@ -155,7 +158,22 @@ impl Policy {
             component: resolved.component,
             tools: resolved.tools,
             descriptors: resolved.descriptors,
+            isolation: resolved.isolation,
+            walls: resolved.walls,
         }
+    }
+
+    /// Where the component's calls run, when the policy says (`None`: the
+    /// host decides by where the component came from).
+    pub fn isolation(&self) -> Option<Isolation> {
+        self.isolation
+    }
+
+    /// Whether the component runs when the kernel cannot build its
+    /// worker's walls, when the policy says (`None`: the host decides by
+    /// where the component came from).
+    pub fn walls(&self) -> Option<Walls> {
+        self.walls
     }
 
     /// The bounds on what the component may declare about its tools
@@ -544,7 +562,7 @@ fs = []
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy]\ndecision = \"allow\"\nfuel = 5\n",
-                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `callers`, `call_tools`, `limits`, `fs`, `env`, `network`, `descriptors`, `tools`",
+                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `callers`, `call_tools`, `limits`, `fs`, `env`, `network`, `descriptors`, `isolation`, `walls`, `tools`",
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy.limits]\nfuel = 0\n",

@@ -10,7 +10,8 @@ use toml::Spanned;
 
 use crate::error::{Ctx, PolicyError};
 use crate::types::{
-    ApproveMode, Callers, Decision, FsGrant, FsMode, Limits, NetRule, RenderMode, ToolPolicy,
+    ApproveMode, Callers, Decision, FsGrant, FsMode, Isolation, Limits, NetRule, RenderMode,
+    ToolPolicy, Walls,
 };
 use toolhost_contract::DescriptorLimits;
 
@@ -43,6 +44,10 @@ pub(crate) struct RawPolicy {
     pub network: Option<RawNetwork>,
     /// Component level only: what the component may declare.
     pub descriptors: Option<RawDescriptors>,
+    /// Component level only: where its calls run.
+    pub isolation: Option<Spanned<Isolation>>,
+    /// Component level only: without a kernel's second wall, refuse or run.
+    pub walls: Option<Spanned<Walls>>,
     #[serde(default)]
     pub tools: BTreeMap<Spanned<String>, RawTool>,
 }
@@ -138,6 +143,8 @@ pub(crate) struct Resolved {
     pub component: ToolPolicy,
     pub tools: BTreeMap<String, ToolPolicy>,
     pub descriptors: DescriptorLimits,
+    pub isolation: Option<Isolation>,
+    pub walls: Option<Walls>,
 }
 
 /// Parses and validates a policy file.
@@ -238,6 +245,8 @@ pub(crate) fn resolve(
         component,
         tools,
         descriptors,
+        isolation: raw.isolation.map(Spanned::into_inner),
+        walls: raw.walls.map(Spanned::into_inner),
     })
 }
 

@@ -175,7 +175,7 @@ impl fmt::Display for FsMode {
 }
 
 /// One host directory made visible to the tool (a WASI preopen).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FsGrant {
     /// Host directory. A relative path in the file is joined onto the base
     /// directory given to [`Policy::parse`](crate::Policy::parse), so it is
@@ -191,7 +191,7 @@ pub struct FsGrant {
 }
 
 /// One entry of the network allow-list: a host and a port (or any port).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NetRule {
     /// A DNS name or an IP address, lowercase; IPv6 without brackets, in the
     /// canonical compressed form (`::1`). Never contains wildcards.
@@ -238,7 +238,7 @@ impl fmt::Display for NetRule {
 }
 
 /// Resource bounds for one tool call. Every value is greater than zero.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Wasm fuel units per call (see [`DEFAULT_FUEL`]).
     pub fuel: u64,
@@ -278,7 +278,10 @@ pub struct Limits {
     /// `run_code` (see [`DEFAULT_MAX_TOOL_CALLS`]). Serialized only when it
     /// is not the default: a policy's digest (cassettes record it) stays
     /// what it was before the key existed.
-    #[serde(skip_serializing_if = "is_default_tool_calls")]
+    #[serde(
+        skip_serializing_if = "is_default_tool_calls",
+        default = "default_tool_calls"
+    )]
     pub max_tool_calls: u64,
 }
 
@@ -308,6 +311,10 @@ fn is_default_tool_calls(n: &u64) -> bool {
     *n == DEFAULT_MAX_TOOL_CALLS
 }
 
+fn default_tool_calls() -> u64 {
+    DEFAULT_MAX_TOOL_CALLS
+}
+
 impl Limits {
     /// The number of result bytes the model may read: `max_result_bytes`, or
     /// `max_result_tokens × APPROX_BYTES_PER_TOKEN` when that is smaller.
@@ -322,7 +329,7 @@ impl Limits {
 }
 
 /// What a tool may reach outside its own memory. Empty = nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sandbox {
     /// Directories made visible to the tool.
     pub fs: Vec<FsGrant>,
@@ -336,7 +343,7 @@ pub struct Sandbox {
     /// 0.4.0's `tools` import, which only a code runner imports). Each call
     /// it makes is a whole pipeline call of its own. (Serialized only when
     /// set, as [`Limits::max_tool_calls`] is.)
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub call_tools: bool,
 }
 
@@ -521,8 +528,45 @@ pub enum ApproveMode {
     Effects,
 }
 
+/// Where a component's calls run (the component-level key `isolation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// `"process"`: in worker processes that wall themselves in (Landlock,
+    /// seccomp) before any guest code runs, away from the serving
+    /// process's secrets. The default for every component but the
+    /// built-ins.
+    Process,
+    /// `"in-process"`: in the serving process, behind wasmtime alone. The
+    /// built-ins' default.
+    InProcess,
+}
+
+impl Isolation {
+    /// The policy file's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Process => "process",
+            Isolation::InProcess => "in-process",
+        }
+    }
+}
+
+/// What a process-isolated component does on a kernel that cannot build
+/// a worker's walls (the component-level key `walls`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Walls {
+    /// `"required"`: it does not run (the default for components from a
+    /// registry).
+    Required,
+    /// `"best-effort"`: it runs behind the walls the kernel has, and the
+    /// host says loudly which are missing (the default for local files).
+    BestEffort,
+}
+
 /// The fully resolved policy for one tool: what the runtime enforces for a call.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolPolicy {
     /// Whether the call runs, is asked about, or is refused.
     pub decision: Decision,
@@ -532,7 +576,7 @@ pub struct ToolPolicy {
     pub approve: ApproveMode,
     /// Who may call it: the model, scripts, or both. (Serialized only when
     /// not both, as [`Limits::max_tool_calls`] is.)
-    #[serde(skip_serializing_if = "Callers::is_both")]
+    #[serde(skip_serializing_if = "Callers::is_both", default)]
     pub callers: Callers,
     /// Resource bounds for the call.
     pub limits: Limits,

@@ -137,6 +137,37 @@ impl Runtime {
         }
     }
 
+    /// Loads a component compiled by another runtime with the same engine
+    /// settings (a worker process's, handed [`LoadedComponent::artifact`]
+    /// by the serving process): no compilation, no cache, and no
+    /// `list-tools` (its `tools` are the ones the serving process read).
+    ///
+    /// # Safety
+    /// `artifact` must come from [`LoadedComponent::artifact`] of a
+    /// runtime this process trusts (wasmtime runs its native code as is).
+    #[allow(unsafe_code)]
+    pub unsafe fn load_artifact(
+        &self,
+        origin: &Path,
+        id: String,
+        artifact: &[u8],
+        tools: Vec<ToolDescriptor>,
+    ) -> Result<Arc<LoadedComponent>, LoadError> {
+        let started = Instant::now();
+        let fail = |reason: String| LoadError::Compile {
+            path: origin.to_owned(),
+            reason,
+        };
+        // SAFETY: the caller vouches for the artifact's origin; wasmtime
+        // also checks it was made by an engine with these settings.
+        let component =
+            unsafe { wasmtime::component::Component::deserialize(&self.inner.engine, artifact) }
+                .map_err(|e| fail(format!("{e:#}")))?;
+        let mut loaded = self.link(origin, id, component, CacheOutcome::Precompiled, started)?;
+        loaded.tools = tools;
+        Ok(Arc::new(loaded))
+    }
+
     async fn load_inner(
         &self,
         path: &Path,
@@ -199,6 +230,37 @@ impl Runtime {
         started: Instant,
         limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
+        let mut loaded = self.link(path, id, component, cache, started)?;
+        let listed = Instant::now();
+        (loaded.tools, loaded.escaped) = loaded.list_tools(limits).await?;
+        let list_time = listed.elapsed();
+        tracing::info!(
+            tools = loaded.tools.len(),
+            ?cache,
+            compile_time = ?loaded.compile_time,
+            ?list_time,
+            "component loaded"
+        );
+        for (tool, escaped) in &loaded.escaped {
+            tracing::info!(
+                component = %path.display(),
+                tool,
+                "escaped {escaped} in its descriptor: text a person cannot see is shown as \\u{{…}}"
+            );
+        }
+        Ok(Arc::new(loaded))
+    }
+
+    /// A compiled component's imports checked and pre-linked; its tools
+    /// not asked for yet.
+    fn link(
+        &self,
+        path: &Path,
+        id: String,
+        component: wasmtime::component::Component,
+        cache: CacheOutcome,
+        started: Instant,
+    ) -> Result<LoadedComponent, LoadError> {
         let compile_time = started.elapsed();
         self.inner.loads[cache.index()].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let engine = &self.inner.engine;
@@ -227,7 +289,7 @@ impl Runtime {
                 "it does not export the toolhost:tool interface (0.2.0 or 0.1.0): {e:#}"
             ))
         })?;
-        let mut loaded = LoadedComponent {
+        Ok(LoadedComponent {
             rt: self.inner.clone(),
             pre,
             path: path.to_owned(),
@@ -237,25 +299,7 @@ impl Runtime {
             imports: Imports::new(imports),
             cache,
             compile_time,
-        };
-        let listed = Instant::now();
-        (loaded.tools, loaded.escaped) = loaded.list_tools(limits).await?;
-        let list_time = listed.elapsed();
-        tracing::info!(
-            tools = loaded.tools.len(),
-            ?cache,
-            ?compile_time,
-            ?list_time,
-            "component loaded"
-        );
-        for (tool, escaped) in &loaded.escaped {
-            tracing::info!(
-                component = %path.display(),
-                tool,
-                "escaped {escaped} in its descriptor: text a person cannot see is shown as \\u{{…}}"
-            );
-        }
-        Ok(Arc::new(loaded))
+        })
     }
 }
 
@@ -345,6 +389,26 @@ impl LoadedComponent {
             out.push(d);
         }
         Ok((out, escaped))
+    }
+
+    /// The runtime that loaded it.
+    pub fn runtime(&self) -> Runtime {
+        Runtime {
+            inner: self.rt.clone(),
+        }
+    }
+
+    /// Its compiled code, for a worker process to load
+    /// ([`Runtime::load_artifact`]) instead of compiling it again.
+    pub fn artifact(&self) -> Result<Vec<u8>, LoadError> {
+        self.pre
+            .pre
+            .component()
+            .serialize()
+            .map_err(|e| LoadError::Compile {
+                path: self.path.clone(),
+                reason: format!("{e:#}"),
+            })
     }
 
     /// The file it was loaded from (or the origin given to [`Runtime::load_bytes`]).

@@ -22,6 +22,9 @@ type SendFuture = Box<
 /// Per-call egress hooks built from the policy. Deny by default: with no
 /// rules, every request is refused.
 pub(crate) struct EgressHooks {
+    /// Where allowed requests are sent from, when not from this process
+    /// (a worker's go to the serving process's gate).
+    pub(crate) relay: Option<Arc<dyn EgressRelay>>,
     pub(crate) rules: Vec<NetRule>,
     pub(crate) max_response_bytes: usize,
     pub(crate) timeout: Duration,
@@ -80,6 +83,15 @@ impl WasiHttpHooks for EgressHooks {
         opts.first_byte_timeout = opts.first_byte_timeout.min(t).or(t);
         opts.between_bytes_timeout = opts.between_bytes_timeout.min(t).or(t);
         let max = self.max_response_bytes;
+        if let Some(relay) = self.relay.clone() {
+            return Box::new(async move {
+                let request = RelayedRequest::collect(request, max).await?;
+                let response = relay.send(request).await.map_err(RelayError::into_http)?;
+                let done: Box<dyn Future<Output = Result<(), Error>> + Send> =
+                    Box::new(async { Ok(()) });
+                Ok((response.into_http()?, done))
+            });
+        }
         Box::new(async move {
             let (res, io) = wasmtime_wasi_http::default_send_request(request, Some(opts)).await?;
             let res = res.map(|body| {
@@ -114,4 +126,168 @@ mod tests {
         assert_eq!(d("http://[::1]:9/"), Some(("::1".into(), 9)));
         assert_eq!(d("/relative"), None);
     }
+}
+
+/// Where a worker's outgoing requests go: the serving process, which
+/// checks them against the call's policy again and sends them.
+pub trait EgressRelay: Send + Sync + std::fmt::Debug {
+    /// Sends `request` through the serving process's gate.
+    fn send(
+        &self,
+        request: RelayedRequest,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<RelayedResponse, RelayError>> + Send>>;
+}
+
+/// An outgoing request, whole (a tool's requests and responses are bounded).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RelayedRequest {
+    /// The method.
+    pub method: String,
+    /// The absolute URI.
+    pub uri: String,
+    /// The headers, in order.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// A response, whole.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RelayedResponse {
+    /// The status code.
+    pub status: u16,
+    /// The headers, in order.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The body (at most the policy's `max_http_response_bytes`).
+    pub body: Vec<u8>,
+}
+
+/// Why a relayed request failed, as the guest will see it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
+pub enum RelayError {
+    /// Not on the call's network allow-list.
+    #[error("HTTP request denied")]
+    Denied,
+    /// The request was malformed.
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// The response body was larger than the policy allows.
+    #[error("response body larger than {0} bytes")]
+    TooLarge(u64),
+    /// Connecting, sending or receiving failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl RelayError {
+    fn into_http(self) -> Error {
+        match self {
+            RelayError::Denied => Error::HttpRequestDenied,
+            RelayError::Invalid(_) => Error::HttpRequestUriInvalid,
+            RelayError::TooLarge(n) => Error::HttpResponseBodySize(Some(n)),
+            RelayError::Failed(why) => Error::InternalError(Some(why)),
+        }
+    }
+}
+
+/// Most bytes of a request body a worker relays.
+const MAX_RELAYED_REQUEST: usize = 16 << 20;
+
+impl RelayedRequest {
+    async fn collect(request: http::Request<WasiBody>, max: usize) -> Result<Self, Error> {
+        let _ = max;
+        let (parts, body) = request.into_parts();
+        let body = Limited::new(body, MAX_RELAYED_REQUEST)
+            .collect()
+            .await
+            .map_err(|_| Error::HttpRequestBodySize(Some(MAX_RELAYED_REQUEST as u64)))?
+            .to_bytes()
+            .to_vec();
+        Ok(RelayedRequest {
+            method: parts.method.to_string(),
+            uri: parts.uri.to_string(),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
+                .collect(),
+            body,
+        })
+    }
+
+    fn into_http(self) -> Result<http::Request<WasiBody>, RelayError> {
+        let invalid = |e: &dyn std::fmt::Display| RelayError::Invalid(e.to_string());
+        let mut b = http::Request::builder()
+            .method(self.method.as_str())
+            .uri(self.uri.as_str());
+        for (k, v) in &self.headers {
+            b = b.header(k.as_str(), v.as_slice());
+        }
+        let body = http_body_util::Full::new(bytes::Bytes::from(self.body))
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        b.body(body).map_err(|e| invalid(&e))
+    }
+}
+
+impl RelayedResponse {
+    fn into_http(self) -> Result<http::Response<WasiBody>, Error> {
+        let mut b = http::Response::builder().status(self.status);
+        for (k, v) in &self.headers {
+            b = b.header(k.as_str(), v.as_slice());
+        }
+        let body = http_body_util::Full::new(bytes::Bytes::from(self.body))
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        b.body(body)
+            .map_err(|e| Error::InternalError(Some(e.to_string())))
+    }
+}
+
+/// Sends a worker's request from this process, through the same gate as
+/// a call of its own: `policy`'s allow-list, timeouts and response bound.
+/// A request it refuses is recorded in `denied` (as `host:port`).
+pub async fn send_relayed(
+    policy: &toolhost_policy::ToolPolicy,
+    request: RelayedRequest,
+    denied: &Mutex<Vec<String>>,
+) -> Result<RelayedResponse, RelayError> {
+    let limits = &policy.limits;
+    let max = usize::try_from(limits.max_http_response_bytes).unwrap_or(usize::MAX);
+    let shared = Arc::new(Mutex::new(Vec::new()));
+    let mut hooks = EgressHooks {
+        relay: None,
+        rules: policy.sandbox.network.clone(),
+        max_response_bytes: max,
+        timeout: Duration::from_millis(limits.http_timeout_ms),
+        denied: shared.clone(),
+    };
+    let request = request.into_http()?;
+    let sent = Box::into_pin(hooks.send_request(request, None, Box::new(async { Ok(()) }))).await;
+    let refused = std::mem::take(&mut *shared.lock().unwrap_or_else(|p| p.into_inner()));
+    if !refused.is_empty() {
+        denied
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(refused);
+        return Err(RelayError::Denied);
+    }
+    let (response, io) = sent.map_err(|e| RelayError::Failed(e.to_string()))?;
+    // The connection is driven while the body is read.
+    let io = tokio::spawn(Box::into_pin(io));
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.map_err(|e| match e {
+        Error::HttpResponseBodySize(n) => RelayError::TooLarge(n.unwrap_or(max as u64)),
+        e => RelayError::Failed(e.to_string()),
+    })?;
+    io.abort();
+    Ok(RelayedResponse {
+        status: parts.status.as_u16(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
+            .collect(),
+        body: body.to_bytes().to_vec(),
+    })
 }

@@ -49,6 +49,13 @@ pub struct RuntimeConfig {
     /// written: only for measuring what staging costs (the `effects`
     /// benchmark's baseline).
     pub stage_writes: bool,
+    /// Where guests' allowed outgoing HTTP requests are sent from, when
+    /// not from this process: a worker process relays them to the serving
+    /// process's gate (`None`: sent from here).
+    pub egress_relay: Option<Arc<dyn crate::egress::EgressRelay>>,
+    /// Test builds only: link `toolhost:escape/hatch` (see the
+    /// `escape-hatch` feature). Ignored by every build without it.
+    pub escape_hatch: bool,
 }
 
 impl RuntimeConfig {
@@ -81,6 +88,8 @@ impl Default for RuntimeConfig {
             fs_on_calling_thread: true,
             on_compile: None,
             stage_writes: true,
+            egress_relay: None,
+            escape_hatch: false,
         }
     }
 }
@@ -158,6 +167,10 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
         crate::context::add_to_linker(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("linking toolhost:tool/context: {e:#}")))?;
+        if config.escape_hatch {
+            crate::escape::add_to_linker(&mut linker)
+                .map_err(|e| RuntimeError::Engine(format!("linking the escape hatch: {e:#}")))?;
+        }
         let cache = ArtifactCache::open(config.cache_dir.as_deref(), &engine)?;
         spawn_ticker(&engine, config.epoch_tick);
         let slots = Arc::new(tokio::sync::Semaphore::new(
@@ -185,6 +198,11 @@ impl Runtime {
     /// The wasmtime engine.
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
+    }
+
+    /// The settings it was built with.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
     }
 
     /// Where calls stage their writes (see [`RuntimeConfig::staging_dir`]).

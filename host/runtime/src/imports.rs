@@ -48,6 +48,7 @@ pub(crate) fn is_provided(import: &str) -> bool {
     ]
     .iter()
     .any(|p| import.starts_with(p))
+        || crate::escape::provides(import)
 }
 
 /// Rules every import of a component against a policy's sandbox.
@@ -117,6 +118,7 @@ fn verdict(i: &str, sandbox: &Sandbox) -> ImportVerdict {
     ]
     .iter()
     .any(|p| i.starts_with(p))
+        || crate::escape::provides(i)
     {
         ImportVerdict::Granted
     } else if i.starts_with("wasi:filesystem/") {

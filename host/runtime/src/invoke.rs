@@ -81,8 +81,9 @@ impl<'a> Invocation<'a> {
     }
 }
 
-/// What the sandbox observed about a call.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the sandbox observed about a call (serializable: a worker process
+/// sends it to the serving process).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExecutionReport {
     /// Fuel units used.
     pub fuel_consumed: u64,

@@ -242,6 +242,7 @@ impl HostState {
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             hooks: EgressHooks {
+                relay: config.egress_relay.clone(),
                 rules: sb.network.clone(),
                 max_response_bytes: cap(limits.max_http_response_bytes),
                 timeout: Duration::from_millis(limits.http_timeout_ms),

@@ -551,6 +551,31 @@ fn diff_list(old: &[String], new: &[String], had_old: bool) -> String {
     text
 }
 
+/// What the kernel offers for the workers' walls, and which components
+/// run in workers: one line for `toolhost tools`.
+fn walls_line(report: &toolhost_toolbox::LoadReport) -> String {
+    let support = toolhost_worker::support();
+    let isolated = report
+        .served
+        .iter()
+        .filter(|s| s.isolation == toolhost_policy::Isolation::Process)
+        .count();
+    let missing = support.missing();
+    let state = if missing.is_empty() {
+        "both walls stand".to_owned()
+    } else {
+        format!(
+            "MISSING {}: workers run behind wasmtime alone",
+            missing.join(" and ")
+        )
+    };
+    format!(
+        "walls: {} ({state}); {isolated} of {} tools run in worker processes",
+        support.summary(),
+        report.served.len()
+    )
+}
+
 /// Whether `e` is a write to a closed pipe (the reader went away).
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -559,8 +584,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+fn main() -> anyhow::Result<std::process::ExitCode> {
+    // A worker process (see toolhost-worker) before anything else: no
+    // logging set up, no runtime, no environment read.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == toolhost_worker::WORKER_ARG)
+    {
+        return Ok(toolhost_worker::worker_main());
+    }
+    serving_main().map(|()| std::process::ExitCode::SUCCESS)
+}
+
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn serving_main() -> anyhow::Result<()> {
     let ran = run().await;
     // No call runs any more: this process's staging areas go (a killed
     // host's are removed by the next start).
@@ -948,6 +985,7 @@ async fn run() -> anyhow::Result<()> {
                 ToolsFormat::Table => {
                     let report = host.report();
                     out!("mode: {mode} ({})", mode_line(mode));
+                    out!("{}", walls_line(&report));
                     let deferred = report.served.iter().filter(|s| s.deferred).count();
                     if deferred > 0 {
                         out!(
@@ -973,9 +1011,10 @@ async fn run() -> anyhow::Result<()> {
                             .map(|p| format!("{}:{:?}", p.pointer, p.access).to_lowercase())
                             .collect();
                         out!(
-                            "{:<21} from {}; {}; read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
+                            "{:<21} from {} ({}); {}; read_only={} destructive={} idempotent={} open_world={} paths=[{}]",
                             "",
                             s.component,
+                            s.isolation.as_str(),
                             callers_line(mode, &t.policy, s.deferred),
                             d.annotations.read_only,
                             d.annotations.destructive,

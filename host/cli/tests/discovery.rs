@@ -135,7 +135,7 @@ fn a_big_toolbox_lists_a_search_and_defers_the_rest() {
         .unwrap();
     assert!(
         line.contains(
-            "/catalog/playwright.wasm; model: by name (deferred: found by search_tools);"
+            "/catalog/playwright.wasm (process); model: by name (deferred: found by search_tools);"
         ),
         "{line}"
     );
@@ -144,7 +144,10 @@ fn a_big_toolbox_lists_a_search_and_defers_the_rest() {
         .skip_while(|l| !l.starts_with("read "))
         .nth(1)
         .unwrap();
-    assert!(line.contains("from builtin:read; model: listed;"), "{line}");
+    assert!(
+        line.contains("from builtin:read (in-process); model: listed;"),
+        "{line}"
+    );
 
     // The same toolbox advertising everything, for the figure.
     p.write(&servers, "defer_over = 100000");

@@ -18,7 +18,7 @@ use toolhost_pipeline::{
     Availability, BodyInput, Pipeline, PipelineBuilder, Registration, Registry, RegistryError,
     Scope, ToolBody, ToolSpec,
 };
-use toolhost_policy::{Decision, Policy, PolicyError, ToolPolicy};
+use toolhost_policy::{Decision, Isolation, Policy, PolicyError, ToolPolicy, Walls};
 use toolhost_runtime::{
     CompileProgress, Execution, LoadError, LoadedComponent, Runtime, RuntimeConfig, RuntimeError,
 };
@@ -198,6 +198,8 @@ pub struct ServedTool {
     pub decision: Decision,
     /// Not advertised: callable by name, found by `search_tools`.
     pub deferred: bool,
+    /// Where its calls run.
+    pub isolation: Isolation,
 }
 
 /// A tool a component declares that is not served, and why.
@@ -280,6 +282,9 @@ impl Host {
             cache_dir: config.cache_dir.clone(),
             max_instances: config.max_instances,
             on_compile: config.on_compile,
+            // Test builds only (and only when asked): see the runtime's
+            // `escape-hatch` feature.
+            escape_hatch: std::env::var_os("TOOLHOST_TEST_ESCAPE_HATCH").is_some(),
             ..RuntimeConfig::default()
         })?;
         // Finishes or rolls back a commit a killed host left halfway,
@@ -959,6 +964,13 @@ fn assemble(
         report
             .warnings
             .extend(crate::descriptors::escaped(&origin, &p.component));
+        let (isolation, body) = body_of(
+            &p.entry,
+            &p.component,
+            &p.policy,
+            &origin,
+            &mut report.warnings,
+        );
         for d in p.component.tools() {
             let name = named(d);
             owners.insert(name.clone(), at.clone());
@@ -978,6 +990,7 @@ fn assemble(
                 component: origin.clone(),
                 decision: policy.decision,
                 deferred: false,
+                isolation,
             });
             advertise.push(match p.entry.advertise {
                 _ if runner => Advertise::Eager,
@@ -989,7 +1002,7 @@ fn assemble(
             } else {
                 served.push((name.clone(), p.index, d));
             }
-            specs.push(spec(&p.component, d, name, policy, &origin));
+            specs.push(spec(&body, d, name, policy, &origin));
         }
     }
     // Progressive discovery: past `defer_over` tools, those of components
@@ -1022,6 +1035,7 @@ fn assemble(
                 component: "builtin:search_tools".into(),
                 decision: Decision::Allow,
                 deferred: false,
+                isolation: Isolation::InProcess,
             });
         }
     }
@@ -1185,14 +1199,14 @@ pub(crate) fn resolve_policy(
 
 /// The tool `d` of `component` registered as `name` under `policy`.
 fn spec(
-    component: &Arc<LoadedComponent>,
+    component: &Arc<dyn ToolBody>,
     d: &ToolDescriptor,
     name: String,
     policy: ToolPolicy,
     origin: &str,
 ) -> ToolSpec {
     let body: Arc<dyn ToolBody> = if name == d.name {
-        Arc::new(component.clone())
+        component.clone()
     } else {
         Arc::new(Renamed {
             inner: component.clone(),
@@ -1213,7 +1227,7 @@ fn spec(
 /// A prefixed tool: advertised and called by its new name, dispatched to
 /// the component under the name it declared.
 struct Renamed {
-    inner: Arc<LoadedComponent>,
+    inner: Arc<dyn ToolBody>,
     original: String,
 }
 
@@ -1241,7 +1255,57 @@ impl ToolBody for Renamed {
     }
 
     fn component_id(&self) -> Option<&str> {
-        Some(self.inner.id())
+        self.inner.component_id()
+    }
+}
+
+/// Where `entry`'s calls run, and its body: its policy's `isolation`, else
+/// in-process for the built-ins and in workers for every other component.
+/// A code runner runs in-process (its scripts' calls go through this
+/// process's pipeline). Warnings go to `warnings`.
+fn body_of(
+    entry: &ComponentEntry,
+    component: &Arc<LoadedComponent>,
+    policy: &Policy,
+    origin: &str,
+    warnings: &mut Vec<String>,
+) -> (Isolation, Arc<dyn ToolBody>) {
+    let builtin = matches!(entry.source, Source::Builtin(_));
+    let mut isolation = policy.isolation().unwrap_or(if builtin {
+        Isolation::InProcess
+    } else {
+        Isolation::Process
+    });
+    if isolation == Isolation::Process && policy.component().sandbox.call_tools {
+        warnings.push(format!(
+            "{origin}: a component that calls tools runs in-process (its policy says isolation = \"process\")"
+        ));
+        isolation = Isolation::InProcess;
+    }
+    match isolation {
+        Isolation::InProcess => (isolation, Arc::new(component.clone())),
+        Isolation::Process => {
+            let walls = policy.walls().unwrap_or(match entry.source {
+                Source::Oci(_) | Source::Https { .. } => Walls::Required,
+                _ => Walls::BestEffort,
+            });
+            let missing = toolhost_worker::support().missing();
+            if !missing.is_empty() {
+                warnings.push(match walls {
+                    Walls::Required => format!(
+                        "{origin}: this kernel lacks {} for the worker's walls, and its policy \
+                         requires them: its calls fail with `walls_unavailable`",
+                        missing.join(" and ")
+                    ),
+                    Walls::BestEffort => format!(
+                        "{origin}: this kernel lacks {}: its workers run without that wall",
+                        missing.join(" and ")
+                    ),
+                });
+            }
+            let body = toolhost_worker::Isolated::new(component.clone(), policy, walls);
+            (isolation, Arc::new(body))
+        }
     }
 }
 

@@ -121,10 +121,22 @@ impl Replica {
 
     /// As [`start`](Self::start), listening at `bind`.
     pub fn start_at(dir: &Path, home: &Path, bind: &str, args: &[String]) -> Replica {
+        Replica::start_with(dir, home, bind, args, &[])
+    }
+
+    /// As [`start_at`](Self::start_at), with `env` set for it.
+    pub fn start_with(
+        dir: &Path,
+        home: &Path,
+        bind: &str,
+        args: &[String],
+        env: &[(&str, &str)],
+    ) -> Replica {
         let mut child = Command::new(TOOLHOST)
             .arg("serve")
             .args(["--http", bind])
             .args(args)
+            .envs(env.iter().copied())
             .env("HOME", home)
             .env_remove("XDG_CACHE_HOME")
             .current_dir(dir)

@@ -1,0 +1,230 @@
+//! The second wall, proven with a simulated escape: a test guest calls the
+//! test-only `toolhost:escape/hatch` import, which runs native operations
+//! in the process that runs it, as a guest that broke out of wasmtime
+//! would. In a worker (the default for a component that is not built in)
+//! every attempt on what its policy did not grant fails, and its grants
+//! still work; the same guest in-process succeeds, so the test can fail.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod fleet;
+
+use fleet::{Replica, Stateless, error_code, result_of};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// A served toolbox and the secrets around it.
+struct Scene {
+    _tmp: tempfile::TempDir,
+    server: Replica,
+    client: Stateless,
+    root: std::path::PathBuf,
+    journal: std::path::PathBuf,
+    n: u32,
+}
+
+const SECRET: &str = "STATE-SECRET-0123456789abcdef-0123456789abcdef";
+
+fn scene(isolation: &str) -> Scene {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "SSH-PRIVATE-KEY").unwrap();
+    std::fs::create_dir_all(root.join("ws")).unwrap();
+    std::fs::write(root.join("ws/a.txt"), "hello").unwrap();
+    std::fs::create_dir_all(root.join("other")).unwrap();
+    std::fs::write(root.join("other/o.txt"), "OTHER-GRANT").unwrap();
+    std::fs::write(root.join("secret"), SECRET).unwrap();
+    let journal = root.join("journal");
+    std::fs::write(
+        root.join("toolhost.toml"),
+        format!(
+            r#"version = 1
+
+[[component]]
+source = {escape:?}
+[component.policy]
+decision = "allow"
+{isolation}
+[[component.policy.fs]]
+host = "ws"
+guest = "/workspace"
+mode = "rw"
+
+[[component]]
+source = "builtin:read"
+prefix = "other_"
+[component.policy]
+decision = "allow"
+[[component.policy.fs]]
+host = "other"
+guest = "/workspace"
+"#,
+            escape = toolhost_guests::GUEST_ESCAPE,
+        ),
+    )
+    .unwrap();
+    let server = Replica::start_with(
+        &root,
+        &home,
+        "127.0.0.1:0",
+        &[
+            "--cache-dir".into(),
+            toolhost_guests::test_cache_dir().display().to_string(),
+            "--journal".into(),
+            journal.display().to_string(),
+            "--state-secret-file".into(),
+            root.join("secret").display().to_string(),
+        ],
+        &[
+            ("TOOLHOST_TEST_ESCAPE_HATCH", "1"),
+            ("TOOLHOST_LOG", "info"),
+        ],
+    );
+    let client = Stateless::new(server.port);
+    Scene {
+        _tmp: tmp,
+        server,
+        client,
+        root,
+        journal,
+        n: 0,
+    }
+}
+
+impl Scene {
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        self.n += 1;
+        let r = self
+            .client
+            .call(&format!("c{}", self.n), tool, args)
+            .unwrap_or_else(|e| panic!("{tool}: {e:?}\n{}", self.server.stderr()));
+        result_of(&r).clone()
+    }
+
+    /// The hatch's answer: (ok, detail).
+    fn attempt(&mut self, op: &str, arg: &str) -> (bool, String) {
+        let r = self.call("attempt", json!({"op": op, "arg": arg}));
+        assert_eq!(error_code(&r), None, "{op} {arg}: {r}");
+        let v = &r["structuredContent"];
+        (
+            v["ok"].as_bool().unwrap(),
+            v["detail"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    fn path(&self, rel: &str) -> String {
+        self.root.join(rel).display().to_string()
+    }
+
+    /// A write through the grant, committed (the journal has an entry).
+    fn write_through_the_grant(&mut self) {
+        let r = self.call(
+            "write",
+            json!({"path": "/workspace/new.txt", "content": "made"}),
+        );
+        assert_eq!(error_code(&r), None, "{r}");
+        assert_eq!(
+            std::fs::read_to_string(self.root.join("ws/new.txt")).unwrap(),
+            "made"
+        );
+        assert!(has_files(&self.journal), "the commit was journaled");
+    }
+}
+
+fn has_files(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
+}
+
+/// What an escaped guest goes for: the serving process's secrets, another
+/// component's grant, the journal, the user's keys, the serving process's
+/// listening socket and environment. (op, arg, what success reveals.)
+fn targets(s: &Scene) -> Vec<(&'static str, String, &'static str)> {
+    let pid = s.server.child.id();
+    vec![
+        ("read", s.path("secret"), "STATE-SECRET"),
+        ("read", s.path("other/o.txt"), "OTHER-GRANT"),
+        ("list", s.journal.display().to_string(), ""),
+        ("read", s.path("home/.ssh/id_ed25519"), "SSH-PRIVATE-KEY"),
+        (
+            "connect",
+            format!("127.0.0.1:{}", s.server.port),
+            "connected",
+        ),
+        (
+            "read",
+            format!("/proc/{pid}/environ"),
+            "TOOLHOST_TEST_ESCAPE_HATCH",
+        ),
+        ("spawn", "/bin/sh".into(), "escaped"),
+        ("signal", "parent".into(), "0"),
+        ("socket", String::new(), ""),
+        ("bind", "127.0.0.1:0".into(), "bound"),
+        ("write", s.path("ws/a.txt"), "written"),
+    ]
+}
+
+#[test]
+fn an_escaped_guest_in_a_worker_reaches_nothing_its_policy_did_not_grant() {
+    let mut s = scene("");
+    s.write_through_the_grant();
+    for (op, arg, _) in targets(&s) {
+        let (ok, detail) = s.attempt(op, &arg);
+        assert!(!ok, "{op} {arg} got through the walls: {detail}");
+    }
+    // The kernel's own refusals, of what has no path to grant.
+    for op in [
+        "ptrace",
+        "process_vm_readv",
+        "unshare",
+        "bpf",
+        "mount",
+        "keyctl",
+        "userfaultfd",
+        "perf_event_open",
+    ] {
+        let (ok, detail) = s.attempt(op, "parent");
+        assert!(!ok, "{op} got through the walls: {detail}");
+        assert!(detail.contains("Operation not permitted"), "{op}: {detail}");
+    }
+    for path in ["/proc/1/environ", "/etc/passwd", "/"] {
+        let op = if path == "/" { "list" } else { "read" };
+        let (ok, detail) = s.attempt(op, path);
+        assert!(!ok, "{op} {path} got through the walls: {detail}");
+    }
+    // What it was granted it still reaches: its read-write grant reads,
+    // natively too (writes go through staging only)…
+    assert_eq!(
+        s.attempt("read", &s.path("ws/a.txt")),
+        (true, "hello".into())
+    );
+    // …and through WASI, as a tool does.
+    let r = s.call("read", json!({"path": "/workspace/a.txt"}));
+    assert_eq!(r["structuredContent"]["content"], "hello", "{r}");
+    // An exec kills the worker (seccomp), which is replaced.
+    let r = s.call("attempt", json!({"op": "exec", "arg": "/bin/sh"}));
+    assert_eq!(error_code(&r).as_deref(), Some("worker_died"), "{r}");
+    let reason = r["_meta"]["toolhost"]["error"]["info"]["reason"].to_string();
+    assert!(reason.contains("seccomp"), "{r}");
+    let r = s.call("read", json!({"path": "/workspace/a.txt"}));
+    assert_eq!(r["structuredContent"]["content"], "hello", "{r}");
+    assert!(
+        s.server.stderr().contains("a worker died"),
+        "{}",
+        s.server.stderr()
+    );
+    // The other component's grant still serves it.
+    let r = s.call("other_read", json!({"path": "/workspace/o.txt"}));
+    assert_eq!(error_code(&r), None, "{r}");
+}
+
+#[test]
+fn the_same_escape_in_process_reaches_everything() {
+    let mut s = scene(r#"isolation = "in-process""#);
+    s.write_through_the_grant();
+    for (op, arg, reveals) in targets(&s) {
+        let (ok, detail) = s.attempt(op, &arg);
+        assert!(ok, "{op} {arg} failed in-process: {detail}");
+        assert!(detail.contains(reveals), "{op} {arg}: {detail}");
+    }
+}

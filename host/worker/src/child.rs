@@ -1,0 +1,324 @@
+//! The worker process: it reads what it runs, walls itself in, loads the
+//! compiled component, and runs one call at a time, each in a fresh store
+//! and instance, until the serving process closes the channel.
+
+use crate::wall::{self, WallStatus};
+use crate::wire::{self, Executed, FromWorker, Start, ToWorker};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::clock::SystemClock;
+use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure};
+use toolhost_effects::Transaction;
+use toolhost_runtime::{
+    Budget, EgressRelay, Entropy, Invocation, LoadedComponent, RelayError, RelayedRequest,
+    RelayedResponse, Runtime, RuntimeConfig, Scope,
+};
+
+/// The worker's `main`: the channel is its standard input. Returns the
+/// process's exit status.
+pub fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolhost worker: {e}");
+            std::process::ExitCode::from(70)
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    use std::os::fd::AsFd as _;
+    let fd = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| format!("no channel on standard input: {e}"))?;
+    let mut channel = std::os::unix::net::UnixStream::from(fd);
+    let start = match read_sync(&mut channel)? {
+        ToWorker::Start(s) => s,
+        _ => return Err("the first message was not `start`".into()),
+    };
+    let artifact = read_frame_sync(&mut channel)?;
+    // Landlock binds the calling thread and the threads it starts later:
+    // first, while this is the only thread.
+    let mut walls = WallStatus::default();
+    wall::enter_landlock(&start.walls, &mut walls);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("no event loop: {e}"))?;
+    rt.block_on(serve(channel, *start, artifact, walls))
+}
+
+fn read_frame_sync(r: &mut impl std::io::Read) -> Result<Vec<u8>, String> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).map_err(|e| e.to_string())?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > wire::MAX_FRAME {
+        return Err(format!("a frame of {len} bytes"));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf).map_err(|e| e.to_string())?;
+    Ok(buf)
+}
+
+fn read_sync(r: &mut impl std::io::Read) -> Result<ToWorker, String> {
+    serde_json::from_slice(&read_frame_sync(r)?).map_err(|e| e.to_string())
+}
+
+async fn serve(
+    channel: std::os::unix::net::UnixStream,
+    start: Start,
+    artifact: Vec<u8>,
+    mut walls: WallStatus,
+) -> Result<(), String> {
+    channel.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let channel = tokio::net::UnixStream::from_std(channel).map_err(|e| e.to_string())?;
+    let (mut rd, mut wr) = channel.into_split();
+    // One writer, fed by everyone who reports (the sink, the relay, the loop).
+    let (out, mut outgoing) = mpsc::unbounded_channel::<FromWorker>();
+    let writer = tokio::spawn(async move {
+        while let Some(msg) = outgoing.recv().await {
+            if wire::write(&mut wr, &msg).await.is_err() {
+                break;
+            }
+        }
+    });
+    // One reader, so a message is never cut by a call that ends first.
+    let (inbox_tx, mut inbox) = mpsc::unbounded_channel::<ToWorker>();
+    tokio::spawn(async move {
+        while let Ok(msg) = wire::read::<_, ToWorker>(&mut rd).await {
+            if inbox_tx.send(msg).is_err() {
+                break;
+            }
+        }
+    });
+    let relay = Arc::new(Relay {
+        out: out.clone(),
+        pending: Mutex::default(),
+        next: AtomicU64::new(0),
+    });
+    let loaded = load(&start, &artifact, relay.clone());
+    drop(artifact);
+    let component = match loaded {
+        Ok(c) => c,
+        Err(reason) => {
+            let _ = out.send(FromWorker::Failed { reason });
+            drop(out);
+            let _ = writer.await;
+            return Ok(());
+        }
+    };
+    wall::enter_seccomp(&mut walls);
+    let _ = out.send(FromWorker::Ready { walls });
+    while let Some(msg) = inbox.recv().await {
+        let reply = match msg {
+            ToWorker::Execute(e) => execute(&component, *e, &out, &mut inbox, &relay, &start).await,
+            ToWorker::Render(r) => {
+                let cancel = CancellationToken::new();
+                let outcome = component
+                    .render(&r.tool, &r.arguments, &r.value, &r.policy, cancel)
+                    .await;
+                FromWorker::Rendered { outcome }
+            }
+            ToWorker::Http { id, result } => {
+                relay.answer(id, result);
+                continue;
+            }
+            ToWorker::Cancel | ToWorker::Start(_) => continue,
+        };
+        if out.send(reply).is_err() {
+            break;
+        }
+    }
+    drop(out);
+    let _ = writer.await;
+    Ok(())
+}
+
+fn load(start: &Start, artifact: &[u8], relay: Arc<Relay>) -> Result<Arc<LoadedComponent>, String> {
+    let config = RuntimeConfig {
+        cache_dir: Some(start.dir.clone()),
+        epoch_tick: std::time::Duration::from_micros(start.epoch_tick_us),
+        max_wasm_stack: start.max_wasm_stack,
+        // One call at a time; the pool's slots bound core instances and
+        // memories too, and a component built by componentize-py has a
+        // dozen of each.
+        max_instances: 8,
+        clock: SystemClock::shared(),
+        fs_on_calling_thread: start.fs_on_calling_thread,
+        on_compile: None,
+        stage_writes: start.stage_writes,
+        egress_relay: Some(relay),
+        escape_hatch: start.escape_hatch,
+    };
+    let rt = Runtime::new(config).map_err(|e| e.to_string())?;
+    // SAFETY: the serving process compiled the artifact with an engine of
+    // the same settings and sent it over this process's own channel.
+    #[allow(unsafe_code)]
+    let loaded = unsafe {
+        rt.load_artifact(
+            &start.origin,
+            start.id.clone(),
+            artifact,
+            start.tools.clone(),
+        )
+    };
+    loaded.map_err(|e| e.to_string())
+}
+
+async fn execute(
+    component: &Arc<LoadedComponent>,
+    e: wire::Execute,
+    out: &mpsc::UnboundedSender<FromWorker>,
+    inbox: &mut mpsc::UnboundedReceiver<ToWorker>,
+    relay: &Relay,
+    start: &Start,
+) -> FromWorker {
+    let clock = e.clock.map(|c| c.clock());
+    let reads_before = e.clock.map_or(0, |c| match c {
+        toolhost_contract::clock::PortableClock::Stepping { reads, .. } => reads,
+        toolhost_contract::clock::PortableClock::System => 0,
+    });
+    let transaction = match e.transaction {
+        None => None,
+        Some(snapshot) => {
+            let tx = Arc::new(Transaction::new(start.dir.join("transaction")));
+            if let Err(err) = tx.restore(snapshot) {
+                return failed(format!("the script's staged files cannot be read: {err}"));
+            }
+            Some(tx)
+        }
+    };
+    let cancel = CancellationToken::new();
+    let sink: Option<Arc<dyn ContextSink>> = e
+        .live
+        .then(|| Arc::new(Sink { out: out.clone() }) as Arc<dyn ContextSink>);
+    let inv = Invocation {
+        tool: &e.tool,
+        arguments: &e.arguments,
+        policy: &e.policy,
+        budget: Budget {
+            fuel: e.fuel,
+            deadline: std::time::Duration::from_nanos(e.deadline_ns),
+        },
+        cancel: cancel.clone(),
+        entropy: e.seed.map_or(Entropy::Os, Entropy::Seeded),
+        clock: clock.clone(),
+        sink,
+        scope: Scope {
+            tools: None,
+            transaction: transaction.clone(),
+        },
+    };
+    let run = component.execute(inv);
+    tokio::pin!(run);
+    let execution = loop {
+        tokio::select! {
+            ex = &mut run => break ex,
+            msg = inbox.recv() => match msg {
+                Some(ToWorker::Cancel) => cancel.cancel(),
+                Some(ToWorker::Http { id, result }) => relay.answer(id, result),
+                Some(_) => {}
+                // The serving process is gone: nobody waits for the call.
+                None => std::process::exit(0),
+            },
+        }
+    };
+    let mut staged = Vec::new();
+    for (guest, overlay) in execution.staged.grants() {
+        match overlay.snapshot() {
+            Ok(s) => staged.push((guest.clone(), overlay.root().to_path_buf(), s)),
+            Err(err) => return failed(format!("the staged files cannot be read: {err}")),
+        }
+    }
+    let transaction = match &transaction {
+        Some(tx) if execution.outcome.is_ok() => match tx.snapshot() {
+            Ok(s) => Some(s),
+            Err(err) => return failed(format!("the staged files cannot be read: {err}")),
+        },
+        _ => None,
+    };
+    let clock_reads = clock.and_then(|c| c.portable()).map_or(0, |c| match c {
+        toolhost_contract::clock::PortableClock::Stepping { reads, .. } => {
+            reads.saturating_sub(reads_before)
+        }
+        toolhost_contract::clock::PortableClock::System => 0,
+    });
+    FromWorker::Executed(Box::new(Executed {
+        outcome: execution.outcome,
+        rendered: execution.rendered,
+        report: execution.report,
+        staged,
+        transaction,
+        clock_reads,
+    }))
+}
+
+fn failed(message: String) -> FromWorker {
+    FromWorker::Executed(Box::new(Executed {
+        outcome: Err(ToolFailure::new(FailureCode::HostError, message)),
+        rendered: None,
+        report: toolhost_runtime::ExecutionReport::default(),
+        staged: Vec::new(),
+        transaction: None,
+        clock_reads: 0,
+    }))
+}
+
+/// What the tool reports, sent on as it comes.
+#[derive(Debug)]
+struct Sink {
+    out: mpsc::UnboundedSender<FromWorker>,
+}
+
+impl ContextSink for Sink {
+    fn emit(&self, event: &ContextEvent) {
+        let _ = self.out.send(FromWorker::Context {
+            event: event.clone(),
+        });
+    }
+}
+
+/// Outgoing HTTP requests, relayed to the serving process's gate.
+#[derive(Debug)]
+struct Relay {
+    out: mpsc::UnboundedSender<FromWorker>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Result<RelayedResponse, RelayError>>>>,
+    next: AtomicU64,
+}
+
+impl Relay {
+    fn answer(&self, id: u64, result: Result<RelayedResponse, RelayError>) {
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some(tx) = waiting {
+            let _ = tx.send(result);
+        }
+    }
+}
+
+impl EgressRelay for Relay {
+    fn send(
+        &self,
+        request: RelayedRequest,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<RelayedResponse, RelayError>> + Send>> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, tx);
+        let sent = self.out.send(FromWorker::Http { id, request });
+        Box::pin(async move {
+            sent.map_err(|_| RelayError::Failed("the serving process is gone".into()))?;
+            rx.await
+                .map_err(|_| RelayError::Failed("the serving process is gone".into()))?
+        })
+    }
+}

@@ -1,0 +1,766 @@
+//! The serving process's side: a pool of workers per component, and the
+//! tool body that runs a call in one of them.
+
+use crate::wall::{Support, WallSpec, WallStatus};
+use crate::wire::{self, FromWorker, Start, ToWorker};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::net::UnixStream;
+use tokio_util::sync::CancellationToken;
+use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
+use toolhost_effects::{Overlay, Staged, StagingArea, TxSnapshot};
+use toolhost_pipeline::{BodyInput, ToolBody};
+use toolhost_policy::{FsMode, Policy, ToolPolicy, Walls};
+use toolhost_runtime::{Entropy, Execution, ExecutionReport, LoadedComponent};
+
+/// The command-line word that makes a `toolhost` binary a worker.
+pub const WORKER_ARG: &str = "__worker";
+
+/// Idle workers kept per component.
+const MAX_IDLE: usize = 4;
+
+/// How long a worker may take to start (load the component, wall itself in).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Grace after a call's deadline before its worker is killed (the worker's
+/// own deadline ends the call first unless it is stuck).
+const BACKSTOP_GRACE: Duration = Duration::from_secs(2);
+
+/// What the kernel offers, probed once.
+pub fn support() -> Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    *SUPPORT.get_or_init(Support::probe)
+}
+
+/// The executable workers run: `TOOLHOST_WORKER_EXE`, else this program
+/// when it is `toolhost`, else the `toolhost` beside it or one directory
+/// up (a test binary in Cargo's `deps/`).
+pub fn worker_exe() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TOOLHOST_WORKER_EXE") {
+        return Some(PathBuf::from(p));
+    }
+    let me = std::env::current_exe().ok()?;
+    if me.file_stem().is_some_and(|s| s == "toolhost") {
+        return Some(me);
+    }
+    let dir = me.parent()?;
+    [dir.join("toolhost"), dir.parent()?.join("toolhost")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// Why a component cannot run in workers here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    /// The walls this kernel lacks.
+    pub missing: Vec<&'static str>,
+}
+
+/// A component's tools, run in its pool of walled-in workers.
+pub struct Isolated {
+    component: Arc<LoadedComponent>,
+    pool: Arc<Pool>,
+}
+
+impl std::fmt::Debug for Isolated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Isolated")
+            .field("component", &self.component.path())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Pool {
+    component: Arc<LoadedComponent>,
+    exe: Option<PathBuf>,
+    spec: WallSpec,
+    walls: Walls,
+    artifact: tokio::sync::OnceCell<Arc<Vec<u8>>>,
+    idle: Mutex<Vec<Worker>>,
+}
+
+impl Isolated {
+    /// `component` under `policy`, run in workers whose walls cover every
+    /// directory the policy grants any of its tools; `walls` says whether
+    /// it runs on a kernel without them.
+    pub fn new(component: Arc<LoadedComponent>, policy: &Policy, walls: Walls) -> Isolated {
+        let mut read: Vec<PathBuf> = Vec::new();
+        let all = std::iter::once(policy.component())
+            .chain(policy.tool_overrides().map(|t| policy.for_tool(t)));
+        for p in all {
+            for g in &p.sandbox.fs {
+                if !read.contains(&g.host) {
+                    read.push(g.host.clone());
+                }
+            }
+        }
+        Isolated {
+            pool: Arc::new(Pool {
+                component: component.clone(),
+                exe: worker_exe(),
+                spec: WallSpec {
+                    read,
+                    write: Vec::new(),
+                },
+                walls,
+                artifact: tokio::sync::OnceCell::new(),
+                idle: Mutex::default(),
+            }),
+            component,
+        }
+    }
+
+    /// Whether its calls can run on this kernel: `Err` names the walls
+    /// missing when its policy requires them.
+    pub fn available(&self) -> Result<(), Unavailable> {
+        let missing = support().missing();
+        if missing.is_empty() || self.pool.walls == Walls::BestEffort {
+            Ok(())
+        } else {
+            Err(Unavailable { missing })
+        }
+    }
+
+    /// Workers idle now.
+    pub fn idle(&self) -> usize {
+        self.pool.idle.lock().map_or(0, |i| i.len())
+    }
+
+    /// Starts a worker now and keeps it idle (a warm first call).
+    pub async fn prestart(&self) -> Result<(), ToolFailure> {
+        let w = self.pool.checkout().await?;
+        self.pool.checkin(w);
+        Ok(())
+    }
+
+    async fn run(&self, input: BodyInput<'_>) -> Execution {
+        if let Err(u) = self.available() {
+            return Execution::new(Err(walls_unavailable(&u)), ExecutionReport::default());
+        }
+        let mut worker = match self.pool.checkout().await {
+            Ok(w) => w,
+            Err(f) => return Execution::new(Err(f), ExecutionReport::default()),
+        };
+        let policy = resolved(input.policy);
+        let granted = Granted::of(input.policy);
+        let before = match &input.scope.transaction {
+            None => None,
+            Some(tx) => match tx.snapshot() {
+                Ok(s) => Some(s.only(|root| granted.any.iter().any(|g| g == root))),
+                Err(e) => {
+                    return Execution::new(
+                        Err(ToolFailure::new(
+                            FailureCode::HostError,
+                            format!("the script's staged files cannot be read: {e}"),
+                        )),
+                        ExecutionReport::default(),
+                    );
+                }
+            },
+        };
+        let clock = input
+            .clock
+            .clone()
+            .unwrap_or_else(|| self.component.runtime().config().clock.clone());
+        let msg = ToWorker::Execute(Box::new(wire::Execute {
+            tool: input.tool.to_owned(),
+            arguments: input.arguments.to_owned(),
+            policy: policy.clone(),
+            fuel: input.budget.fuel,
+            deadline_ns: u64::try_from(input.budget.deadline.as_nanos()).unwrap_or(u64::MAX),
+            seed: match input.entropy {
+                Entropy::Os => None,
+                Entropy::Seeded(s) => Some(s),
+            },
+            clock: clock.portable(),
+            live: input.sink.is_some(),
+            transaction: before.clone(),
+        }));
+        let denied = Mutex::new(Vec::new());
+        let deadline = Instant::now() + input.budget.deadline + BACKSTOP_GRACE;
+        let reply = worker
+            .call(
+                &msg,
+                deadline,
+                &input.cancel,
+                |event| {
+                    if let Some(sink) = &input.sink {
+                        sink.emit(&event);
+                    }
+                },
+                &policy,
+                &denied,
+            )
+            .await;
+        let executed = match reply {
+            Ok(FromWorker::Executed(e)) => {
+                self.pool.checkin(worker);
+                *e
+            }
+            Ok(_) => {
+                return Execution::new(
+                    Err(died(&mut worker, "it answered out of turn").await),
+                    ExecutionReport::default(),
+                );
+            }
+            Err(Ended::Cancelled) => {
+                self.pool.drain(worker);
+                return Execution::new(Err(cancelled()), ExecutionReport::default());
+            }
+            Err(Ended::Deadline) => {
+                tracing::warn!(
+                    pid = worker.pid,
+                    "a worker overran its call's deadline: killed"
+                );
+                let _ = worker.child.start_kill();
+                return Execution::new(
+                    Err(ToolFailure::new(
+                        FailureCode::Timeout,
+                        format!(
+                            "the tool did not finish within its {} ms deadline",
+                            input.budget.deadline.as_millis()
+                        ),
+                    )),
+                    ExecutionReport::default(),
+                );
+            }
+            Err(Ended::Died(why)) => {
+                return Execution::new(
+                    Err(died(&mut worker, &why).await),
+                    ExecutionReport::default(),
+                );
+            }
+        };
+        clock.advance_reads(executed.clock_reads);
+        let mut report = executed.report;
+        for d in denied.into_inner().unwrap_or_default() {
+            if !report.network_denied.contains(&d) {
+                report.network_denied.push(d);
+            }
+        }
+        let mut outcome = executed.outcome;
+        let mut staged = Staged::default();
+        if outcome.is_ok() {
+            let restaged = match (&input.scope.transaction, before, executed.transaction) {
+                (Some(tx), Some(before), Some(after)) => {
+                    let after = after.only(|root| granted.rw.iter().any(|g| g == root));
+                    check_growth(&before, &after, input.policy).and_then(|()| {
+                        tx.apply_changes(&before, after)
+                            .map_err(|e| ToolFailure::new(FailureCode::HostError, e.to_string()))
+                    })
+                }
+                (Some(_), _, _) => Ok(()),
+                (None, _, _) => {
+                    restage(&self.component, executed.staged, input.policy).map(|s| staged = s)
+                }
+            };
+            if let Err(f) = restaged {
+                outcome = Err(f);
+            }
+        }
+        Execution {
+            outcome,
+            rendered: executed.rendered,
+            report,
+            staged,
+        }
+    }
+
+    async fn render_in_worker(
+        &self,
+        tool: &str,
+        arguments: &str,
+        value: &str,
+        policy: &ToolPolicy,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        if self.component.host_renders(tool) {
+            return Ok(None);
+        }
+        self.available().map_err(|u| walls_unavailable(&u))?;
+        let mut worker = self.pool.checkout().await?;
+        let msg = ToWorker::Render(Box::new(wire::Render {
+            tool: tool.to_owned(),
+            arguments: arguments.to_owned(),
+            value: value.to_owned(),
+            policy: resolved(policy),
+        }));
+        let deadline =
+            Instant::now() + Duration::from_millis(policy.limits.timeout_ms) + BACKSTOP_GRACE;
+        let denied = Mutex::new(Vec::new());
+        match worker
+            .call(&msg, deadline, &cancel, |_| {}, policy, &denied)
+            .await
+        {
+            Ok(FromWorker::Rendered { outcome }) => {
+                self.pool.checkin(worker);
+                outcome
+            }
+            Ok(_) => Err(died(&mut worker, "it answered out of turn").await),
+            Err(Ended::Cancelled) => {
+                self.pool.drain(worker);
+                Err(cancelled())
+            }
+            Err(Ended::Deadline) => {
+                let _ = worker.child.start_kill();
+                Err(ToolFailure::new(
+                    FailureCode::Timeout,
+                    "render did not finish within its deadline",
+                ))
+            }
+            Err(Ended::Died(why)) => Err(died(&mut worker, &why).await),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolBody for Isolated {
+    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+        use tracing::Instrument as _;
+        let span = tracing::info_span!("worker", tool = input.tool);
+        self.run(input).instrument(span).await
+    }
+
+    async fn render(
+        &self,
+        tool: &str,
+        arguments: &str,
+        value: &str,
+        policy: &ToolPolicy,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        self.render_in_worker(tool, arguments, value, policy, cancel)
+            .await
+    }
+
+    fn component_id(&self) -> Option<&str> {
+        Some(self.component.id())
+    }
+}
+
+/// The directories a call's policy grants, canonical (as a transaction
+/// keeps them).
+struct Granted {
+    any: Vec<PathBuf>,
+    rw: Vec<PathBuf>,
+}
+
+impl Granted {
+    fn of(policy: &ToolPolicy) -> Granted {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        Granted {
+            any: policy.sandbox.fs.iter().map(|g| canon(&g.host)).collect(),
+            rw: policy
+                .sandbox
+                .fs
+                .iter()
+                .filter(|g| g.mode == FsMode::ReadWrite)
+                .map(|g| canon(&g.host))
+                .collect(),
+        }
+    }
+}
+
+/// The policy a worker gets: the environment's allowed values read here
+/// (a worker has an empty environment of its own).
+fn resolved(policy: &ToolPolicy) -> ToolPolicy {
+    let mut p = policy.clone();
+    for name in std::mem::take(&mut p.sandbox.env_allow) {
+        if let Ok(v) = std::env::var(&name) {
+            p.sandbox.env_set.entry(name).or_insert(v);
+        }
+    }
+    p
+}
+
+/// A worker's staged writes staged again here, in this process's area:
+/// only in the call's read-write grants, and only within its write budget
+/// (what a worker sends is not trusted).
+fn restage(
+    component: &LoadedComponent,
+    staged: Vec<(String, PathBuf, toolhost_effects::OverlaySnapshot)>,
+    policy: &ToolPolicy,
+) -> Result<Staged, ToolFailure> {
+    if staged.is_empty() {
+        return Ok(Staged::default());
+    }
+    let refuse = |why: String| ToolFailure::new(FailureCode::HostError, why);
+    let (mut bytes, mut entries) = (0u64, 0u64);
+    for (_, _, s) in &staged {
+        let (b, e) = s.staged_size();
+        bytes = bytes.saturating_add(b);
+        entries = entries.saturating_add(e);
+    }
+    check_budget(bytes, entries, policy)?;
+    let area = StagingArea::of(&component.runtime().staging_dir())
+        .map_err(|e| refuse(format!("the staging area cannot be opened: {e}")))?;
+    let call = area.fresh("call");
+    let mut grants = Vec::with_capacity(staged.len());
+    for (i, (guest, root, snapshot)) in staged.into_iter().enumerate() {
+        let granted = policy
+            .sandbox
+            .fs
+            .iter()
+            .any(|g| g.mode == FsMode::ReadWrite && g.host == root && g.guest == guest);
+        if !granted {
+            return Err(refuse(format!(
+                "the worker staged writes in {} ({guest}), which the call was not granted",
+                root.display()
+            )));
+        }
+        let overlay = Overlay::new(&root, call.with_extension(i.to_string()))
+            .map_err(|e| refuse(format!("{}: {e}", root.display())))?;
+        overlay
+            .restore(snapshot)
+            .map_err(|e| refuse(format!("{}: {e}", root.display())))?;
+        grants.push((guest, Arc::new(overlay)));
+    }
+    Ok(Staged::new(grants))
+}
+
+/// A script's call may add to the transaction at most its own write
+/// budget (what the worker enforced, checked again here).
+fn check_growth(
+    before: &TxSnapshot,
+    after: &TxSnapshot,
+    policy: &ToolPolicy,
+) -> Result<(), ToolFailure> {
+    let total = |s: &TxSnapshot| {
+        toolhost_effects::Transaction::sizes(s)
+            .into_iter()
+            .fold((0u64, 0u64), |(b, e), (_, b2, e2)| {
+                (b.saturating_add(b2), e.saturating_add(e2))
+            })
+    };
+    let (b0, e0) = total(before);
+    let (b1, e1) = total(after);
+    check_budget(b1.saturating_sub(b0), e1.saturating_sub(e0), policy)
+}
+
+fn check_budget(bytes: u64, entries: u64, policy: &ToolPolicy) -> Result<(), ToolFailure> {
+    let l = &policy.limits;
+    if bytes > l.max_write_bytes || entries > l.max_files_created {
+        return Err(ToolFailure::new(
+            FailureCode::WriteBudgetExceeded,
+            format!(
+                "the worker staged {bytes} bytes in {entries} entries, over the policy's \
+                 max_write_bytes = {}, max_files_created = {}",
+                l.max_write_bytes, l.max_files_created
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn walls_unavailable(u: &Unavailable) -> ToolFailure {
+    ToolFailure::new(
+        FailureCode::WallsUnavailable,
+        format!(
+            "this component runs in walled-in worker processes, and this kernel lacks {} \
+             (its policy says walls = \"required\"; \"best-effort\" runs it without them)",
+            u.missing.join(" and ")
+        ),
+    )
+    .with_info(serde_json::json!({ "missing": u.missing }))
+}
+
+fn cancelled() -> ToolFailure {
+    ToolFailure::new(
+        FailureCode::Cancelled,
+        "the call was cancelled by its caller",
+    )
+}
+
+/// Fails a call whose worker died, with why (its exit status or signal).
+async fn died(worker: &mut Worker, why: &str) -> ToolFailure {
+    // Its own end first (a closed channel comes just before the exit
+    // status); killed only when it lingers.
+    let mut status = tokio::time::timeout(Duration::from_millis(500), worker.child.wait())
+        .await
+        .ok()
+        .and_then(Result::ok);
+    if status.is_none() {
+        let _ = worker.child.start_kill();
+        status = tokio::time::timeout(Duration::from_secs(5), worker.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+    }
+    let reason = match status {
+        Some(s) => format!("{}; {why}", describe(s)),
+        None => why.to_owned(),
+    };
+    tracing::warn!(
+        pid = worker.pid,
+        reason,
+        "a worker died; the next call starts another"
+    );
+    ToolFailure::new(
+        FailureCode::WorkerDied,
+        format!("the worker running the tool died ({reason}); nothing it did was kept"),
+    )
+    .with_info(serde_json::json!({ "reason": reason }))
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match status.signal() {
+        Some(libc::SIGSYS) => "killed by its seccomp filter (SIGSYS)".into(),
+        Some(libc::SIGKILL) => "killed (SIGKILL)".into(),
+        Some(libc::SIGSEGV) => "crashed (SIGSEGV)".into(),
+        Some(libc::SIGABRT) => "aborted (SIGABRT)".into(),
+        Some(n) => format!("killed by signal {n}"),
+        None => format!("exited with status {}", status.code().unwrap_or(-1)),
+    }
+}
+
+/// How a call to a worker ended without an answer.
+enum Ended {
+    Cancelled,
+    Deadline,
+    Died(String),
+}
+
+/// One worker process.
+struct Worker {
+    child: tokio::process::Child,
+    stream: UnixStream,
+    pid: u32,
+    dir: PathBuf,
+    walls: WallStatus,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Worker {
+    /// Sends `msg` and waits for its answer, passing on what the tool
+    /// reports and relaying its HTTP requests through `policy`'s gate.
+    async fn call(
+        &mut self,
+        msg: &ToWorker,
+        deadline: Instant,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(toolhost_contract::ContextEvent),
+        policy: &ToolPolicy,
+        denied: &Mutex<Vec<String>>,
+    ) -> Result<FromWorker, Ended> {
+        wire::write(&mut self.stream, msg)
+            .await
+            .map_err(|e| Ended::Died(e.to_string()))?;
+        let (mut rd, mut wr) = self.stream.split();
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    // The caller goes now, as an in-process call's does;
+                    // the worker is told, and drained before its reuse.
+                    wire::write(&mut wr, &ToWorker::Cancel)
+                        .await
+                        .map_err(|e| Ended::Died(e.to_string()))?;
+                    return Err(Ended::Cancelled);
+                }
+                () = tokio::time::sleep_until(deadline.into()) => return Err(Ended::Deadline),
+                m = wire::read::<_, FromWorker>(&mut rd) => m,
+            };
+            match next.map_err(|e| Ended::Died(e.to_string()))? {
+                FromWorker::Context { event } => on_event(event),
+                FromWorker::Http { id, request } => {
+                    let result = toolhost_runtime::send_relayed(policy, request, denied).await;
+                    wire::write(&mut wr, &ToWorker::Http { id, result })
+                        .await
+                        .map_err(|e| Ended::Died(e.to_string()))?;
+                }
+                other => return Ok(other),
+            }
+        }
+    }
+}
+
+impl Pool {
+    async fn checkout(&self) -> Result<Worker, ToolFailure> {
+        loop {
+            let w = self.idle.lock().ok().and_then(|mut i| i.pop());
+            match w {
+                Some(mut w) => {
+                    // One that died while idle is replaced.
+                    if matches!(w.child.try_wait(), Ok(None)) {
+                        return Ok(w);
+                    }
+                    let _ = died(&mut w, "it died while idle").await;
+                }
+                None => return self.spawn().await,
+            }
+        }
+    }
+
+    /// Takes back a worker whose call was cancelled once it has answered
+    /// (what it says then is dropped); one that does not answer soon is
+    /// killed.
+    fn drain(self: &Arc<Self>, mut w: Worker) {
+        let pool = self.clone();
+        tokio::spawn(async move {
+            let answered = tokio::time::timeout(Duration::from_secs(5), async {
+                loop {
+                    match wire::read::<_, FromWorker>(&mut w.stream).await {
+                        Ok(FromWorker::Executed(_) | FromWorker::Rendered { .. }) => return true,
+                        Ok(FromWorker::Http { id, .. }) => {
+                            let refused = ToWorker::Http {
+                                id,
+                                result: Err(toolhost_runtime::RelayError::Failed(
+                                    "the call was cancelled".into(),
+                                )),
+                            };
+                            if wire::write(&mut w.stream, &refused).await.is_err() {
+                                return false;
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(_) => return false,
+                    }
+                }
+            })
+            .await;
+            if answered == Ok(true) {
+                pool.checkin(w);
+            }
+        });
+    }
+
+    fn checkin(&self, w: Worker) {
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < MAX_IDLE
+        {
+            idle.push(w);
+        }
+    }
+
+    async fn spawn(&self) -> Result<Worker, ToolFailure> {
+        let fail = |why: String| {
+            tracing::warn!(component = %self.component.path().display(), why, "no worker");
+            ToolFailure::new(
+                FailureCode::WorkerDied,
+                format!("no worker process could be started: {why}"),
+            )
+            .with_info(serde_json::json!({ "reason": why }))
+        };
+        let exe = self.exe.clone().ok_or_else(|| {
+            fail("the toolhost executable was not found (set TOOLHOST_WORKER_EXE)".into())
+        })?;
+        let artifact = self
+            .artifact
+            .get_or_try_init(|| async {
+                let c = self.component.clone();
+                tokio::task::spawn_blocking(move || c.artifact().map(Arc::new))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(&fail)?
+            .clone();
+        let rt = self.component.runtime();
+        let config = rt.config();
+        let area = StagingArea::of(&rt.staging_dir()).map_err(|e| fail(e.to_string()))?;
+        let dir = area.fresh("worker");
+        toolhost_effects::make_private(&dir)
+            .map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+        let (ours, theirs) =
+            std::os::unix::net::UnixStream::pair().map_err(|e| fail(e.to_string()))?;
+        let mut child = tokio::process::Command::new(&exe)
+            .arg(WORKER_ARG)
+            .env_clear()
+            .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+                theirs,
+            )))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| fail(format!("{}: {e}", exe.display())))?;
+        let pid = child.id().unwrap_or(0);
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(async move {
+                use tokio::io::AsyncBufReadExt as _;
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::warn!(pid, "worker: {line}");
+                }
+            });
+        }
+        ours.set_nonblocking(true)
+            .map_err(|e| fail(e.to_string()))?;
+        let stream = UnixStream::from_std(ours).map_err(|e| fail(e.to_string()))?;
+        let mut spec = self.spec.clone();
+        spec.write.push(dir.clone());
+        let mut worker = Worker {
+            child,
+            stream,
+            pid,
+            dir: dir.clone(),
+            walls: WallStatus::default(),
+        };
+        let start = ToWorker::Start(Box::new(Start {
+            origin: self.component.path().to_owned(),
+            id: self.component.id().to_owned(),
+            tools: self.component.tools().to_vec(),
+            max_wasm_stack: config.max_wasm_stack,
+            epoch_tick_us: u64::try_from(config.epoch_tick.as_micros()).unwrap_or(u64::MAX),
+            fs_on_calling_thread: config.fs_on_calling_thread,
+            stage_writes: config.stage_writes,
+            escape_hatch: config.escape_hatch,
+            dir,
+            walls: spec,
+        }));
+        let started = Instant::now();
+        let hello = async {
+            wire::write(&mut worker.stream, &start).await?;
+            wire::write_frame(&mut worker.stream, &artifact).await?;
+            wire::read::<_, FromWorker>(&mut worker.stream).await
+        };
+        let ready = tokio::time::timeout(START_TIMEOUT, hello).await;
+        let walls = match ready {
+            Ok(Ok(FromWorker::Ready { walls })) => walls,
+            Ok(Ok(FromWorker::Failed { reason })) => return Err(fail(reason)),
+            Ok(Ok(_)) => return Err(fail("it answered out of turn".into())),
+            Ok(Err(e)) => {
+                let f = died(&mut worker, &e.to_string()).await;
+                return Err(fail(f.message));
+            }
+            Err(_) => return Err(fail("it did not start in time".into())),
+        };
+        let missing = walls.missing();
+        if !missing.is_empty() {
+            if self.walls == Walls::Required {
+                return Err(ToolFailure::new(
+                    FailureCode::WallsUnavailable,
+                    format!(
+                        "the worker could not build {}: {}",
+                        missing.join(" and "),
+                        walls.notes.join("; ")
+                    ),
+                )
+                .with_info(serde_json::json!({ "missing": missing })));
+            }
+            tracing::warn!(
+                pid,
+                missing = %missing.join(", "),
+                notes = %walls.notes.join("; "),
+                "a worker runs without all its walls (walls = \"best-effort\")"
+            );
+        }
+        tracing::debug!(pid, elapsed = ?started.elapsed(), "worker started");
+        worker.walls = walls;
+        Ok(worker)
+    }
+}
+
+/// Whether `code` is one a dead worker gives (for callers that retry).
+pub fn is_worker_death(code: &ErrorCode) -> bool {
+    code.as_str() == FailureCode::WorkerDied.as_str()
+}

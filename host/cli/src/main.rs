@@ -551,31 +551,6 @@ fn diff_list(old: &[String], new: &[String], had_old: bool) -> String {
     text
 }
 
-/// What the kernel offers for the workers' walls, and which components
-/// run in workers: one line for `toolhost tools`.
-fn walls_line(report: &toolhost_toolbox::LoadReport) -> String {
-    let support = toolhost_worker::support();
-    let isolated = report
-        .served
-        .iter()
-        .filter(|s| s.isolation == toolhost_policy::Isolation::Process)
-        .count();
-    let missing = support.missing();
-    let state = if missing.is_empty() {
-        "both walls stand".to_owned()
-    } else {
-        format!(
-            "MISSING {}: workers run behind wasmtime alone",
-            missing.join(" and ")
-        )
-    };
-    format!(
-        "walls: {} ({state}); {isolated} of {} tools run in worker processes",
-        support.summary(),
-        report.served.len()
-    )
-}
-
 /// Whether `e` is a write to a closed pipe (the reader went away).
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -741,6 +716,11 @@ async fn run() -> anyhow::Result<()> {
                 tokio::spawn(async move {
                     let report = startup.finished().await;
                     server.mark_ready();
+                    if !toolhost_worker::support().missing().is_empty() {
+                        notices.say(Severity::Warning, toolhost_toolbox::walls_line(&report));
+                    } else {
+                        tracing::info!("{}", toolhost_toolbox::walls_line(&report));
+                    }
                     for s in &report.skipped {
                         notices.say(
                             Severity::Warning,
@@ -985,7 +965,7 @@ async fn run() -> anyhow::Result<()> {
                 ToolsFormat::Table => {
                     let report = host.report();
                     out!("mode: {mode} ({})", mode_line(mode));
-                    out!("{}", walls_line(&report));
+                    out!("{}", toolhost_toolbox::walls_line(&report));
                     let deferred = report.served.iter().filter(|s| s.deferred).count();
                     if deferred > 0 {
                         out!(

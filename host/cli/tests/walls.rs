@@ -25,6 +25,10 @@ struct Scene {
 const SECRET: &str = "STATE-SECRET-0123456789abcdef-0123456789abcdef";
 
 fn scene(isolation: &str) -> Scene {
+    scene_with(isolation, &[])
+}
+
+fn scene_with(isolation: &str, env: &[(&str, &str)]) -> Scene {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let home = root.join("home");
@@ -52,6 +56,13 @@ guest = "/workspace"
 mode = "rw"
 
 [[component]]
+source = {escape:?}
+prefix = "strict_"
+[component.policy]
+decision = "allow"
+walls = "required"
+
+[[component]]
 source = "builtin:read"
 prefix = "other_"
 [component.policy]
@@ -77,9 +88,13 @@ guest = "/workspace"
             root.join("secret").display().to_string(),
         ],
         &[
-            ("TOOLHOST_TEST_ESCAPE_HATCH", "1"),
-            ("TOOLHOST_LOG", "info"),
-        ],
+            &[
+                ("TOOLHOST_TEST_ESCAPE_HATCH", "1"),
+                ("TOOLHOST_LOG", "info"),
+            ],
+            env,
+        ]
+        .concat(),
     );
     let client = Stateless::new(server.port);
     Scene {
@@ -227,4 +242,180 @@ fn the_same_escape_in_process_reaches_everything() {
         assert!(ok, "{op} {arg} failed in-process: {detail}");
         assert!(detail.contains(reveals), "{op} {arg}: {detail}");
     }
+}
+
+#[test]
+fn a_kernel_without_a_wall_is_reported_and_required_walls_refuse() {
+    let pretend = [("TOOLHOST_TEST_PRETEND_NO_WALLS", "landlock")];
+    let mut s = scene_with("", &pretend);
+    let (status, body) = fleet::get(s.server.port, "/readyz").unwrap();
+    assert_eq!(status, 200);
+    assert!(body.contains("MISSING landlock"), "{body}");
+    assert!(
+        s.server.stderr().contains("this kernel lacks landlock"),
+        "{}",
+        s.server.stderr()
+    );
+    // Required: refused, nothing ran.
+    let r = s.call("strict_read", json!({"path": "/workspace/a.txt"}));
+    assert_eq!(error_code(&r).as_deref(), Some("walls_unavailable"), "{r}");
+    assert_eq!(
+        r["_meta"]["toolhost"]["error"]["info"]["missing"],
+        json!(["landlock"])
+    );
+    // Best effort (a local file's default): it runs.
+    let r = s.call("read", json!({"path": "/workspace/a.txt"}));
+    assert_eq!(r["structuredContent"]["content"], "hello", "{r}");
+    // `toolhost tools` says so too.
+    let out = std::process::Command::new(fleet::TOOLHOST)
+        .arg("tools")
+        .envs(pretend)
+        .env("TOOLHOST_TEST_ESCAPE_HATCH", "1")
+        .current_dir(&s.root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("walls: Landlock: unavailable"), "{text}");
+    assert!(text.contains("MISSING landlock"), "{text}");
+    assert!(text.contains("guest_escape.wasm (process)"), "{text}");
+    assert!(text.contains("from builtin:read (in-process)"), "{text}");
+}
+
+/// A toolbox in `dir` served over HTTP (the shared cache).
+fn serve(dir: &Path, toolbox: &str) -> (Replica, Stateless) {
+    std::fs::write(dir.join("toolhost.toml"), toolbox).unwrap();
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let server = Replica::start_with(
+        dir,
+        &home,
+        "127.0.0.1:0",
+        &[
+            "--cache-dir".into(),
+            toolhost_guests::test_cache_dir().display().to_string(),
+            "--journal".into(),
+            dir.join("journal").display().to_string(),
+        ],
+        &[("TOOLHOST_TEST_ESCAPE_HATCH", "1")],
+    );
+    let client = Stateless::new(server.port);
+    (server, client)
+}
+
+#[test]
+fn a_scripts_calls_of_a_worker_tool_share_its_transaction_and_commit_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("ws")).unwrap();
+    let (server, mut client) = serve(
+        &root,
+        &format!(
+            r#"version = 1
+mode = "both"
+
+[[component]]
+source = {escape:?}
+[component.policy]
+decision = "allow"
+[[component.policy.fs]]
+host = "ws"
+guest = "/workspace"
+mode = "rw"
+
+[[component]]
+source = "builtin:code"
+[component.policy]
+decision = "allow"
+callers = "model"
+call_tools = true
+"#,
+            escape = toolhost_guests::GUEST_ESCAPE,
+        ),
+    );
+    let script = r#"await tools.write({path: "/workspace/x.txt", content: "one"});
+const seen = await tools.read({path: "/workspace/x.txt"});
+await tools.write({path: "/workspace/y.txt", content: seen.content + "+two"});
+return (await tools.read({path: "/workspace/y.txt"})).content;"#;
+    let r = client
+        .call("s1", "run_code", json!({ "code": script }))
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", server.stderr()));
+    let r = result_of(&r);
+    assert_eq!(error_code(r), None, "{r}");
+    assert_eq!(r["structuredContent"]["result"], "one+two", "{r}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("ws/x.txt")).unwrap(),
+        "one"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("ws/y.txt")).unwrap(),
+        "one+two"
+    );
+    // One journal entry for the whole script.
+    let out = std::process::Command::new(fleet::TOOLHOST)
+        .args(["history", "--journal"])
+        .arg(root.join("journal"))
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.lines().filter(|l| l.contains("x.txt")).count(),
+        1,
+        "{text}"
+    );
+    // A failed script commits nothing of what its worker calls wrote.
+    let r = client
+        .call(
+            "s2",
+            "run_code",
+            json!({"code": r#"await tools.write({path: "/workspace/z.txt", content: "z"}); throw new Error("no");"#}),
+        )
+        .unwrap();
+    assert!(error_code(result_of(&r)).is_some(), "{r}");
+    assert!(!root.join("ws/z.txt").exists());
+}
+
+#[test]
+fn a_workers_http_requests_go_through_the_serving_processs_gate() {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { break };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nConnection: close\r\n\r\nfrom the host",
+            );
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    // The built-in fetch, moved into a worker by its policy.
+    let (server, mut client) = serve(
+        &root,
+        &format!(
+            r#"version = 1
+
+[[component]]
+source = "builtin:fetch"
+[component.policy]
+decision = "allow"
+isolation = "process"
+[component.policy.network]
+allow = ["127.0.0.1:{port}"]
+"#
+        ),
+    );
+    let r = client
+        .call(
+            "f1",
+            "fetch",
+            json!({"url": format!("http://127.0.0.1:{port}/x")}),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", server.stderr()));
+    let r = result_of(&r);
+    assert_eq!(error_code(r), None, "{r}\n{}", server.stderr());
+    assert!(r.to_string().contains("from the host"), "{r}");
 }

@@ -131,14 +131,15 @@ fn operations(server: Server) -> Router {
         .route(
             "/readyz",
             axum::routing::get(move || {
-                let ready = ready.is_ready();
+                let is_ready = ready.is_ready();
+                let walls = toolhost_toolbox::walls_line(&ready.host().report());
                 async move {
-                    if ready {
-                        (http::StatusCode::OK, "ready\n")
+                    if is_ready {
+                        (http::StatusCode::OK, format!("ready\n{walls}\n"))
                     } else {
                         (
                             http::StatusCode::SERVICE_UNAVAILABLE,
-                            "loading the toolbox\n",
+                            "loading the toolbox\n".to_owned(),
                         )
                     }
                 }

@@ -1309,6 +1309,32 @@ fn body_of(
     }
 }
 
+/// What the kernel offers for the workers' walls, and how many of the
+/// served tools run in workers: one line for people (`toolhost tools`,
+/// `serve`, `/readyz`), loud when a wall is missing.
+pub fn walls_line(report: &LoadReport) -> String {
+    let support = toolhost_worker::support();
+    let isolated = report
+        .served
+        .iter()
+        .filter(|s| s.isolation == Isolation::Process)
+        .count();
+    let missing = support.missing();
+    let state = if missing.is_empty() {
+        "both walls stand".to_owned()
+    } else {
+        format!(
+            "MISSING {}: workers run without it, or not at all where walls = \"required\"",
+            missing.join(" and ")
+        )
+    };
+    format!(
+        "walls: {} ({state}); {isolated} of {} tools run in worker processes",
+        support.summary(),
+        report.served.len()
+    )
+}
+
 /// The toolbox used when there is no toolbox file: every built-in tool
 /// with its default policy, `.` (the `/workspace` of the policies) being
 /// `dir` (the code runner comes with a mode that serves it).

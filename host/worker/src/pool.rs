@@ -30,7 +30,23 @@ const BACKSTOP_GRACE: Duration = Duration::from_secs(2);
 /// What the kernel offers, probed once.
 pub fn support() -> Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
-    *SUPPORT.get_or_init(Support::probe)
+    *SUPPORT.get_or_init(|| {
+        #[allow(unused_mut)]
+        let mut s = Support::probe();
+        // Test builds only: a kernel without a wall, pretended
+        // (`landlock`, `seccomp` or both), for the tests of what it gets.
+        #[cfg(debug_assertions)]
+        if let Some(v) = std::env::var_os("TOOLHOST_TEST_PRETEND_NO_WALLS") {
+            let v = v.to_string_lossy();
+            if v.contains("landlock") {
+                s.landlock_abi = 0;
+            }
+            if v.contains("seccomp") {
+                s.seccomp = false;
+            }
+        }
+        s
+    })
 }
 
 /// The executable workers run: `TOOLHOST_WORKER_EXE`, else this program

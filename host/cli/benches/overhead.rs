@@ -16,6 +16,9 @@
 //!   renders nothing (contract 0.3.0): the host skips the second instance;
 //! - **pipeline alone**: the same with a body that returns at once, so the
 //!   stages' own cost is read without the sandbox's;
+//! - **worker**: the `render = "host"` row with the tool in a worker
+//!   process (toolhost-worker: the default for a component that is not
+//!   built in), and what a worker costs to start and to keep idle;
 //! - **spawn**: starting `/bin/true` and waiting for it, the native
 //!   alternative to a sandbox;
 //! - throughput with 1, 2, 8 and 64 concurrent callers (p50, p99, calls/s),
@@ -39,7 +42,8 @@
 //! the per-call tables alone. For `perf record`, one kind of call in a loop:
 //! `--floor-only`, `--runtime-only` (execute + render in one instance),
 //! `--isolated-only`, `--pipeline-only` (same-instance), `--host-only`
-//! (render = "host"), `--stages-only` (pipeline alone),
+//! (render = "host"), `--worker-only` (the same in a worker process),
+//! `--stages-only` (pipeline alone),
 //! `--deterministic-only`, `--record-only` (to a cassette), `--read-only`
 //! (Rust's `read` of a small file); with `--idle`, a hundredth as many
 //! calls, each after 1 ms asleep.
@@ -194,6 +198,92 @@ fn canned_pipeline(loaded: &Arc<LoadedComponent>) -> anyhow::Result<(Arc<Pipelin
         .approver(Arc::new(ApproveAll))
         .build();
     Ok((Arc::new(pipeline), reg))
+}
+
+/// A pipeline whose `echo` runs in a worker process (the default for a
+/// component that is not built in), under the policy of `render`.
+fn worker_pipeline(
+    loaded: &Arc<LoadedComponent>,
+    render: RenderMode,
+) -> anyhow::Result<(Arc<Pipeline>, Registration, Arc<toolhost_worker::Isolated>)> {
+    let registry = Registry::new();
+    let policy = PolicyBuilder::new()
+        .decision(Decision::Allow)
+        .render(render)
+        .build()?;
+    let body = Arc::new(toolhost_worker::Isolated::new(
+        loaded.clone(),
+        &policy,
+        toolhost_policy::Walls::Required,
+    ));
+    let specs = loaded
+        .tools()
+        .iter()
+        .map(|d| ToolSpec {
+            descriptor: d.clone(),
+            policy: policy.for_tool(&d.name),
+            body: body.clone(),
+            source: "worker".into(),
+            deferred: false,
+        })
+        .collect();
+    let reg = registry.register(Scope::Global, specs)?;
+    let pipeline = Pipeline::builder(registry)
+        .approver(Arc::new(ApproveAll))
+        .build();
+    Ok((Arc::new(pipeline), reg, body))
+}
+
+/// Worker processes: how long one takes to start (spawn, load the
+/// artifact, wall itself in), and what an idle one holds.
+async fn worker_rows(loaded: &Arc<LoadedComponent>, m: usize) -> anyhow::Result<()> {
+    let policy = PolicyBuilder::new().decision(Decision::Allow).build()?;
+    let mut starts = Vec::with_capacity(m);
+    let mut kept = Vec::new();
+    for _ in 0..m {
+        // A pool of its own each time: every prestart is a fresh worker.
+        let body = toolhost_worker::Isolated::new(
+            loaded.clone(),
+            &policy,
+            toolhost_policy::Walls::Required,
+        );
+        let t = Instant::now();
+        body.prestart()
+            .await
+            .map_err(|f| anyhow::anyhow!("{f:?}"))?;
+        starts.push(t.elapsed());
+        kept.push(body);
+    }
+    starts.sort();
+    let pids: Vec<u32> = kept.iter().flat_map(|b| b.idle_pids()).collect();
+    let kib = |pid: u32, key: &str| -> u64 {
+        std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or(0)
+    };
+    let n = pids.len().max(1) as u64;
+    let rss = pids.iter().map(|&p| kib(p, "Rss:")).sum::<u64>() / n;
+    let pss = pids.iter().map(|&p| kib(p, "Pss:")).sum::<u64>() / n;
+    let anon = pids.iter().map(|&p| kib(p, "Anonymous:")).sum::<u64>() / n;
+    println!(
+        "
+worker processes ({m} started, the test guest, {} idle):",
+        pids.len()
+    );
+    println!("| | p50 | p99 |");
+    println!("|---|---|---|");
+    println!(
+        "| start (spawn, load the artifact, Landlock + seccomp, ready) | {:.1} ms | {:.1} ms |",
+        us(percentile(&starts, 0.5)) / 1000.0,
+        us(percentile(&starts, 0.99)) / 1000.0
+    );
+    println!(
+        "memory per idle worker: {rss} KiB resident, {pss} KiB proportional (shared pages split), {anon} KiB its own (anonymous)"
+    );
+    Ok(())
 }
 
 /// Per-call times of `m` echo calls (`i` = 0..m) through `pipeline`, sorted.
@@ -753,6 +843,13 @@ async fn main() -> anyhow::Result<()> {
         let pipeline1 = pipeline1.clone();
         move || call_echo(pipeline1.clone(), seq.fetch_add(1, Ordering::Relaxed))
     };
+    // The render = "host" row through a worker process.
+    let (in_worker, _reg4, _body) = worker_pipeline(&loaded, RenderMode::Host)?;
+    let worker_call = echo_call!(in_worker);
+    median_of(50, &worker_call).await?;
+    if perf_loop("--worker-only", 100 * n, &worker_call).await? {
+        return Ok(());
+    }
     let (canned, _reg2) = canned_pipeline(&loaded)?;
     let canned_call = echo_call!(canned);
     median_of(50, &canned_call).await?;
@@ -769,9 +866,9 @@ async fn main() -> anyhow::Result<()> {
     // back, and each call after the thread slept (as an agent's calls come,
     // seconds apart, on caches other work has filled).
     let rounds = 10;
-    let mut tables: Vec<[(Duration, Duration); 8]> = Vec::new();
+    let mut tables: Vec<[(Duration, Duration); 9]> = Vec::new();
     for (m, nap) in [(n / rounds, None), (n / 4 / rounds, Some(IDLE))] {
-        let mut rows: [Vec<Duration>; 8] = Default::default();
+        let mut rows: [Vec<Duration>; 9] = Default::default();
         for _ in 0..rounds {
             times_of(m, nap, raw_call, &mut rows[0]).await?;
             times_of(m, nap, &execute_only, &mut rows[1]).await?;
@@ -781,6 +878,7 @@ async fn main() -> anyhow::Result<()> {
             times_of(m, nap, &host_call, &mut rows[5]).await?;
             times_of(m, nap, &canned_call, &mut rows[6]).await?;
             times_of(m, nap, &plain_call, &mut rows[7]).await?;
+            times_of(m, nap, &worker_call, &mut rows[8]).await?;
         }
         tables.push(rows.map(|mut t| {
             t.sort();
@@ -797,6 +895,7 @@ async fn main() -> anyhow::Result<()> {
         "full pipeline, render = \"host\" (no tool render)",
         "pipeline alone (a body that returns at once)",
         "full pipeline, render isolated, the tool declares `host-renders`",
+        "full pipeline, render = \"host\", in a worker process",
     ];
     let (raw50, p50) = (tables[0][0].0, tables[0][3].0);
 
@@ -827,6 +926,10 @@ async fn main() -> anyhow::Result<()> {
         us(sp50) / us(p50)
     );
     println!(
+        "a call in a worker process costs {:.2}× the same call in-process (render = \"host\", p50)",
+        us(tables[0][8].0) / us(tables[0][5].0)
+    );
+    println!(
         "\nthe same, each call after {} ms asleep ({} calls a row; the floor measured the same way):",
         IDLE.as_millis(),
         n / 4
@@ -846,6 +949,7 @@ async fn main() -> anyhow::Result<()> {
         return Ok(()); // the table above and nothing else
     }
 
+    worker_rows(&loaded, if quick { 5 } else { 30 }).await?;
     replay_rows(&loaded, if quick { 200 } else { 2000 }).await?;
     context_rows(&loaded, if quick { 200 } else { 2000 }).await?;
 

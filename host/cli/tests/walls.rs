@@ -182,6 +182,12 @@ fn targets(s: &Scene) -> Vec<(&'static str, String, &'static str)> {
 #[test]
 fn an_escaped_guest_in_a_worker_reaches_nothing_its_policy_did_not_grant() {
     let mut s = scene("");
+    // Its first guest code, `list-tools`, ran in a worker too.
+    assert!(
+        s.server.stderr().contains("tools listed in a worker"),
+        "{}",
+        s.server.stderr()
+    );
     s.write_through_the_grant();
     for (op, arg, _) in targets(&s) {
         let (ok, detail) = s.attempt(op, &arg);
@@ -256,24 +262,40 @@ fn a_kernel_without_a_wall_is_reported_and_required_walls_refuse() {
         "{}",
         s.server.stderr()
     );
-    // Required: refused, nothing ran.
+    // Required: not served (none of its code ran, not even list-tools),
+    // and the log says why.
     let r = s.call("strict_read", json!({"path": "/workspace/a.txt"}));
-    assert_eq!(error_code(&r).as_deref(), Some("walls_unavailable"), "{r}");
-    assert_eq!(
-        r["_meta"]["toolhost"]["error"]["info"]["missing"],
-        json!(["landlock"])
+    assert_eq!(error_code(&r).as_deref(), Some("unknown_tool"), "{r}");
+    let stderr = s.server.stderr();
+    assert!(
+        stderr.contains("lacks landlock") && stderr.contains("walls = \"required\""),
+        "{stderr}"
     );
     // Best effort (a local file's default): it runs.
     let r = s.call("read", json!({"path": "/workspace/a.txt"}));
     assert_eq!(r["structuredContent"]["content"], "hello", "{r}");
-    // `toolhost tools` says so too.
-    let out = std::process::Command::new(fleet::TOOLHOST)
-        .arg("tools")
-        .envs(pretend)
-        .env("TOOLHOST_TEST_ESCAPE_HATCH", "1")
-        .current_dir(&s.root)
-        .output()
-        .unwrap();
+    // `toolhost tools` refuses the toolbox that needs what is missing…
+    let tools = |args: &[&str]| {
+        std::process::Command::new(fleet::TOOLHOST)
+            .arg("tools")
+            .args(args)
+            .envs(pretend)
+            .env("TOOLHOST_TEST_ESCAPE_HATCH", "1")
+            .current_dir(&s.root)
+            .output()
+            .unwrap()
+    };
+    let out = tools(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("lacks landlock"),
+        "{err}"
+    );
+    // …and says what is missing for one that runs without it.
+    let toolbox = std::fs::read_to_string(s.root.join("toolhost.toml")).unwrap();
+    let lenient = toolbox.replace("walls = \"required\"", "walls = \"best-effort\"");
+    std::fs::write(s.root.join("lenient.toml"), lenient).unwrap();
+    let out = tools(&["--config", "lenient.toml"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("walls: Landlock: unavailable"), "{text}");
     assert!(text.contains("MISSING landlock"), "{text}");

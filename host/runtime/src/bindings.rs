@@ -52,6 +52,7 @@ pub(crate) mod v4 {
 }
 
 /// A tool descriptor as any contract version returned it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RawTool {
     pub name: String,
     pub description: String,

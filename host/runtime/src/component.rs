@@ -24,6 +24,41 @@ const LIST_TOOLS_FUEL: u64 = 20_000_000_000;
 /// Wall-clock budget for `list-tools` at load.
 const LIST_TOOLS_DEADLINE: Duration = Duration::from_secs(30);
 
+/// A component's tools, checked, and those whose descriptors had
+/// invisible characters (escaped).
+type Listed = (Vec<ToolDescriptor>, Vec<(String, Escaped)>);
+
+/// What a component's `list-tools` returned, unchecked (as data, so a
+/// worker process can send it): [`Unlisted::listed`] checks it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Declared(Vec<crate::bindings::RawTool>);
+
+/// A compiled, pre-linked component whose tools are not known yet
+/// ([`Runtime::load_bytes_unlisted`]): its `list-tools` runs elsewhere
+/// (a walled-in worker), and [`Unlisted::listed`] checks the answer here.
+#[derive(Debug)]
+pub struct Unlisted(LoadedComponent);
+
+impl Unlisted {
+    /// The component, without tools (for a worker to be started with).
+    pub fn component(&self) -> &LoadedComponent {
+        &self.0
+    }
+
+    /// The component with the tools it declared, once they pass the same
+    /// checks as a load's (`limits`, each descriptor's form).
+    pub fn listed(
+        self,
+        declared: Declared,
+        limits: &DescriptorLimits,
+    ) -> Result<Arc<LoadedComponent>, LoadError> {
+        let mut loaded = self.0;
+        (loaded.tools, loaded.escaped) = loaded.check_declared(declared.0, limits)?;
+        tracing::info!(tools = loaded.tools.len(), cache = ?loaded.cache, "component loaded (tools listed in a worker)");
+        Ok(Arc::new(loaded))
+    }
+}
+
 /// A compiled, pre-linked component and the tools it declared.
 pub struct LoadedComponent {
     pub(crate) rt: Arc<RuntimeInner>,
@@ -174,6 +209,38 @@ impl Runtime {
         bytes: Vec<u8>,
         limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
+        let (id, component, cache, started) = self.compiled(path, bytes).await?;
+        self.finish_load(path, id, component, cache, started, limits)
+            .await
+    }
+
+    /// Loads a component without asking it for its tools: compiled (or
+    /// from the cache) and pre-linked. Its `list-tools` is then run where
+    /// the caller chooses (a worker process: see [`Unlisted`]).
+    pub async fn load_bytes_unlisted(
+        &self,
+        origin: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<Unlisted, LoadError> {
+        let (id, component, cache, started) = self.compiled(origin, bytes).await?;
+        Ok(Unlisted(self.link(origin, id, component, cache, started)?))
+    }
+
+    /// `bytes` compiled, or taken from the cache: (SHA-256, component, how
+    /// the cache served it, when the load started).
+    async fn compiled(
+        &self,
+        path: &Path,
+        bytes: Vec<u8>,
+    ) -> Result<
+        (
+            String,
+            wasmtime::component::Component,
+            CacheOutcome,
+            Instant,
+        ),
+        LoadError,
+    > {
         let id = sha256_hex(&bytes);
         let started = Instant::now();
         let fail = |reason: String| LoadError::Compile {
@@ -215,8 +282,7 @@ impl Runtime {
                 (c, outcome)
             }
         };
-        self.finish_load(path, id, component, cache, started, limits)
-            .await
+        Ok((id, component, cache, started))
     }
 
     /// The rest of a load once the component is compiled: its imports
@@ -311,15 +377,18 @@ impl LoadedComponent {
     async fn list_tools(
         &self,
         limits: &DescriptorLimits,
-    ) -> Result<(Vec<ToolDescriptor>, Vec<(String, Escaped)>), LoadError> {
+    ) -> Result<Listed, LoadError> {
+        let declared = self.declared().await?;
+        self.check_declared(declared.0, limits)
+    }
+
+    /// What the component declares (its `list-tools`), unchecked: run in a
+    /// worker for an [`Unlisted`] component, and checked by the caller.
+    pub async fn declared(&self) -> Result<Declared, LoadError> {
         let path = self.path.clone();
         let fail = |reason: String| LoadError::ListTools {
             path: path.clone(),
             reason,
-        };
-        let refuse = |source: DescriptorError| LoadError::Descriptor {
-            path: path.clone(),
-            source: Box::new(source),
         };
         let policy = Policy::deny_all().component();
         let budget = Budget {
@@ -349,6 +418,22 @@ impl LoadedComponent {
                 }
                 return Err(fail(reason));
             }
+        };
+        Ok(Declared(raw))
+    }
+
+    /// Checks what the component declared: first against `limits` (the
+    /// count, then each text's size, before anything is parsed), then
+    /// each descriptor's form; invisible characters are escaped.
+    fn check_declared(
+        &self,
+        raw: Vec<crate::bindings::RawTool>,
+        limits: &DescriptorLimits,
+    ) -> Result<Listed, LoadError> {
+        let path = self.path.clone();
+        let refuse = |source: DescriptorError| LoadError::Descriptor {
+            path: path.clone(),
+            source: Box::new(source),
         };
         limits.check_count(raw.len()).map_err(refuse)?;
         let mut total = 0usize;

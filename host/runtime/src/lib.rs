@@ -55,7 +55,7 @@ mod write_budget;
 
 pub use cache::CacheOutcome;
 pub use calls::{CallFuture, CallOutcome, CallReply, Scope, ToolCaller};
-pub use component::LoadedComponent;
+pub use component::{Declared, LoadedComponent, Unlisted};
 pub use egress::{EgressRelay, RelayError, RelayedRequest, RelayedResponse, send_relayed};
 pub use engine::{CompileProgress, Runtime, RuntimeConfig, RuntimeStats};
 pub use entropy::Entropy;

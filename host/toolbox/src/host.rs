@@ -408,8 +408,8 @@ impl Host {
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             let toolbox = shared.clone();
-            let limits = descriptor_limits(&toolbox, &toolbox.components[i]);
-            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &limits).await) });
+            let listing = listing(&toolbox, &toolbox.components[i]);
+            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &listing).await) });
         }
         let mut loaded: Vec<Option<Result<Loaded, LoadError>>> =
             (0..toolbox.components.len()).map(|_| None).collect();
@@ -505,8 +505,8 @@ impl Host {
         for (i, source) in smallest_first(sources) {
             let rt = self.runtime.clone();
             let toolbox = shared.clone();
-            let limits = descriptor_limits(&toolbox, &toolbox.components[i]);
-            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &limits).await) });
+            let listing = listing(&toolbox, &toolbox.components[i]);
+            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &listing).await) });
         }
         let mut components: Vec<Option<Arc<LoadedComponent>>> = (0..n).map(|_| None).collect();
         let mut provenance = crate::remote::ProvenanceMap::new();
@@ -1116,14 +1116,70 @@ fn never_runs(component: &LoadedComponent, policy: &ToolPolicy) -> Option<String
         .map(|why| format!("its component needs what the policy does not grant: {why}"))
 }
 
+/// How a component's tools are listed at load: the bounds on what it may
+/// declare, and where its `list-tools` runs (`Some`: in a worker, walled
+/// in as its calls will be).
+pub(crate) struct Listing {
+    limits: DescriptorLimits,
+    in_worker: Option<Walls>,
+}
+
+/// `entry`'s [`Listing`], from its policy (the defaults when the policy
+/// does not resolve: a serving load then fails on it by name).
+fn listing(toolbox: &Toolbox, entry: &ComponentEntry) -> Listing {
+    let policy = resolve_policy(toolbox, entry).unwrap_or_default();
+    let (isolation, walls) = placement(entry, &policy);
+    Listing {
+        limits: policy.descriptor_limits(),
+        in_worker: (isolation == Isolation::Process).then_some(walls),
+    }
+}
+
+/// Where `entry`'s guest code runs under `policy`, and what a kernel
+/// without the walls means for it: the policy's `isolation` (else
+/// in-process for the built-ins, in workers for every other component)
+/// and `walls` (else required for registry components, best effort for
+/// local files).
+fn placement(entry: &ComponentEntry, policy: &Policy) -> (Isolation, Walls) {
+    let isolation = policy.isolation().unwrap_or(match entry.source {
+        Source::Builtin(_) => Isolation::InProcess,
+        _ => Isolation::Process,
+    });
+    let walls = policy.walls().unwrap_or(match entry.source {
+        Source::Oci(_) | Source::Https { .. } => Walls::Required,
+        _ => Walls::BestEffort,
+    });
+    (isolation, walls)
+}
+
+/// Loads `bytes`, its tools listed where `listing` says.
+async fn load_listed(
+    rt: &Runtime,
+    origin: &Path,
+    bytes: Vec<u8>,
+    listing: &Listing,
+) -> Result<Arc<LoadedComponent>, LoadError> {
+    let Some(walls) = listing.in_worker else {
+        return rt.load_bytes_with(origin, bytes, &listing.limits).await;
+    };
+    let unlisted = rt.load_bytes_unlisted(origin, bytes).await?;
+    let declared = toolhost_worker::declared(&unlisted, walls)
+        .await
+        .map_err(|reason| LoadError::ListTools {
+            path: origin.to_owned(),
+            reason,
+        })?;
+    unlisted.listed(declared, &listing.limits)
+}
+
 async fn load_source(
     rt: &Runtime,
     source: Loadable,
     toolbox: &Toolbox,
-    limits: &DescriptorLimits,
+    listing: &Listing,
 ) -> Result<Loaded, LoadError> {
     match source {
-        Loadable::File(path, bytes) => Ok((rt.load_bytes_with(&path, bytes, limits).await?, None)),
+        Loadable::File(path, bytes) => Ok((load_listed(rt, &path, bytes, listing).await?, None)),
         Loadable::Builtin(b) => Ok((
             rt.load_precompiled(Path::new(&b.origin()), b.wasm, b.precompiled)
                 .await?,
@@ -1138,7 +1194,7 @@ async fn load_source(
                         path: origin.clone(),
                         source: std::io::Error::other(reason),
                     })?;
-            let loaded = rt.load_bytes_with(&origin, bytes, limits).await?;
+            let loaded = load_listed(rt, &origin, bytes, listing).await?;
             if let Some(pinned) = &pin.locked.tools {
                 crate::descriptors::check_pins(&loaded, pinned).map_err(|reason| {
                     LoadError::Pinned {
@@ -1270,12 +1326,7 @@ fn body_of(
     origin: &str,
     warnings: &mut Vec<String>,
 ) -> (Isolation, Arc<dyn ToolBody>) {
-    let builtin = matches!(entry.source, Source::Builtin(_));
-    let mut isolation = policy.isolation().unwrap_or(if builtin {
-        Isolation::InProcess
-    } else {
-        Isolation::Process
-    });
+    let (mut isolation, walls) = placement(entry, policy);
     if isolation == Isolation::Process && policy.component().sandbox.call_tools {
         warnings.push(format!(
             "{origin}: a component that calls tools runs in-process (its policy says isolation = \"process\")"
@@ -1285,10 +1336,6 @@ fn body_of(
     match isolation {
         Isolation::InProcess => (isolation, Arc::new(component.clone())),
         Isolation::Process => {
-            let walls = policy.walls().unwrap_or(match entry.source {
-                Source::Oci(_) | Source::Https { .. } => Walls::Required,
-                _ => Walls::BestEffort,
-            });
             let missing = toolhost_worker::support().missing();
             if !missing.is_empty() {
                 warnings.push(match walls {

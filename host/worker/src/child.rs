@@ -123,6 +123,9 @@ async fn serve(
                     .await;
                 FromWorker::Rendered { outcome }
             }
+            ToWorker::ListTools => FromWorker::Listed {
+                declared: component.declared().await.map_err(|e| e.to_string()),
+            },
             ToWorker::Http { id, result } => {
                 relay.answer(id, result);
                 continue;

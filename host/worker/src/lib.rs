@@ -27,5 +27,5 @@ pub mod wall;
 pub mod wire;
 
 pub use child::main as worker_main;
-pub use pool::{Isolated, Unavailable, WORKER_ARG, is_worker_death, support, worker_exe};
+pub use pool::{Isolated, Unavailable, WORKER_ARG, declared, support, worker_exe};
 pub use wall::{Support, WallSpec, WallStatus};

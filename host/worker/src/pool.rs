@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{ContentBlock, ErrorCode, FailureCode, ToolFailure};
+use toolhost_contract::{ContentBlock, FailureCode, ToolFailure};
 use toolhost_effects::{Overlay, Staged, StagingArea, TxSnapshot};
 use toolhost_pipeline::{BodyInput, ToolBody};
 use toolhost_policy::{FsMode, Policy, ToolPolicy, Walls};
@@ -138,9 +138,13 @@ impl Isolated {
         }
     }
 
-    /// Workers idle now.
-    pub fn idle(&self) -> usize {
-        self.pool.idle.lock().map_or(0, |i| i.len())
+    /// The process ids of the workers idle now.
+    pub fn idle_pids(&self) -> Vec<u32> {
+        self.pool
+            .idle
+            .lock()
+            .map(|i| i.iter().map(|w| w.pid).collect())
+            .unwrap_or_default()
     }
 
     /// Starts a worker now and keeps it idle (a warm first call).
@@ -657,17 +661,6 @@ impl Pool {
     }
 
     async fn spawn(&self) -> Result<Worker, ToolFailure> {
-        let fail = |why: String| {
-            tracing::warn!(component = %self.component.path().display(), why, "no worker");
-            ToolFailure::new(
-                FailureCode::WorkerDied,
-                format!("no worker process could be started: {why}"),
-            )
-            .with_info(serde_json::json!({ "reason": why }))
-        };
-        let exe = self.exe.clone().ok_or_else(|| {
-            fail("the toolhost executable was not found (set TOOLHOST_WORKER_EXE)".into())
-        })?;
         let artifact = self
             .artifact
             .get_or_try_init(|| async {
@@ -678,105 +671,173 @@ impl Pool {
                     .map_err(|e| e.to_string())
             })
             .await
-            .map_err(&fail)?
+            .map_err(|why| no_worker(&self.component, why))?
             .clone();
-        let rt = self.component.runtime();
-        let config = rt.config();
-        let area = StagingArea::of(&rt.staging_dir()).map_err(|e| fail(e.to_string()))?;
-        let dir = area.fresh("worker");
-        toolhost_effects::make_private(&dir)
-            .map_err(|e| fail(format!("{}: {e}", dir.display())))?;
-        let (ours, theirs) =
-            std::os::unix::net::UnixStream::pair().map_err(|e| fail(e.to_string()))?;
-        let mut child = tokio::process::Command::new(&exe)
-            .arg(WORKER_ARG)
-            .env_clear()
-            .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
-                theirs,
-            )))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| fail(format!("{}: {e}", exe.display())))?;
-        let pid = child.id().unwrap_or(0);
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(async move {
-                use tokio::io::AsyncBufReadExt as _;
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::warn!(pid, "worker: {line}");
-                }
-            });
-        }
-        ours.set_nonblocking(true)
-            .map_err(|e| fail(e.to_string()))?;
-        let stream = UnixStream::from_std(ours).map_err(|e| fail(e.to_string()))?;
-        let mut spec = self.spec.clone();
-        spec.write.push(dir.clone());
-        let mut worker = Worker {
-            child,
-            stream,
-            pid,
-            dir: dir.clone(),
-            walls: WallStatus::default(),
-        };
-        let start = ToWorker::Start(Box::new(Start {
-            origin: self.component.path().to_owned(),
-            id: self.component.id().to_owned(),
-            tools: self.component.tools().to_vec(),
-            max_wasm_stack: config.max_wasm_stack,
-            epoch_tick_us: u64::try_from(config.epoch_tick.as_micros()).unwrap_or(u64::MAX),
-            fs_on_calling_thread: config.fs_on_calling_thread,
-            stage_writes: config.stage_writes,
-            escape_hatch: config.escape_hatch,
-            dir,
-            walls: spec,
-        }));
-        let started = Instant::now();
-        let hello = async {
-            wire::write(&mut worker.stream, &start).await?;
-            wire::write_frame(&mut worker.stream, &artifact).await?;
-            wire::read::<_, FromWorker>(&mut worker.stream).await
-        };
-        let ready = tokio::time::timeout(START_TIMEOUT, hello).await;
-        let walls = match ready {
-            Ok(Ok(FromWorker::Ready { walls })) => walls,
-            Ok(Ok(FromWorker::Failed { reason })) => return Err(fail(reason)),
-            Ok(Ok(_)) => return Err(fail("it answered out of turn".into())),
-            Ok(Err(e)) => {
-                let f = died(&mut worker, &e.to_string()).await;
-                return Err(fail(f.message));
-            }
-            Err(_) => return Err(fail("it did not start in time".into())),
-        };
-        let missing = walls.missing();
-        if !missing.is_empty() {
-            if self.walls == Walls::Required {
-                return Err(ToolFailure::new(
-                    FailureCode::WallsUnavailable,
-                    format!(
-                        "the worker could not build {}: {}",
-                        missing.join(" and "),
-                        walls.notes.join("; ")
-                    ),
-                )
-                .with_info(serde_json::json!({ "missing": missing })));
-            }
-            tracing::warn!(
-                pid,
-                missing = %missing.join(", "),
-                notes = %walls.notes.join("; "),
-                "a worker runs without all its walls (walls = \"best-effort\")"
-            );
-        }
-        tracing::debug!(pid, elapsed = ?started.elapsed(), "worker started");
-        worker.walls = walls;
-        Ok(worker)
+        spawn(
+            self.exe.as_deref(),
+            &self.component,
+            &artifact,
+            self.spec.clone(),
+            self.walls,
+        )
+        .await
     }
 }
 
-/// Whether `code` is one a dead worker gives (for callers that retry).
-pub fn is_worker_death(code: &ErrorCode) -> bool {
-    code.as_str() == FailureCode::WorkerDied.as_str()
+fn no_worker(component: &LoadedComponent, why: String) -> ToolFailure {
+    tracing::warn!(component = %component.path().display(), why, "no worker");
+    ToolFailure::new(
+        FailureCode::WorkerDied,
+        format!("no worker process could be started: {why}"),
+    )
+    .with_info(serde_json::json!({ "reason": why }))
+}
+
+/// Runs `unlisted`'s `list-tools` in a worker of its own that grants
+/// nothing (the component's first guest code, walled in like its calls),
+/// and returns what it declared, for the caller to check.
+pub async fn declared(
+    unlisted: &toolhost_runtime::Unlisted,
+    walls: Walls,
+) -> Result<toolhost_runtime::Declared, String> {
+    let missing = support().missing();
+    if walls == Walls::Required && !missing.is_empty() {
+        return Err(walls_unavailable(&Unavailable { missing }).message);
+    }
+    let component = unlisted.component();
+    let artifact = component.artifact().map_err(|e| e.to_string())?;
+    let mut worker = spawn(
+        worker_exe().as_deref(),
+        component,
+        &artifact,
+        WallSpec::default(),
+        walls,
+    )
+    .await
+    .map_err(|f| f.message)?;
+    let denied = Mutex::new(Vec::new());
+    // list-tools' own deadline (30 s) ends it first; this is the backstop.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let nothing = toolhost_policy::Policy::deny_all().component();
+    match worker
+        .call(
+            &ToWorker::ListTools,
+            deadline,
+            &CancellationToken::new(),
+            |_| {},
+            &nothing,
+            &denied,
+        )
+        .await
+    {
+        Ok(FromWorker::Listed { declared }) => declared,
+        Ok(_) => Err("the worker answered out of turn".into()),
+        Err(Ended::Died(why)) => Err(died(&mut worker, &why).await.message),
+        Err(Ended::Cancelled | Ended::Deadline) => Err("list-tools did not finish in time".into()),
+    }
+}
+
+/// Starts a worker running `component` (compiled as `artifact`), walled in
+/// to `spec` and its own directory.
+async fn spawn(
+    exe: Option<&Path>,
+    component: &LoadedComponent,
+    artifact: &[u8],
+    mut spec: WallSpec,
+    required: Walls,
+) -> Result<Worker, ToolFailure> {
+    let fail = |why: String| no_worker(component, why);
+    let exe = exe.ok_or_else(|| {
+        fail("the toolhost executable was not found (set TOOLHOST_WORKER_EXE)".into())
+    })?;
+    let rt = component.runtime();
+    let config = rt.config();
+    let area = StagingArea::of(&rt.staging_dir()).map_err(|e| fail(e.to_string()))?;
+    let dir = area.fresh("worker");
+    toolhost_effects::make_private(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(|e| fail(e.to_string()))?;
+    let mut child = tokio::process::Command::new(exe)
+        .arg(WORKER_ARG)
+        .env_clear()
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs,
+        )))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| fail(format!("{}: {e}", exe.display())))?;
+    let pid = child.id().unwrap_or(0);
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(async move {
+            use tokio::io::AsyncBufReadExt as _;
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::warn!(pid, "worker: {line}");
+            }
+        });
+    }
+    ours.set_nonblocking(true)
+        .map_err(|e| fail(e.to_string()))?;
+    let stream = UnixStream::from_std(ours).map_err(|e| fail(e.to_string()))?;
+    spec.write.push(dir.clone());
+    let mut worker = Worker {
+        child,
+        stream,
+        pid,
+        dir: dir.clone(),
+        walls: WallStatus::default(),
+    };
+    let start = ToWorker::Start(Box::new(Start {
+        origin: component.path().to_owned(),
+        id: component.id().to_owned(),
+        tools: component.tools().to_vec(),
+        max_wasm_stack: config.max_wasm_stack,
+        epoch_tick_us: u64::try_from(config.epoch_tick.as_micros()).unwrap_or(u64::MAX),
+        fs_on_calling_thread: config.fs_on_calling_thread,
+        stage_writes: config.stage_writes,
+        escape_hatch: config.escape_hatch,
+        dir,
+        walls: spec,
+    }));
+    let started = Instant::now();
+    let hello = async {
+        wire::write(&mut worker.stream, &start).await?;
+        wire::write_frame(&mut worker.stream, artifact).await?;
+        wire::read::<_, FromWorker>(&mut worker.stream).await
+    };
+    let ready = tokio::time::timeout(START_TIMEOUT, hello).await;
+    let walls = match ready {
+        Ok(Ok(FromWorker::Ready { walls })) => walls,
+        Ok(Ok(FromWorker::Failed { reason })) => return Err(fail(reason)),
+        Ok(Ok(_)) => return Err(fail("it answered out of turn".into())),
+        Ok(Err(e)) => {
+            let f = died(&mut worker, &e.to_string()).await;
+            return Err(fail(f.message));
+        }
+        Err(_) => return Err(fail("it did not start in time".into())),
+    };
+    let missing = walls.missing();
+    if !missing.is_empty() {
+        if required == Walls::Required {
+            return Err(ToolFailure::new(
+                FailureCode::WallsUnavailable,
+                format!(
+                    "the worker could not build {}: {}",
+                    missing.join(" and "),
+                    walls.notes.join("; ")
+                ),
+            )
+            .with_info(serde_json::json!({ "missing": missing })));
+        }
+        tracing::warn!(
+            pid,
+            missing = %missing.join(", "),
+            notes = %walls.notes.join("; "),
+            "a worker runs without all its walls (walls = \"best-effort\")"
+        );
+    }
+    tracing::debug!(pid, elapsed = ?started.elapsed(), "worker started");
+    worker.walls = walls;
+    Ok(worker)
 }

@@ -27,6 +27,8 @@ pub enum ToWorker {
     Execute(Box<Execute>),
     /// Run `render` in a sandbox that grants nothing.
     Render(Box<Render>),
+    /// Run the component's `list-tools` (under a policy granting nothing).
+    ListTools,
     /// The running call's caller cancelled it.
     Cancel,
     /// The answer to a relayed HTTP request.
@@ -128,6 +130,11 @@ pub enum FromWorker {
     },
     /// An `execute` ended.
     Executed(Box<Executed>),
+    /// `list-tools` ended: what the component declared, unchecked.
+    Listed {
+        /// The declaration, or why there is none.
+        declared: Result<toolhost_runtime::Declared, String>,
+    },
     /// A `render` ended.
     Rendered {
         /// Its outcome.

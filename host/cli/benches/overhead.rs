@@ -43,7 +43,8 @@
 //! `--floor-only`, `--runtime-only` (execute + render in one instance),
 //! `--isolated-only`, `--pipeline-only` (same-instance), `--host-only`
 //! (render = "host"), `--worker-only` (the same in a worker process),
-//! `--stages-only` (pipeline alone),
+//! `--stages-only` (pipeline alone), `--workers-only` (worker start and
+//! memory alone),
 //! `--deterministic-only`, `--record-only` (to a cassette), `--read-only`
 //! (Rust's `read` of a small file); with `--idle`, a hundredth as many
 //! calls, each after 1 ms asleep.
@@ -689,6 +690,9 @@ async fn main() -> anyhow::Result<()> {
     let loaded = rt.load(hostile).await?;
     if read_perf_loop(&rt, 20 * n).await? {
         return Ok(());
+    }
+    if has_flag("--workers-only") {
+        return worker_rows(&loaded, if quick { 5 } else { 30 }).await;
     }
 
     // ── raw floor: wasmtime alone, same engine ─────────────────────────

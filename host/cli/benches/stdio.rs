@@ -28,6 +28,10 @@
 //! guest's `echo` of the other rows shares its component with the escape
 //! tests, and each of their imports costs a lookup at every instantiation.
 //!
+//! The trivial tool runs in-process in these rows (`isolation =
+//! "in-process"`), and once more in a worker process, the default for a
+//! component that is not built in, whose CPU counts as the server's.
+//!
 //! `cargo bench -p toolhost --bench stdio` (optimized); `-- --quick` runs
 //! 100 calls.
 
@@ -123,15 +127,25 @@ fn us(d: Duration) -> f64 {
 
 /// CPU time used so far by every thread of process `pid` (running on a
 /// CPU, from `/proc/PID/task/*/schedstat`), in ns; 0 where it cannot be read.
+/// The server's worker processes (its children) count as its own.
 fn cpu_ns(pid: u32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0;
     };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
+    let mut ns = 0;
+    for t in tasks.flatten() {
+        ns += std::fs::read_to_string(t.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        ns += children
+            .split_whitespace()
+            .filter_map(|c| c.parse::<u32>().ok())
+            .map(cpu_ns)
+            .sum::<u64>();
+    }
+    ns
 }
 
 /// Initializes an MCP server over `driver` (protocol 2025-11-25).
@@ -305,14 +319,15 @@ fn allowed_cpus() -> (String, Vec<usize>) {
 }
 
 /// `toolhost serve` over stdio in a workspace of its own under `dir`
-/// (`ws`), serving `component` under an allow policy with `render`,
+/// (`ws`), serving `component` under an allow policy with `render` and
+/// `isolation` (`process`, a local component's default, or `in-process`),
 /// initialized.
 fn toolhost_serve(
     placement: Placement,
     dir: &tempfile::TempDir,
     ws: &str,
     component: &str,
-    render: &str,
+    (render, isolation): (&str, &str),
     cache: &std::path::Path,
 ) -> anyhow::Result<Driver> {
     let ws = dir.path().join(ws);
@@ -320,7 +335,7 @@ fn toolhost_serve(
     std::fs::write(
         ws.join("toolhost.toml"),
         format!(
-            "version = 1\n[[component]]\nsource = {component:?}\n[component.policy]\ndecision = \"allow\"\nrender = \"{render}\"\n"
+            "version = 1\n[[component]]\nsource = {component:?}\n[component.policy]\ndecision = \"allow\"\nrender = \"{render}\"\nisolation = \"{isolation}\"\n"
         ),
     )?;
     let mut server = Driver::spawn(
@@ -381,7 +396,7 @@ fn table(
             dir,
             render,
             toolhost_guests::GUEST_HOSTILE,
-            render,
+            (render, "in-process"),
             cache,
         )?;
         let name = format!("toolhost serve, render = \"{render}\"");
@@ -389,6 +404,22 @@ fn table(
     }
     // render = "host", the last of the three: the peer is set against it.
     let host_row = rows.len() - 1;
+    // The same in a worker process (a third-party component's default).
+    let worker = toolhost_serve(
+        placement,
+        dir,
+        "worker",
+        toolhost_guests::GUEST_HOSTILE,
+        ("host", "process"),
+        cache,
+    )?;
+    rows.push(Row::new(
+        "toolhost serve, render = \"host\", in a worker process",
+        worker,
+        call,
+        served,
+    ));
+    let worker_row = rows.len() - 1;
     // The smallest tool in the tree (one tool, raw bindings, no JSON
     // library: what a peer's minimal echo component is), so a peer is also
     // set against the same work. The hostile guest's `echo` shares its
@@ -399,7 +430,7 @@ fn table(
         dir,
         "small",
         toolhost_guests::GUEST_LEGACY,
-        "host",
+        ("host", "in-process"),
         cache,
     )?;
     rows.push(Row::new(
@@ -461,6 +492,13 @@ fn table(
             );
         }
     }
+    let (w, h) = (&rows[worker_row], &rows[host_row]);
+    println!(
+        "in a worker process against in-process (render = \"host\"): {:.2}× at p50 (+{:.1} µs), {:.2}× the CPU per call (server and worker)",
+        us(w.p(0.5)) / us(h.p(0.5)),
+        us(w.p(0.5)) - us(h.p(0.5)),
+        w.cpu_per_call_us() / h.cpu_per_call_us().max(f64::MIN_POSITIVE)
+    );
     // The peer (the row after the smallest component's) against toolhost's
     // fastest mode and against its smallest component, all in this run.
     if let Some(peer) = rows.get(small_row + 1) {

@@ -237,6 +237,36 @@ fn an_escaped_guest_in_a_worker_reaches_nothing_its_policy_did_not_grant() {
     // The other component's grant still serves it.
     let r = s.call("other_read", json!({"path": "/workspace/o.txt"}));
     assert_eq!(error_code(&r), None, "{r}");
+    // Workers end with the serving process, however it ends.
+    let workers = children(s.server.child.id());
+    assert!(!workers.is_empty());
+    s.server.kill();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while workers
+        .iter()
+        .any(|w| Path::new(&format!("/proc/{w}")).exists())
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "workers outlived the serving process: {workers:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The child processes of `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
 }
 
 #[test]

@@ -374,10 +374,7 @@ impl LoadedComponent {
     /// first against `limits` (the count, then each text's size, before
     /// anything is parsed), then each descriptor's form; invisible
     /// characters are escaped.
-    async fn list_tools(
-        &self,
-        limits: &DescriptorLimits,
-    ) -> Result<Listed, LoadError> {
+    async fn list_tools(&self, limits: &DescriptorLimits) -> Result<Listed, LoadError> {
         let declared = self.declared().await?;
         self.check_declared(declared.0, limits)
     }

@@ -76,7 +76,8 @@ async fn serve(
 ) -> Result<(), String> {
     channel.set_nonblocking(true).map_err(|e| e.to_string())?;
     let channel = tokio::net::UnixStream::from_std(channel).map_err(|e| e.to_string())?;
-    let (mut rd, mut wr) = channel.into_split();
+    let (rd, mut wr) = channel.into_split();
+    let mut rd = tokio::io::BufReader::new(rd);
     // One writer, fed by everyone who reports (the sink, the relay, the loop).
     let (out, mut outgoing) = mpsc::unbounded_channel::<FromWorker>();
     let writer = tokio::spawn(async move {
@@ -106,16 +107,23 @@ async fn serve(
         Ok(c) => c,
         Err(reason) => {
             let _ = out.send(FromWorker::Failed { reason });
-            drop(out);
+            drop((out, relay));
             let _ = writer.await;
             return Ok(());
         }
     };
     wall::enter_seccomp(&mut walls);
     let _ = out.send(FromWorker::Ready { walls });
+    // The policy of the last call (a call under the same one brings none).
+    let mut policy = toolhost_policy::ToolPolicy::default();
     while let Some(msg) = inbox.recv().await {
         let reply = match msg {
-            ToWorker::Execute(e) => execute(&component, *e, &out, &mut inbox, &relay, &start).await,
+            ToWorker::Execute(mut e) => {
+                if let Some(p) = e.policy.take() {
+                    policy = p;
+                }
+                execute(&component, *e, &policy, &out, &mut inbox, &relay, &start).await
+            }
             ToWorker::Render(r) => {
                 let cancel = CancellationToken::new();
                 let outcome = component
@@ -136,8 +144,9 @@ async fn serve(
             break;
         }
     }
-    drop(out);
-    let _ = writer.await;
+    // The serving process closed the channel: nobody waits for anything
+    // (the writer is not awaited: the relay and the runtime hold senders).
+    writer.abort();
     Ok(())
 }
 
@@ -175,6 +184,7 @@ fn load(start: &Start, artifact: &[u8], relay: Arc<Relay>) -> Result<Arc<LoadedC
 async fn execute(
     component: &Arc<LoadedComponent>,
     e: wire::Execute,
+    policy: &toolhost_policy::ToolPolicy,
     out: &mpsc::UnboundedSender<FromWorker>,
     inbox: &mut mpsc::UnboundedReceiver<ToWorker>,
     relay: &Relay,
@@ -202,7 +212,7 @@ async fn execute(
     let inv = Invocation {
         tool: &e.tool,
         arguments: &e.arguments,
-        policy: &e.policy,
+        policy,
         budget: Budget {
             fuel: e.fuel,
             deadline: std::time::Duration::from_nanos(e.deadline_ns),

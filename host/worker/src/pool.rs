@@ -183,10 +183,16 @@ impl Isolated {
             .clock
             .clone()
             .unwrap_or_else(|| self.component.runtime().config().clock.clone());
+        let policy_sent = if worker.sent_policy.as_ref() == Some(&policy) {
+            None
+        } else {
+            worker.sent_policy = Some(policy.clone());
+            Some(policy.clone())
+        };
         let msg = ToWorker::Execute(Box::new(wire::Execute {
             tool: input.tool.to_owned(),
             arguments: input.arguments.to_owned(),
-            policy: policy.clone(),
+            policy: policy_sent,
             fuel: input.budget.fuel,
             deadline_ns: u64::try_from(input.budget.deadline.as_nanos()).unwrap_or(u64::MAX),
             seed: match input.entropy {
@@ -545,7 +551,12 @@ enum Ended {
 /// One worker process.
 struct Worker {
     child: tokio::process::Child,
-    stream: UnixStream,
+    /// The channel, buffered for reading (a message is then one read).
+    reader: tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>,
+    writer: tokio::net::unix::OwnedWriteHalf,
+    /// The policy its last call was sent (a call under the same one sends
+    /// none).
+    sent_policy: Option<ToolPolicy>,
     pid: u32,
     dir: PathBuf,
     walls: WallStatus,
@@ -570,29 +581,29 @@ impl Worker {
         policy: &ToolPolicy,
         denied: &Mutex<Vec<String>>,
     ) -> Result<FromWorker, Ended> {
-        wire::write(&mut self.stream, msg)
+        wire::write(&mut self.writer, msg)
             .await
             .map_err(|e| Ended::Died(e.to_string()))?;
-        let (mut rd, mut wr) = self.stream.split();
+        let (rd, wr) = (&mut self.reader, &mut self.writer);
         loop {
             let next = tokio::select! {
                 biased;
                 () = cancel.cancelled() => {
                     // The caller goes now, as an in-process call's does;
                     // the worker is told, and drained before its reuse.
-                    wire::write(&mut wr, &ToWorker::Cancel)
+                    wire::write(wr, &ToWorker::Cancel)
                         .await
                         .map_err(|e| Ended::Died(e.to_string()))?;
                     return Err(Ended::Cancelled);
                 }
                 () = tokio::time::sleep_until(deadline.into()) => return Err(Ended::Deadline),
-                m = wire::read::<_, FromWorker>(&mut rd) => m,
+                m = wire::read::<_, FromWorker>(rd) => m,
             };
             match next.map_err(|e| Ended::Died(e.to_string()))? {
                 FromWorker::Context { event } => on_event(event),
                 FromWorker::Http { id, request } => {
                     let result = toolhost_runtime::send_relayed(policy, request, denied).await;
-                    wire::write(&mut wr, &ToWorker::Http { id, result })
+                    wire::write(wr, &ToWorker::Http { id, result })
                         .await
                         .map_err(|e| Ended::Died(e.to_string()))?;
                 }
@@ -627,7 +638,7 @@ impl Pool {
         tokio::spawn(async move {
             let answered = tokio::time::timeout(Duration::from_secs(5), async {
                 loop {
-                    match wire::read::<_, FromWorker>(&mut w.stream).await {
+                    match wire::read::<_, FromWorker>(&mut w.reader).await {
                         Ok(FromWorker::Executed(_) | FromWorker::Rendered { .. }) => return true,
                         Ok(FromWorker::Http { id, .. }) => {
                             let refused = ToWorker::Http {
@@ -636,7 +647,7 @@ impl Pool {
                                     "the call was cancelled".into(),
                                 )),
                             };
-                            if wire::write(&mut w.stream, &refused).await.is_err() {
+                            if wire::write(&mut w.writer, &refused).await.is_err() {
                                 return false;
                             }
                         }
@@ -779,11 +790,15 @@ async fn spawn(
     }
     ours.set_nonblocking(true)
         .map_err(|e| fail(e.to_string()))?;
-    let stream = UnixStream::from_std(ours).map_err(|e| fail(e.to_string()))?;
+    let (reader, writer) = UnixStream::from_std(ours)
+        .map_err(|e| fail(e.to_string()))?
+        .into_split();
     spec.write.push(dir.clone());
     let mut worker = Worker {
         child,
-        stream,
+        reader: tokio::io::BufReader::new(reader),
+        writer,
+        sent_policy: None,
         pid,
         dir: dir.clone(),
         walls: WallStatus::default(),
@@ -802,9 +817,9 @@ async fn spawn(
     }));
     let started = Instant::now();
     let hello = async {
-        wire::write(&mut worker.stream, &start).await?;
-        wire::write_frame(&mut worker.stream, artifact).await?;
-        wire::read::<_, FromWorker>(&mut worker.stream).await
+        wire::write(&mut worker.writer, &start).await?;
+        wire::write_frame(&mut worker.writer, artifact).await?;
+        wire::read::<_, FromWorker>(&mut worker.reader).await
     };
     let ready = tokio::time::timeout(START_TIMEOUT, hello).await;
     let walls = match ready {

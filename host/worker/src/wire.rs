@@ -72,8 +72,9 @@ pub struct Execute {
     pub tool: String,
     /// The arguments, JSON.
     pub arguments: String,
-    /// The call's policy (environment values already resolved into `env_set`).
-    pub policy: ToolPolicy,
+    /// The call's policy (environment values already resolved into
+    /// `env_set`); `None`: the same as the worker's last call's.
+    pub policy: Option<ToolPolicy>,
     /// Fuel.
     pub fuel: u64,
     /// Deadline, in nanoseconds from the start.
@@ -212,11 +213,22 @@ where
     Ok(serde_json::from_slice(&read_frame(r).await?)?)
 }
 
-/// Writes one message.
+/// Writes one message: its length and its JSON in one write.
 pub async fn write<W, T>(w: &mut W, msg: &T) -> Result<(), WireError>
 where
     W: tokio::io::AsyncWrite + Unpin,
     T: Serialize,
 {
-    write_frame(w, &serde_json::to_vec(msg)?).await
+    use tokio::io::AsyncWriteExt as _;
+    let mut buf = vec![0u8; 4];
+    serde_json::to_writer(&mut buf, msg)?;
+    let n = buf.len() - 4;
+    if n > MAX_FRAME {
+        return Err(WireError::TooLarge(n));
+    }
+    let len = u32::try_from(n).map_err(|_| WireError::TooLarge(n))?;
+    buf[..4].copy_from_slice(&len.to_le_bytes());
+    w.write_all(&buf).await?;
+    w.flush().await?;
+    Ok(())
 }

@@ -1038,11 +1038,12 @@ async fn run() -> anyhow::Result<()> {
                 on_compile: Some(Arc::new(TerminalProgress::default())),
                 ..HostConfig::default()
             })?;
-            let loaded = host.runtime().load(&component).await?;
             let policy = match policy {
                 None => toolhost_policy::Policy::deny_all(),
                 Some(p) => toolhost_policy::Policy::load(&p, &std::env::current_dir()?)?,
             };
+            let loaded =
+                toolhost_toolbox::load_component_file(host.runtime(), &component, &policy).await?;
             out!("component {} (sha256 {})", component.display(), loaded.id());
             out!(
                 "compiled in {:?} ({:?})",

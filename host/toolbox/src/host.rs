@@ -1126,13 +1126,33 @@ pub(crate) struct Listing {
 
 /// `entry`'s [`Listing`], from its policy (the defaults when the policy
 /// does not resolve: a serving load then fails on it by name).
-fn listing(toolbox: &Toolbox, entry: &ComponentEntry) -> Listing {
+pub(crate) fn listing(toolbox: &Toolbox, entry: &ComponentEntry) -> Listing {
     let policy = resolve_policy(toolbox, entry).unwrap_or_default();
     let (isolation, walls) = placement(entry, &policy);
     Listing {
         limits: policy.descriptor_limits(),
         in_worker: (isolation == Isolation::Process).then_some(walls),
     }
+}
+
+/// Loads the component file `path` as a toolbox entry of it under
+/// `policy` would be loaded (its `list-tools` in a worker unless the
+/// policy says `isolation = "in-process"`): for `toolhost inspect`.
+pub async fn load_component_file(
+    runtime: &Runtime,
+    path: &Path,
+    policy: &Policy,
+) -> Result<Arc<LoadedComponent>, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let listing = Listing {
+        limits: policy.descriptor_limits(),
+        in_worker: (policy.isolation() != Some(Isolation::InProcess))
+            .then(|| policy.walls().unwrap_or(Walls::BestEffort)),
+    };
+    load_listed(runtime, path, bytes, &listing).await
 }
 
 /// Where `entry`'s guest code runs under `policy`, and what a kernel
@@ -1153,7 +1173,7 @@ fn placement(entry: &ComponentEntry, policy: &Policy) -> (Isolation, Walls) {
 }
 
 /// Loads `bytes`, its tools listed where `listing` says.
-async fn load_listed(
+pub(crate) async fn load_listed(
     rt: &Runtime,
     origin: &Path,
     bytes: Vec<u8>,
@@ -1206,16 +1226,6 @@ async fn load_source(
             Ok((loaded, Some(provenance)))
         }
     }
-}
-
-/// The bounds on what `entry`'s component may declare, from its policy;
-/// the defaults when the policy does not resolve (a serving load then
-/// fails on it by name, and `toolhost add` locks before it writes the
-/// new entry's policy file).
-pub(crate) fn descriptor_limits(toolbox: &Toolbox, entry: &ComponentEntry) -> DescriptorLimits {
-    resolve_policy(toolbox, entry)
-        .map(|p| p.descriptor_limits())
-        .unwrap_or_default()
 }
 
 pub(crate) fn resolve_policy(

@@ -24,7 +24,8 @@ pub use file::{
 };
 pub use host::{
     Host, HostConfig, HostError, LoadReport, ServedTool, SkippedTool, Startup, default_cache_dir,
-    default_journal_dir, embedded_default, find_toolbox, walls_line, watched_files,
+    default_journal_dir, embedded_default, find_toolbox, load_component_file, walls_line,
+    watched_files,
 };
 pub use remote::{Change, Moving, Provenance};
 pub use trust::Verified;

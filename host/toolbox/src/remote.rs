@@ -114,11 +114,17 @@ async fn load_locked(
         locked: locked.clone(),
     };
     let (bytes, _) = fetch(&pin, toolbox, store).await?;
-    let limits = crate::host::descriptor_limits(toolbox, entry);
-    runtime
-        .load_bytes_with(Path::new(&entry.source.to_string()), bytes, &limits)
-        .await
-        .map_err(|e| e.to_string())
+    // Its tools are asked for where serving would ask (in a worker, for a
+    // component that runs in workers).
+    let listing = crate::host::listing(toolbox, entry);
+    crate::host::load_listed(
+        runtime,
+        Path::new(&entry.source.to_string()),
+        bytes,
+        &listing,
+    )
+    .await
+    .map_err(|e| e.to_string())
 }
 
 /// A registry client for `toolbox`'s registries.

@@ -218,7 +218,10 @@ impl OverlaySnapshot {
         for (_, n) in &self.nodes {
             match n {
                 SavedNode::File { base64, .. } => {
-                    bytes = bytes.saturating_add(base64.len() as u64 / 4 * 3);
+                    // The decoded length: padding stands for no byte.
+                    let pad = base64.bytes().rev().take_while(|&b| b == b'=').count();
+                    let decoded = (base64.len() / 4 * 3).saturating_sub(pad);
+                    bytes = bytes.saturating_add(decoded as u64);
                     entries += 1;
                 }
                 SavedNode::Dir { .. } | SavedNode::Symlink { .. } | SavedNode::LowerRef { .. } => {
@@ -1290,6 +1293,52 @@ mod tests {
         std::os::unix::fs::symlink("../../secret", root.join("d/out")).unwrap();
         let o = Overlay::new(&root, base.path().join("stage")).unwrap();
         (base, o)
+    }
+
+    fn write_file(o: &Overlay, path: &str, bytes: &[u8]) {
+        let write = OpenRequest {
+            follow: true,
+            create: true,
+            truncate: true,
+            write: true,
+            ..OpenRequest::default()
+        };
+        let Opened::File { mut file, .. } = o.open("", path, write).unwrap() else {
+            panic!("{path} is not a file")
+        };
+        std::io::Write::write_all(&mut file, bytes).unwrap();
+    }
+
+    #[test]
+    fn changes_made_in_a_copy_apply_beside_the_originals_own() {
+        let (base, o) = scene();
+        write_file(&o, "kept.txt", b"before");
+        let before = o.snapshot().unwrap();
+        // A copy elsewhere (a worker's): it writes a file and deletes one.
+        let copy = Overlay::new(o.root(), base.path().join("stage-copy")).unwrap();
+        copy.restore(before.clone()).unwrap();
+        write_file(&copy, "new.txt", b"made there");
+        copy.unlink("", "d/x").unwrap();
+        let after = copy.snapshot().unwrap();
+        assert_eq!(after.staged_size().0, 6 + 10, "two files' bytes");
+        // Meanwhile the original staged something of its own.
+        write_file(&o, "mine.txt", b"here");
+        o.apply_changes(&before, after).unwrap();
+        let read = |p: &str| o.read_at(p, 1 << 20).ok();
+        assert_eq!(read("new.txt").as_deref(), Some(&b"made there"[..]));
+        assert_eq!(read("mine.txt").as_deref(), Some(&b"here"[..]), "kept");
+        assert_eq!(read("kept.txt").as_deref(), Some(&b"before"[..]));
+        assert!(read("d/x").is_none(), "the copy's delete applies");
+        // A path that leaves the overlay is refused.
+        let mut hostile = OverlaySnapshot::default();
+        hostile.nodes.push((
+            "../escape".into(),
+            SavedNode::Symlink { target: "x".into() },
+        ));
+        assert!(matches!(
+            o.apply_changes(&OverlaySnapshot::default(), hostile),
+            Err(FsError::Invalid)
+        ));
     }
 
     #[test]

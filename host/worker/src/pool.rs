@@ -856,3 +856,60 @@ async fn spawn(
     worker.walls = walls;
     Ok(worker)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt as _;
+
+    #[test]
+    fn a_dead_workers_reason_names_its_signal() {
+        let status = |raw| std::process::ExitStatus::from_raw(raw);
+        assert!(describe(status(libc::SIGSYS)).contains("seccomp"));
+        assert_eq!(describe(status(libc::SIGKILL)), "killed (SIGKILL)");
+        assert_eq!(describe(status(70 << 8)), "exited with status 70");
+    }
+
+    #[test]
+    fn a_worker_gets_the_environment_values_its_policy_allows() {
+        let policy = toolhost_policy::PolicyBuilder::new()
+            .env_allow("PATH")
+            .env_allow("TOOLHOST_SURELY_UNSET_VARIABLE")
+            .env_set("FIXED", "1")
+            .build()
+            .map(|p| p.component());
+        let Ok(policy) = policy else {
+            panic!("the policy builds")
+        };
+        let sent = resolved(&policy);
+        assert!(sent.sandbox.env_allow.is_empty(), "nothing left to read");
+        assert_eq!(
+            sent.sandbox.env_set.get("FIXED").map(String::as_str),
+            Some("1")
+        );
+        assert_eq!(
+            sent.sandbox.env_set.get("PATH"),
+            std::env::var("PATH").ok().as_ref()
+        );
+        assert!(
+            !sent
+                .sandbox
+                .env_set
+                .contains_key("TOOLHOST_SURELY_UNSET_VARIABLE")
+        );
+    }
+
+    #[test]
+    fn what_a_worker_staged_past_the_budget_is_refused() {
+        let mut policy = toolhost_policy::ToolPolicy::default();
+        policy.limits.max_write_bytes = 10;
+        policy.limits.max_files_created = 2;
+        assert!(check_budget(10, 2, &policy).is_ok());
+        let f = check_budget(11, 1, &policy).err();
+        assert_eq!(
+            f.map(|f| f.code.as_str().to_owned()).as_deref(),
+            Some("write_budget_exceeded")
+        );
+        assert!(check_budget(1, 3, &policy).is_err());
+    }
+}

@@ -448,3 +448,61 @@ fn clone3_enosys() -> Result<(), seccompiler::Error> {
     .try_into()?;
     seccompiler::apply_filter_all_threads(&f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wall_is_missing_below_landlock_abi_6_or_without_seccomp() {
+        let full = Support {
+            landlock_abi: 7,
+            seccomp: true,
+        };
+        assert!(full.missing().is_empty());
+        assert_eq!(full.summary(), "Landlock ABI 7, seccomp: yes");
+        let old = Support {
+            landlock_abi: 5,
+            seccomp: false,
+        };
+        assert_eq!(old.missing(), ["landlock", "seccomp"]);
+        assert!(old.summary().contains("needs 6"), "{}", old.summary());
+        let none = Support {
+            landlock_abi: 0,
+            seccomp: true,
+        };
+        assert_eq!(none.summary(), "Landlock: unavailable, seccomp: yes");
+    }
+
+    #[test]
+    fn the_filters_compile_for_this_architecture() {
+        // Built, not installed (that would bind the test process).
+        let rules = allowed().expect("the allow-list compiles");
+        assert!(rules.contains_key(&libc::SYS_read));
+        for denied in [
+            libc::SYS_execve,
+            libc::SYS_ptrace,
+            libc::SYS_socket,
+            libc::SYS_connect,
+            libc::SYS_mount,
+            libc::SYS_bpf,
+            libc::SYS_unshare,
+            libc::SYS_setns,
+            libc::SYS_clone3,
+            libc::SYS_process_vm_readv,
+            libc::SYS_keyctl,
+            libc::SYS_userfaultfd,
+            libc::SYS_perf_event_open,
+        ] {
+            assert!(!rules.contains_key(&denied), "{denied} is allowed");
+        }
+        let filter: Result<seccompiler::BpfProgram, _> = seccompiler::SeccompFilter::new(
+            rules,
+            seccompiler::SeccompAction::Errno(libc::EPERM as u32),
+            seccompiler::SeccompAction::Allow,
+            target_arch(),
+        )
+        .and_then(TryInto::try_into);
+        assert!(filter.is_ok());
+    }
+}

@@ -232,3 +232,38 @@ where
     w.flush().await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn a_message_goes_through_in_one_frame_and_a_huge_one_is_refused() {
+        let (mut a, mut b) = tokio::io::duplex(1 << 16);
+        write(&mut a, &ToWorker::Cancel).await.unwrap();
+        write(&mut a, &ToWorker::ListTools).await.unwrap();
+        assert!(matches!(
+            read::<_, ToWorker>(&mut b).await,
+            Ok(ToWorker::Cancel)
+        ));
+        assert!(matches!(
+            read::<_, ToWorker>(&mut b).await,
+            Ok(ToWorker::ListTools)
+        ));
+        // A length past the bound is refused before anything is allocated.
+        use tokio::io::AsyncWriteExt as _;
+        a.write_all(&u32::MAX.to_le_bytes()).await.unwrap();
+        assert!(matches!(
+            read::<_, ToWorker>(&mut b).await,
+            Err(WireError::TooLarge(_))
+        ));
+        // Not a message: malformed, not a panic.
+        let (mut a, mut b) = tokio::io::duplex(64);
+        write_frame(&mut a, b"{\"nope\":1}").await.unwrap();
+        assert!(matches!(
+            read::<_, FromWorker>(&mut b).await,
+            Err(WireError::Malformed(_))
+        ));
+    }
+}

@@ -568,6 +568,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
     {
         return Ok(toolhost_worker::worker_main());
     }
+    toolhost_worker::workers_run_this_binary();
     serving_main().map(|()| std::process::ExitCode::SUCCESS)
 }
 

@@ -471,3 +471,64 @@ allow = ["127.0.0.1:{port}"]
     assert_eq!(error_code(r), None, "{r}\n{}", server.stderr());
     assert!(r.to_string().contains("from the host"), "{r}");
 }
+
+#[test]
+fn workers_run_the_serving_binary_even_after_an_upgrade_replaced_its_file() {
+    use std::io::{BufRead as _, Write as _};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let exe = root.join("toolhost");
+    std::fs::copy(fleet::TOOLHOST, &exe).unwrap();
+    std::fs::write(
+        root.join("toolhost.toml"),
+        format!(
+            "version = 1\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+            toolhost_guests::GUEST_HOSTILE
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(&exe)
+        .args(["--cache-dir"])
+        .arg(toolhost_guests::test_cache_dir())
+        .args(["serve", "--no-reload"])
+        .current_dir(&root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut request = |msg: Value| -> Value {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let line = lines.next().unwrap().unwrap();
+            let m: Value = serde_json::from_str(&line).unwrap();
+            if m["id"] == msg["id"] {
+                return m;
+            }
+        }
+    };
+    request(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    // The tools are listed (in a worker) before the file goes.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}))["result"]["tools"]
+        .as_array()
+        .is_none_or(|t| t.is_empty())
+    {
+        assert!(std::time::Instant::now() < until, "no tools listed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // An upgrade replaces the file with another program.
+    std::fs::remove_file(&exe).unwrap();
+    std::fs::copy("/bin/true", &exe).unwrap();
+    let r = request(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"x":1}}}));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

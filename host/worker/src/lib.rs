@@ -19,7 +19,8 @@
 //! `worker_died` and is replaced.
 //!
 //! A `toolhost` binary becomes a worker when its first argument is
-//! [`WORKER_ARG`]: its `main` calls [`worker_main`] first.
+//! [`WORKER_ARG`]: its `main` calls [`worker_main`] first, and otherwise
+//! [`workers_run_this_binary`].
 
 mod child;
 mod pool;
@@ -27,5 +28,7 @@ pub mod wall;
 pub mod wire;
 
 pub use child::main as worker_main;
-pub use pool::{Isolated, Unavailable, WORKER_ARG, declared, support, worker_exe};
+pub use pool::{
+    Isolated, Unavailable, WORKER_ARG, declared, support, worker_exe, workers_run_this_binary,
+};
 pub use wall::{Support, WallSpec, WallStatus};

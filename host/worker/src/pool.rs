@@ -49,17 +49,35 @@ pub fn support() -> Support {
     })
 }
 
+/// The executable set by [`workers_run_this_binary`].
+static THIS_BINARY: OnceLock<PathBuf> = OnceLock::new();
+
+/// Says that this program is `toolhost` and its workers run it (its
+/// `main` handles [`WORKER_ARG`]): they are started as `/proc/self/exe`,
+/// the running binary even after an upgrade replaced the file, so a
+/// worker always speaks its serving process's protocol.
+pub fn workers_run_this_binary() {
+    let running = PathBuf::from("/proc/self/exe");
+    let exe = if running.exists() {
+        running
+    } else {
+        std::env::current_exe().unwrap_or(running)
+    };
+    let _ = THIS_BINARY.set(exe);
+}
+
 /// The executable workers run: `TOOLHOST_WORKER_EXE`, else this program
-/// when it is `toolhost`, else the `toolhost` beside it or one directory
-/// up (a test binary in Cargo's `deps/`).
+/// when it said it is one ([`workers_run_this_binary`]), else the
+/// `toolhost` beside it or one directory up (a test or bench binary in
+/// Cargo's `deps/`).
 pub fn worker_exe() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TOOLHOST_WORKER_EXE") {
         return Some(PathBuf::from(p));
     }
-    let me = std::env::current_exe().ok()?;
-    if me.file_stem().is_some_and(|s| s == "toolhost") {
-        return Some(me);
+    if let Some(p) = THIS_BINARY.get() {
+        return Some(p.clone());
     }
+    let me = std::env::current_exe().ok()?;
     let dir = me.parent()?;
     [dir.join("toolhost"), dir.parent()?.join("toolhost")]
         .into_iter()

@@ -46,6 +46,14 @@ pub enum PortableClock {
 }
 
 impl PortableClock {
+    /// Reads so far (a system clock counts none).
+    pub fn reads(self) -> u64 {
+        match self {
+            PortableClock::System => 0,
+            PortableClock::Stepping { reads, .. } => reads,
+        }
+    }
+
     /// The clock this describes.
     pub fn clock(self) -> Arc<dyn Clock> {
         match self {

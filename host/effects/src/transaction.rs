@@ -78,6 +78,15 @@ struct SavedGrant {
 }
 
 impl TxSnapshot {
+    /// The bytes of its staged files and the entries it stages, over all
+    /// its directories (see [`OverlaySnapshot::staged_size`]).
+    pub fn staged_size(&self) -> (u64, u64) {
+        self.grants.iter().fold((0, 0), |(b, e), g| {
+            let (b2, e2) = g.overlay.staged_size();
+            (b.saturating_add(b2), e.saturating_add(e2))
+        })
+    }
+
     /// Only the directories `keep` accepts (by their canonical path).
     pub fn only(&self, keep: impl Fn(&Path) -> bool) -> TxSnapshot {
         TxSnapshot {
@@ -218,18 +227,6 @@ impl Transaction {
                 })?;
         }
         Ok(())
-    }
-
-    /// The directories it stages, with their staged sizes (bytes, entries).
-    pub fn sizes(snapshot: &TxSnapshot) -> Vec<(PathBuf, u64, u64)> {
-        snapshot
-            .grants
-            .iter()
-            .map(|g| {
-                let (b, e) = g.overlay.staged_size();
-                (g.root.clone(), b, e)
-            })
-            .collect()
     }
 
     /// Whether the script's calls changed nothing.

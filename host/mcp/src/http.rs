@@ -132,7 +132,7 @@ fn operations(server: Server) -> Router {
             "/readyz",
             axum::routing::get(move || {
                 let is_ready = ready.is_ready();
-                let walls = toolhost_toolbox::walls_line(&ready.host().report());
+                let walls = ready.host().walls_line();
                 async move {
                     if is_ready {
                         (http::StatusCode::OK, format!("ready\n{walls}\n"))

@@ -381,6 +381,12 @@ impl Host {
         self.lock().report.clone()
     }
 
+    /// [`walls_line`] of the current load, without copying its report
+    /// (`/readyz` asks on every probe).
+    pub fn walls_line(&self) -> String {
+        walls_line(&self.lock().report)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Current> {
         self.current.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -191,10 +191,7 @@ async fn execute(
     start: &Start,
 ) -> FromWorker {
     let clock = e.clock.map(|c| c.clock());
-    let reads_before = e.clock.map_or(0, |c| match c {
-        toolhost_contract::clock::PortableClock::Stepping { reads, .. } => reads,
-        toolhost_contract::clock::PortableClock::System => 0,
-    });
+    let reads_before = e.clock.map_or(0, |c| c.reads());
     let transaction = match e.transaction {
         None => None,
         Some(snapshot) => {
@@ -254,12 +251,9 @@ async fn execute(
         },
         _ => None,
     };
-    let clock_reads = clock.and_then(|c| c.portable()).map_or(0, |c| match c {
-        toolhost_contract::clock::PortableClock::Stepping { reads, .. } => {
-            reads.saturating_sub(reads_before)
-        }
-        toolhost_contract::clock::PortableClock::System => 0,
-    });
+    let clock_reads = clock
+        .and_then(|c| c.portable())
+        .map_or(0, |c| c.reads().saturating_sub(reads_before));
     FromWorker::Executed(Box::new(Executed {
         outcome: execution.outcome,
         rendered: execution.rendered,

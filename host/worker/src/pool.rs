@@ -181,11 +181,20 @@ impl Isolated {
             Err(f) => return Execution::new(Err(f), ExecutionReport::default()),
         };
         let policy = resolved(input.policy);
-        let granted = Granted::of(input.policy);
+        // Only a script's call compares directories (each canonicalized:
+        // file-system work a call of its own does not need).
+        let granted = input
+            .scope
+            .transaction
+            .as_ref()
+            .map(|_| Granted::of(input.policy));
+        let granted = granted.as_ref();
         let before = match &input.scope.transaction {
             None => None,
             Some(tx) => match tx.snapshot() {
-                Ok(s) => Some(s.only(|root| granted.any.iter().any(|g| g == root))),
+                Ok(s) => {
+                    Some(s.only(|root| granted.is_some_and(|g| g.any.iter().any(|g| g == root))))
+                }
                 Err(e) => {
                     return Execution::new(
                         Err(ToolFailure::new(
@@ -288,7 +297,8 @@ impl Isolated {
         if outcome.is_ok() {
             let restaged = match (&input.scope.transaction, before, executed.transaction) {
                 (Some(tx), Some(before), Some(after)) => {
-                    let after = after.only(|root| granted.rw.iter().any(|g| g == root));
+                    let after =
+                        after.only(|root| granted.is_some_and(|g| g.rw.iter().any(|g| g == root)));
                     check_growth(&before, &after, input.policy).and_then(|()| {
                         tx.apply_changes(&before, after)
                             .map_err(|e| ToolFailure::new(FailureCode::HostError, e.to_string()))
@@ -470,15 +480,8 @@ fn check_growth(
     after: &TxSnapshot,
     policy: &ToolPolicy,
 ) -> Result<(), ToolFailure> {
-    let total = |s: &TxSnapshot| {
-        toolhost_effects::Transaction::sizes(s)
-            .into_iter()
-            .fold((0u64, 0u64), |(b, e), (_, b2, e2)| {
-                (b.saturating_add(b2), e.saturating_add(e2))
-            })
-    };
-    let (b0, e0) = total(before);
-    let (b1, e1) = total(after);
+    let (b0, e0) = before.staged_size();
+    let (b1, e1) = after.staged_size();
     check_budget(b1.saturating_sub(b0), e1.saturating_sub(e0), policy)
 }
 

@@ -9,6 +9,8 @@
 #   make fuzz   the fuzz targets for 10 minutes each (tests/fuzz/run.sh)
 #   make soak   100,000 sequential calls: RSS and open files must not grow
 #               (make test runs 5,000)
+#   make dist   the release binary packed into target/dist/: a wheel (uvx,
+#               pip), npm packages (npx), an MCP bundle (.mcpb), SHA256SUMS
 #
 # Guest components are built from source by host/guests/build.rs (which also
 # installs the wasm32-wasip2 target when it is missing, and the code
@@ -30,7 +32,7 @@ LINTED = RUSTC_WORKSPACE_WRAPPER="$$(rustc --print sysroot)/bin/clippy-driver" \
 # The host's target triple.
 HOST = $$(rustc -vV | sed -n 's/^host: //p')
 
-.PHONY: demo test bench setup cassettes fuzz soak
+.PHONY: demo test bench setup cassettes fuzz soak dist
 
 setup:
 	rustup target add wasm32-wasip2
@@ -120,3 +122,14 @@ fuzz: setup
 
 soak: setup
 	TOOLHOST_SOAK_CALLS=100000 $(CARGO) test -p toolhost-tests --test soak -- --nocapture
+
+# The host's platform only. Another target (aarch64-unknown-linux-gnu) is
+# its own release build (`--target`, with a linker for it) whose binary is
+# one more argument to pack.py: each binary gets its wheel, npm platform
+# package and bundle, and the main npm package names them all.
+# pack.py strips the debug info from the copy it packs (the symbols stay, for
+# backtraces); host/cli/tests/dist.rs installs and runs what it writes.
+dist: setup
+	$(CARGO) build --release -p toolhost --locked
+	rm -rf target/dist
+	python3 deploy/dist/pack.py target/release/toolhost --out target/dist --strip debug

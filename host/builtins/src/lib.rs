@@ -26,9 +26,9 @@ pub struct Builtin {
     pub name: &'static str,
     /// The component's bytes.
     pub wasm: &'static [u8],
-    /// The component compiled when toolhost was built (for this machine's
-    /// CPU, with the runtime's engine settings); the runtime compiles
-    /// `wasm` instead when it does not fit.
+    /// The component compiled when toolhost was built (for the target's
+    /// portable CPU level, [`PRECOMPILED_FOR`], with the runtime's engine
+    /// settings); the runtime compiles `wasm` instead when it does not fit.
     pub precompiled: &'static [u8],
     /// The default policy (TOML, the `policies/NAME.toml` file).
     pub policy: &'static str,

@@ -8,6 +8,10 @@
 
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+/// The wasmtime release toolhost is built on (the workspace pins it exactly,
+/// and a test holds this to the pin): `toolhost --version` names it.
+pub const WASMTIME_VERSION: &str = "48.0.8";
+
 /// Wasm stack per call. Bounded so deep recursion ends in `stack_overflow`
 /// long before it can exhaust the host thread's stack.
 pub const DEFAULT_MAX_WASM_STACK: usize = 512 * 1024;
@@ -112,9 +116,56 @@ pub fn config(settings: &EngineSettings) -> Config {
     cfg
 }
 
+/// The CPU level the built-ins are precompiled for on `target_arch`, when
+/// toolhost knows a portable one: x86-64-v2 (SSE4.2 and POPCNT, every
+/// x86-64 CPU since 2009) and the aarch64 baseline. wasmtime loads an
+/// artifact on any CPU that has every feature it was compiled with, so a
+/// binary built on one machine serves the built-ins without compiling on
+/// any other of its architecture.
+pub fn portable_cpu(target_arch: &str) -> Option<&'static str> {
+    match target_arch {
+        "x86_64" => Some("x86-64-v2"),
+        "aarch64" => Some("baseline"),
+        _ => None,
+    }
+}
+
+/// Sets `cfg` to compile for `target` (a triple) at
+/// [`portable_cpu`]'s level instead of the building machine's CPU; the
+/// name of that level, or `None` when there is none known for the target
+/// (`cfg` is then left to the building machine's CPU).
+#[allow(unsafe_code)]
+pub fn compile_portably(cfg: &mut Config, target: &str) -> Option<&'static str> {
+    let arch = target.split('-').next().unwrap_or_default();
+    let cpu = portable_cpu(arch)?;
+    cfg.target(target).ok()?;
+    if cpu != "baseline" {
+        // SAFETY: a named cranelift preset of the target's own ISA; the
+        // runtime checks each enabled feature against the CPU before it
+        // loads code compiled with it.
+        unsafe {
+            cfg.cranelift_flag_enable(cpu);
+        }
+    }
+    Some(cpu)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::release_has_pagemap_scan;
+    use super::{WASMTIME_VERSION, release_has_pagemap_scan};
+
+    #[test]
+    fn wasmtime_version_is_the_workspace_pin() {
+        let manifest = include_str!("../../../Cargo.toml");
+        let pin = manifest
+            .lines()
+            .find(|l| l.starts_with("wasmtime = "))
+            .expect("the workspace pins wasmtime");
+        assert!(
+            pin.contains(&format!("version = \"={WASMTIME_VERSION}\"")),
+            "WASMTIME_VERSION {WASMTIME_VERSION} is not the workspace's pin: {pin}"
+        );
+    }
 
     #[test]
     fn pagemap_scan_is_known_from_linux_6_7() {

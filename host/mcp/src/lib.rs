@@ -39,6 +39,14 @@ mod session;
 mod stdio;
 
 pub use notices::{Notices, Severity};
+
+/// The MCP protocol revisions `toolhost serve` speaks, newest first.
+pub fn protocol_revisions() -> impl Iterator<Item = &'static str> {
+    rmcp::model::ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .rev()
+        .map(|v| v.as_str())
+}
 pub use session::{Server, ServerOptions, Session, TOOLS_LIST_WAIT};
 
 /// Serving failed.

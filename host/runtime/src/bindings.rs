@@ -231,6 +231,9 @@ pub(crate) enum Version {
 }
 
 impl Version {
+    /// Every version this host runs, newest first.
+    pub(crate) const ALL: [Version; 4] = [Version::V4, Version::V3, Version::V2, Version::V1];
+
     /// The version number, e.g. `0.2.0`.
     pub(crate) fn number(self) -> &'static str {
         match self {
@@ -240,6 +243,11 @@ impl Version {
             Version::V4 => "0.4.0",
         }
     }
+}
+
+/// The `toolhost:tool` contract versions this host runs, newest first.
+pub fn contract_versions() -> impl Iterator<Item = &'static str> {
+    Version::ALL.into_iter().map(Version::number)
 }
 
 /// The contract's functions in one component, found once at load: a call

@@ -53,6 +53,7 @@ mod sandbox;
 mod staging;
 mod write_budget;
 
+pub use bindings::contract_versions;
 pub use cache::CacheOutcome;
 pub use calls::{CallFuture, CallOutcome, CallReply, Scope, ToolCaller};
 pub use component::{Declared, LoadedComponent, Unlisted};

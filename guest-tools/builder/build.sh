@@ -5,14 +5,15 @@
 #
 #   builder="$(bash guest-tools/builder/build.sh)"
 #
-# Environment: TOOLHOST_BUILDER_JOBS (cargo -j; default: every core).
-# CARGO_TARGET_DIR is not read: the builder always goes to
-# target/guest-builder.
+# Environment: TOOLHOST_BUILDER_JOBS (cargo -j; default: every core),
+# TOOLHOST_BUILDER_TARGET (its target directory; default
+# target/guest-builder; `toolhost build` keeps it in its cache, shared by
+# every version of the kits). CARGO_TARGET_DIR is not read.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-target="$root/target/guest-builder"
+target="${TOOLHOST_BUILDER_TARGET:-$root/target/guest-builder}"
 CARGO_TARGET_DIR="$target" cargo build --quiet --release --locked \
     ${TOOLHOST_BUILDER_JOBS:+-j "$TOOLHOST_BUILDER_JOBS"} --manifest-path "$here/Cargo.toml" >&2
 echo "$target/release/toolhost-guest-builder"

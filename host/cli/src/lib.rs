@@ -13,7 +13,9 @@
 
 use toolhost_pipeline::{Approval, ApprovalRequest, Approver};
 
+pub mod author;
 pub mod script;
+pub mod version;
 
 pub use toolhost_toolbox::{
     Host, HostConfig, LoadReport, default_cache_dir, embedded_default, find_toolbox,

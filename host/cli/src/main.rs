@@ -4,7 +4,7 @@
 mod supply;
 
 use anyhow::{Context, bail};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -242,6 +242,44 @@ enum Cmd {
         /// Most tools `--search` shows.
         #[arg(long, default_value_t = toolhost_toolbox::search::DEFAULT_LIMIT, requires = "search")]
         limit: u64,
+    },
+    /// Start a tool project: a tool with input and output schemas, a
+    /// policy, tests and a README, from a kit language's template, in the
+    /// directory NAME.
+    ///
+    /// Then, in it: `toolhost build`, `toolhost call NAME --args …`,
+    /// `toolhost dev`.
+    New {
+        /// The project's name, which is also the tool's (`word-count`
+        /// names the tool `word_count`).
+        name: String,
+        /// The kit language: rust, python, js, c or go.
+        #[arg(long)]
+        lang: toolhost::author::Lang,
+        /// Where to create the project (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Build the tool project (here, or --dir) with its language's kit
+    /// and pinned toolchain, installed into the cache the first time; then
+    /// show the component's imports against its policy.
+    Build {
+        /// The project's directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Serve the tool project over MCP (stdio, or --http), building it
+    /// again whenever its sources change; clients see the new tools at
+    /// once (hot reload).
+    ///
+    /// Client configuration: {"command": "toolhost", "args": ["dev", "--dir", "/path/to/project"]}
+    Dev {
+        /// The project's directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Serve streamable HTTP at this address instead of stdio.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
     },
     /// Show a component's imports against a policy's grants.
     Inspect {
@@ -552,6 +590,110 @@ fn diff_list(old: &[String], new: &[String], had_old: bool) -> String {
 }
 
 /// Whether `e` is a write to a closed pipe (the reader went away).
+/// Prints a component's imports against a policy's grants (`inspect`, and
+/// `build` after it built); an error when some import is not granted.
+async fn inspect(
+    cache: Option<PathBuf>,
+    component: &Path,
+    policy: Option<&Path>,
+    base: &Path,
+) -> anyhow::Result<()> {
+    let host = Host::new(HostConfig {
+        cache_dir: cache,
+        on_compile: Some(Arc::new(TerminalProgress::default())),
+        ..HostConfig::default()
+    })?;
+    let policy = match policy {
+        None => toolhost_policy::Policy::deny_all(),
+        Some(p) => toolhost_policy::Policy::load(p, base)?,
+    };
+    let loaded = toolhost_toolbox::load_component_file(host.runtime(), component, &policy).await?;
+    out!("component {} (sha256 {})", component.display(), loaded.id());
+    out!(
+        "compiled in {:?} ({:?})",
+        loaded.compile_time(),
+        loaded.cache_outcome()
+    );
+    out!(
+        "tools: {}",
+        loaded
+            .tools()
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut denied = false;
+    for t in loaded.tools() {
+        let tp = policy.for_tool(&t.name);
+        out!("\n{} (decision: {:?})", t.name, tp.decision);
+        for g in &tp.sandbox.fs {
+            out!("  grant {} -> {} ({:?})", g.host.display(), g.guest, g.mode);
+        }
+        for c in loaded.check_imports(&tp.sandbox) {
+            let v = match &c.verdict {
+                ImportVerdict::Granted => "granted".to_owned(),
+                ImportVerdict::Inert => "linked, grants nothing".to_owned(),
+                ImportVerdict::Denied(why) => {
+                    denied = true;
+                    format!("DENIED: {why}")
+                }
+            };
+            out!("  {:<45} {v}", c.import);
+        }
+    }
+    if denied {
+        bail!(
+            "some imports are not granted by this policy: grant what the tool needs in the policy (fs, network, env), or stop using it in the tool"
+        );
+    }
+    Ok(())
+}
+
+/// What `build` (and `dev`, on each rebuild) says it built.
+fn report_build(built: &toolhost::author::Built) -> anyhow::Result<()> {
+    let path = &built.project.component;
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
+    eprintln!(
+        "built {} ({} tool `{}`, {} KiB) in {:.1} s",
+        path.display(),
+        built.project.lang,
+        built.project.tool,
+        size.div_ceil(1024),
+        built.elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `dev`'s build before serving, and its watcher: every half second it
+/// compares the project's sources with the last build's and builds again
+/// when they changed. `serve` reloads the component the build replaced.
+fn dev(dir: &Path, kits: PathBuf) -> anyhow::Result<()> {
+    let project = toolhost::author::project_of(dir)?;
+    let mut last = toolhost::author::fingerprint(dir);
+    report_build(&toolhost::author::build(&project, &kits)?)?;
+    std::thread::Builder::new()
+        .name("dev-rebuild".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_millis(500));
+                let now = toolhost::author::fingerprint(&project.dir);
+                if now == last {
+                    continue;
+                }
+                last = now;
+                eprintln!("{}: sources changed, building", project.dir.display());
+                match toolhost::author::build(&project, &kits) {
+                    Ok(built) => {
+                        let _ = report_build(&built);
+                    }
+                    Err(e) => eprintln!("build failed, still serving the last build: {e}"),
+                }
+            }
+        })?;
+    Ok(())
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
@@ -607,7 +749,14 @@ async fn run() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    // `--version` names the build's parts, known only at run time; `-V`
+    // stays one line.
+    let cli = Cli::from_arg_matches(
+        &Cli::command()
+            .long_version(toolhost::version::long().leak() as &str)
+            .get_matches(),
+    )
+    .unwrap_or_else(|e| e.exit());
     let journal_dir = cli
         .journal
         .clone()
@@ -620,13 +769,43 @@ async fn run() -> anyhow::Result<()> {
             .as_deref()
             .context("no cache directory for the journal (set HOME, --cache-dir or --journal)")
     };
+    let cli_cache_dir = cli.cache_dir.clone();
     let cache = if cli.no_cache {
         None
     } else {
         cli.cache_dir.or_else(default_cache_dir)
     };
     let default_instances = HostConfig::default().max_instances;
-    match cli.cmd {
+    // The kits and their toolchains live in the cache even with
+    // --no-cache (which is about compiled components).
+    let kits_cache = || {
+        cli_cache_dir
+            .clone()
+            .or_else(default_cache_dir)
+            .context("no cache directory for the tool kits (set HOME or --cache-dir)")
+    };
+    let cmd = match cli.cmd {
+        Cmd::Dev { dir, http } => {
+            let dir = match dir {
+                Some(d) => d,
+                None => std::env::current_dir()?,
+            };
+            dev(&dir, kits_cache()?)?;
+            // Then exactly what `toolhost serve --dir DIR` does.
+            let mut args = vec![
+                "toolhost".into(),
+                "serve".into(),
+                "--dir".into(),
+                dir.into_os_string(),
+            ];
+            if let Some(addr) = http {
+                args.extend(["--http".into(), addr.to_string().into()]);
+            }
+            Cli::try_parse_from(args)?.cmd
+        }
+        other => other,
+    };
+    match cmd {
         Cmd::Serve {
             tools,
             http,
@@ -1034,54 +1213,46 @@ async fn run() -> anyhow::Result<()> {
             out!("{}", serde_json::to_string_pretty(&out)?);
         }
         Cmd::Inspect { component, policy } => {
-            let host = Host::new(HostConfig {
-                cache_dir: cache,
-                on_compile: Some(Arc::new(TerminalProgress::default())),
-                ..HostConfig::default()
-            })?;
-            let policy = match policy {
-                None => toolhost_policy::Policy::deny_all(),
-                Some(p) => toolhost_policy::Policy::load(&p, &std::env::current_dir()?)?,
+            let base = std::env::current_dir()?;
+            inspect(cache, &component, policy.as_deref(), &base).await?;
+        }
+        Cmd::New { name, lang, dir } => {
+            let parent = match dir {
+                Some(d) => d,
+                None => std::env::current_dir()?,
             };
-            let loaded =
-                toolhost_toolbox::load_component_file(host.runtime(), &component, &policy).await?;
-            out!("component {} (sha256 {})", component.display(), loaded.id());
+            let made = toolhost::author::create(&name, lang, &parent, &kits_cache()?)?;
             out!(
-                "compiled in {:?} ({:?})",
-                loaded.compile_time(),
-                loaded.cache_outcome()
+                "created {} ({} tool `{}`)",
+                made.dir.display(),
+                made.lang,
+                made.tool
             );
+            out!("next:");
+            out!("  cd {}", made.dir.display());
+            out!("  toolhost build");
             out!(
-                "tools: {}",
-                loaded
-                    .tools()
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "  toolhost call {} --args '{{\"path\": \"README.md\"}}'",
+                made.tool
             );
-            let mut denied = false;
-            for t in loaded.tools() {
-                let tp = policy.for_tool(&t.name);
-                out!("\n{} (decision: {:?})", t.name, tp.decision);
-                for g in &tp.sandbox.fs {
-                    out!("  grant {} -> {} ({:?})", g.host.display(), g.guest, g.mode);
-                }
-                for c in loaded.check_imports(&tp.sandbox) {
-                    let v = match &c.verdict {
-                        ImportVerdict::Granted => "granted".to_owned(),
-                        ImportVerdict::Inert => "linked, grants nothing".to_owned(),
-                        ImportVerdict::Denied(why) => {
-                            denied = true;
-                            format!("DENIED: {why}")
-                        }
-                    };
-                    out!("  {:<45} {v}", c.import);
-                }
-            }
-            if denied {
-                bail!("some imports are not granted by this policy");
-            }
+            out!("  toolhost dev        # serve it over MCP, rebuilt as you edit");
+        }
+        Cmd::Dev { .. } => unreachable!("dev became serve above"),
+        Cmd::Build { dir } => {
+            let dir = match dir {
+                Some(d) => d,
+                None => std::env::current_dir()?,
+            };
+            let project = toolhost::author::project_of(&dir)?;
+            let built = toolhost::author::build(&project, &kits_cache()?)?;
+            report_build(&built)?;
+            inspect(
+                cache,
+                &project.component,
+                Some(&project.dir.join("policy.toml")),
+                &project.dir,
+            )
+            .await?;
         }
         Cmd::Lock { tools } => {
             let tb = toolbox(&tools, &served_dir(&tools)?)?;

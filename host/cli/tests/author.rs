@@ -1,0 +1,304 @@
+//! Writing a tool the way a new user does, in every kit language: `toolhost
+//! new` in an empty directory, `toolhost build` (which installs the
+//! language's pinned toolchain into the cache the first time), `toolhost
+//! call` through the whole pipeline; and `toolhost dev` serving a project
+//! to the official Python MCP SDK's `Client` (its default configuration)
+//! while the project's source changes, so the client sees the rebuilt tool
+//! without reconnecting.
+//!
+//! The kits' cache is shared by these tests and kept between runs
+//! (`target/author-cache`, or `$TOOLHOST_AUTHOR_CACHE`): the first run on a
+//! machine installs every toolchain (componentize-py, componentize-js, Go,
+//! the C and Go builder), later runs reuse them, as a user's machine would.
+//! Needs what a user needs: bash, python3, node, cargo (for Rust, and for
+//! the C and Go builder), clang and wasi-libc (make setup installs them).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// The kits' and toolchains' cache these tests share.
+fn cache() -> PathBuf {
+    match std::env::var_os("TOOLHOST_AUTHOR_CACHE") {
+        Some(d) => PathBuf::from(d),
+        None => repo_root().join("target/author-cache"),
+    }
+}
+
+/// Builds run one at a time: two first builds of one language would
+/// install its toolchain into the same place at once, and the machine has
+/// few cores.
+fn build_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `toolhost ARGS` in `dir`, with the shared cache.
+fn toolhost(dir: &Path, args: &[&str]) -> Output {
+    Command::new(TOOLHOST)
+        .arg("--cache-dir")
+        .arg(cache())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running toolhost")
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+#[track_caller]
+fn ok(out: Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The file every project counts: 3 lines, 28 bytes.
+const NOTES: &str = "alpha\nthe quick brown fox\nz\n";
+
+/// `new` → `build` → `call`, as the README the project comes with says.
+fn new_build_call(lang: &str) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let name = format!("count-{lang}");
+    let tool = format!("count_{lang}");
+    let made = ok(
+        toolhost(tmp.path(), &["new", &name, "--lang", lang]),
+        "toolhost new",
+    );
+    assert!(made.contains(&format!("toolhost call {tool}")), "{made}");
+    let project = tmp.path().join(&name);
+    std::fs::write(project.join("notes.txt"), NOTES).expect("notes");
+
+    let started = Instant::now();
+    let built = {
+        let _one = build_lock();
+        toolhost(&project, &["build"])
+    };
+    let stderr = text(&built.stderr);
+    let stdout = ok(built, &format!("toolhost build ({lang})"));
+    eprintln!(
+        "{lang}: build took {:.1} s\n{stdout}",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        stderr.contains(&format!(
+            "built {}",
+            project
+                .join("target")
+                .join(format!("{tool}.wasm"))
+                .display()
+        )),
+        "{stderr}"
+    );
+    // Its imports against its policy: all granted.
+    assert!(stdout.contains(&format!("tools: {tool}")), "{stdout}");
+    assert!(!stdout.contains("DENIED"), "{stdout}");
+
+    let called = ok(
+        toolhost(
+            &project,
+            &[
+                "call",
+                &tool,
+                "--json",
+                "--args",
+                r#"{"path": "notes.txt"}"#,
+            ],
+        ),
+        "toolhost call",
+    );
+    let result: Value = serde_json::from_str(&called).unwrap_or_else(|e| panic!("{e}: {called}"));
+    let value = &result["value"];
+    assert_eq!(value["lines"], 3, "{result}");
+    assert_eq!(value["bytes"], NOTES.len(), "{result}");
+
+    // A file that is not there: the kit's stable code, through the pipeline.
+    let missing = toolhost(
+        &project,
+        &["call", &tool, "--json", "--args", r#"{"path": "nope.txt"}"#],
+    );
+    let out = text(&missing.stdout);
+    assert!(!missing.status.success(), "{out}");
+    assert!(
+        out.contains("not_found"),
+        "{out}\n{}",
+        text(&missing.stderr)
+    );
+
+    // A path outside the policy's grants never reaches the tool.
+    let outside = toolhost(
+        &project,
+        &[
+            "call",
+            &tool,
+            "--json",
+            "--args",
+            r#"{"path": "/etc/passwd"}"#,
+        ],
+    );
+    assert!(!outside.status.success());
+    assert!(
+        text(&outside.stdout).contains("path_denied"),
+        "{}",
+        text(&outside.stdout)
+    );
+}
+
+#[test]
+fn rust_new_build_call() {
+    new_build_call("rust");
+}
+
+#[test]
+fn python_new_build_call() {
+    new_build_call("python");
+}
+
+#[test]
+fn js_new_build_call() {
+    new_build_call("js");
+}
+
+#[test]
+fn c_new_build_call() {
+    new_build_call("c");
+}
+
+#[test]
+fn go_new_build_call() {
+    new_build_call("go");
+}
+
+#[test]
+fn new_refuses_what_it_cannot_do() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bad_lang = toolhost(tmp.path(), &["new", "x", "--lang", "cobol"]);
+    assert!(!bad_lang.status.success());
+    assert!(
+        text(&bad_lang.stderr).contains("rust, python, js, c, go"),
+        "{}",
+        text(&bad_lang.stderr)
+    );
+    let bad_name = toolhost(tmp.path(), &["new", "Bad Name", "--lang", "c"]);
+    assert!(!bad_name.status.success());
+    assert!(
+        text(&bad_name.stderr).contains("cannot name a tool"),
+        "{}",
+        text(&bad_name.stderr)
+    );
+    ok(toolhost(tmp.path(), &["new", "x", "--lang", "c"]), "new x");
+    let again = toolhost(tmp.path(), &["new", "x", "--lang", "go"]);
+    assert!(
+        text(&again.stderr).contains("already exists"),
+        "{}",
+        text(&again.stderr)
+    );
+    // Not a project: build says what to run.
+    let nowhere = toolhost(tmp.path(), &["build"]);
+    assert!(!nowhere.status.success());
+    assert!(
+        text(&nowhere.stderr).contains("toolhost new NAME --lang LANG"),
+        "{}",
+        text(&nowhere.stderr)
+    );
+}
+
+/// Installs the MCP clients of tests/clients (once per test binary).
+fn clients() -> PathBuf {
+    static SETUP: OnceLock<PathBuf> = OnceLock::new();
+    SETUP
+        .get_or_init(|| {
+            let dir = match std::env::var_os("TOOLHOST_CLIENTS_DIR") {
+                Some(d) => std::env::current_dir().expect("current directory").join(d),
+                None => repo_root().join("target/clients"),
+            };
+            let out = Command::new("bash")
+                .arg(repo_root().join("tests/clients/install.sh"))
+                .env("TOOLHOST_CLIENTS_DIR", &dir)
+                .stdin(Stdio::null())
+                .output()
+                .expect("running tests/clients/install.sh");
+            ok(out, "tests/clients/install.sh");
+            dir
+        })
+        .clone()
+}
+
+/// `toolhost dev` as an MCP client's configuration starts it: the Python
+/// SDK's `Client` (default mode) lists and calls the tool, the tool's
+/// source changes, and the client sees the rebuilt tool (a new
+/// description, through tools/list_changed) and calls it, all on one
+/// connection.
+#[test]
+fn dev_rebuilds_what_changed_and_the_client_sees_it() {
+    let clients = clients();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    ok(
+        toolhost(tmp.path(), &["new", "count-dev", "--lang", "c"]),
+        "toolhost new",
+    );
+    let project = tmp.path().join("count-dev");
+    std::fs::write(project.join("notes.txt"), NOTES).expect("notes");
+    // The toolchain's first install belongs to the build tests; `dev`
+    // builds again before serving (nothing changed: at once).
+    {
+        let _one = build_lock();
+        ok(toolhost(&project, &["build"]), "toolhost build");
+    }
+    let server = serde_json::json!([TOOLHOST, "--cache-dir", cache(), "dev", "--dir", project]);
+    let started = Instant::now();
+    let out = Command::new(clients.join("venv/bin/python"))
+        .arg(repo_root().join("tests/clients/py_client.py"))
+        .args([
+            "--api",
+            "client",
+            "--mode",
+            "auto",
+            "--transport",
+            "stdio",
+            "--cmd",
+        ])
+        .arg(server.to_string())
+        .arg("--cwd")
+        .arg(&project)
+        .arg("dev")
+        .arg("tool=count_dev")
+        .arg(format!("source={}", project.join("count_dev.c").display()))
+        .arg("old=Counts the lines and bytes of a file.")
+        .arg("new=Counts lines and bytes, rebuilt.")
+        .env("PY_CLIENT_DEADLINE", "240")
+        .stdin(Stdio::null())
+        .output()
+        .expect("running the client");
+    let stdout = ok(out, "the dev scenario");
+    let facts: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    eprintln!("dev: {:.1} s: {facts}", started.elapsed().as_secs_f64());
+    assert_eq!(
+        facts["after"], "Counts lines and bytes, rebuilt.",
+        "{facts}"
+    );
+    assert_eq!(facts["value_before"]["lines"], 3, "{facts}");
+    assert_eq!(facts["value_after"]["lines"], 3, "{facts}");
+}

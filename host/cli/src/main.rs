@@ -1247,12 +1247,45 @@ async fn run() -> anyhow::Result<()> {
             let built = toolhost::author::build(&project, &kits_cache()?)?;
             report_build(&built)?;
             inspect(
-                cache,
+                cache.clone(),
                 &project.component,
                 Some(&project.dir.join("policy.toml")),
                 &project.dir,
             )
             .await?;
+            // Loaded as `serve` loads it: what a host refuses (a schema
+            // that does not compile, a name it cannot serve) fails here.
+            let host = Host::new(HostConfig {
+                cache_dir: cache,
+                ..HostConfig::default()
+            })?;
+            let report = host
+                .load(&find_toolbox(None, &project.dir)?)
+                .await
+                .with_context(|| {
+                    format!(
+                        "{} built, but toolhost would not serve it: fix what is named above in the tool's declaration",
+                        project.component.display()
+                    )
+                })?;
+            if let Some((origin, why)) = report.failed.first() {
+                bail!("{origin} built, but toolhost would not serve it: {why}");
+            }
+            for t in &report.skipped {
+                eprintln!(
+                    "warning: {} can never run under its policy: {}",
+                    t.name, t.reason
+                );
+            }
+            out!(
+                "\nserved as: {}",
+                report
+                    .served
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         Cmd::Lock { tools } => {
             let tb = toolbox(&tools, &served_dir(&tools)?)?;

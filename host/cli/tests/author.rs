@@ -302,3 +302,50 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
     assert_eq!(facts["value_before"]["lines"], 3, "{facts}");
     assert_eq!(facts["value_after"]["lines"], 3, "{facts}");
 }
+
+/// What a new user gets wrong, `build` names: a schema that does not
+/// compile, a policy key misspelt.
+#[test]
+fn build_names_what_the_host_would_refuse() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    ok(
+        toolhost(tmp.path(), &["new", "broken", "--lang", "c"]),
+        "toolhost new",
+    );
+    let project = tmp.path().join("broken");
+    let source = project.join("broken.c");
+    let code = std::fs::read_to_string(&source).expect("the C source");
+    let schema = r#"\"path\":{\"type\":\"string\""#;
+    assert!(code.contains(schema), "the template's input schema moved");
+    std::fs::write(
+        &source,
+        code.replacen(schema, r#"\"path\":{\"type\":\"strin\""#, 1),
+    )
+    .expect("write");
+    let built = {
+        let _one = build_lock();
+        toolhost(&project, &["build"])
+    };
+    assert!(!built.status.success(), "{}", text(&built.stdout));
+    let err = text(&built.stderr);
+    assert!(err.contains("input schema does not compile"), "{err}");
+    assert!(err.contains("toolhost would not serve it"), "{err}");
+
+    // The schema mended, a typo in the policy: named with its line.
+    std::fs::write(&source, code).expect("write");
+    std::fs::write(
+        project.join("policy.toml"),
+        "version = 1\ndecison = \"allow\"\n",
+    )
+    .expect("policy");
+    let built = {
+        let _one = build_lock();
+        toolhost(&project, &["build"])
+    };
+    assert!(!built.status.success());
+    let err = text(&built.stderr);
+    assert!(
+        err.contains("unknown field `decison`") && err.contains("policy.toml:2:"),
+        "{err}"
+    );
+}

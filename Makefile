@@ -10,7 +10,9 @@
 #   make soak   100,000 sequential calls: RSS and open files must not grow
 #               (make test runs 5,000)
 #   make dist   the release binary packed into target/dist/: a wheel (uvx,
-#               pip), npm packages (npx), an MCP bundle (.mcpb), SHA256SUMS
+#               pip), npm packages (npx), an MCP bundle (.mcpb), SHA256SUMS;
+#               and every crate, verified, in target/dist/crates/ (for
+#               cargo install toolhost once they are published)
 #
 # Guest components are built from source by host/guests/build.rs (which also
 # installs the wasm32-wasip2 target when it is missing, and the code
@@ -59,6 +61,10 @@ test: setup
 	nice -n 19 bash tests/fuzz/run.sh --smoke --build-only >target/fuzz-prebuild.log 2>&1 & \
 		trap 'kill $$! 2>/dev/null' EXIT; \
 		$(LINTED) $(CARGO) test --workspace
+	# Every crate packages (no path-only dependency left), and the
+	# built-ins build from toolhost-guests' packaged sources alone
+	# (make dist verifies every crate, which takes long).
+	bash deploy/dist/crates.sh --quick
 	# guest-tools' tests name the host's triple: its proc macros (serde's,
 	# wit-bindgen's) are then built as host units, which the wasm32 Clippy
 	# after it reuses instead of compiling them again.
@@ -133,3 +139,4 @@ dist: setup
 	$(CARGO) build --release -p toolhost --locked
 	rm -rf target/dist
 	python3 deploy/dist/pack.py target/release/toolhost --out target/dist --strip debug
+	bash deploy/dist/crates.sh --out target/dist/crates

@@ -123,8 +123,9 @@ fn short(sha: &str) -> Option<String> {
 /// `KIT_DIGEST` (a sha256 over them, which names the kits' directory in
 /// the cache, so a binary with other kits never uses these).
 fn kits() {
-    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    let root = Path::new(&dir).join("../..");
+    // The repository, or in a packaged crate the sources toolhost-guests
+    // unpacked.
+    let root = Path::new(toolhost_guests::REPO_ROOT);
     let mut files = Vec::new();
     for rel in KIT_PATHS {
         let path = root.join(rel);
@@ -140,7 +141,7 @@ fn kits() {
     for abs in &files {
         let canonical = abs.canonicalize().expect("an embedded kit file");
         let rel = abs
-            .strip_prefix(&root)
+            .strip_prefix(root)
             .expect("below the root")
             .to_string_lossy()
             .replace('\\', "/");

@@ -5,46 +5,48 @@
 //! built by its own script, which also installs its pinned C toolchain
 //! when it is missing (as root; otherwise the build stops saying what to
 //! install).
+//!
+//! In a packaged crate (`cargo install toolhost`) there is no repository
+//! around it: the sources come from `guest-sources.tar` beside this file
+//! (written by `deploy/dist/crates.sh`; a tarball because cargo leaves out
+//! of a package every directory holding a `Cargo.toml`), unpacked into
+//! `OUT_DIR`, and only the built-ins are built, into `OUT_DIR` too (a build
+//! script must not write to its package's sources). The test guests'
+//! constants are then empty paths.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "wasm32-wasip2";
 
+/// The guest-tools packages a packaged build builds: the built-ins.
+const BUILTIN_PACKAGES: &[&str] = &[
+    "tool-read",
+    "tool-write",
+    "tool-edit",
+    "tool-list",
+    "tool-grep",
+    "tool-fetch",
+];
+
 fn main() {
     let manifest_dir =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = manifest_dir
-        .join("../..")
-        .canonicalize()
-        .expect("repository root");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let (root, packaged) = sources(&manifest_dir, &out_dir);
     let guests = root.join("guest-tools");
-    for p in ["Cargo.toml", "Cargo.lock", "kit", "tools", "test-guests"] {
-        println!("cargo:rerun-if-changed={}", guests.join(p).display());
+    // A packaged build's sources are the tarball (named in `sources`).
+    if !packaged {
+        watch(&root, &guests);
     }
-    println!("cargo:rerun-if-changed={}", root.join("wit").display());
-    // The catalog test guest embeds the recorded tool lists.
-    println!(
-        "cargo:rerun-if-changed={}",
-        root.join("tests/discovery/catalog").display()
-    );
-    for p in [
-        "code/src",
-        "code/Cargo.toml",
-        "code/Cargo.lock",
-        "code/build.sh",
-        "c/toolchain.sh",
-    ] {
-        println!("cargo:rerun-if-changed={}", guests.join(p).display());
-    }
-    println!(
-        "cargo:rerun-if-changed={}",
-        root.join(".cargo/config.toml").display()
-    );
 
     ensure_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let target_dir = guests.join("target");
+    let target_dir = if packaged {
+        out_dir.join("guest-target")
+    } else {
+        guests.join("target")
+    };
     let mut cmd = Command::new(cargo);
     cmd.arg("build")
         .arg("--manifest-path")
@@ -54,6 +56,13 @@ fn main() {
         .arg("--release")
         .arg("--target-dir")
         .arg(&target_dir);
+    if packaged {
+        for p in BUILTIN_PACKAGES {
+            cmd.args(["-p", p]);
+        }
+        // cargo reads .cargo/config.toml (wasm SIMD) from where it runs.
+        cmd.current_dir(&root);
+    }
     // Reproducible components: no checkout or cargo-home path is embedded
     // (panic locations name files), so the same source builds the same
     // bytes in any clone, and a recorded component hash stays valid.
@@ -74,22 +83,33 @@ fn main() {
         panic!("building guest-tools for {TARGET} failed (see the cargo output above)");
     }
 
-    let out_dir = target_dir.join(TARGET).join("release");
-    build_code_runner(&guests, &out_dir.join("tool_code.wasm"));
+    let built = target_dir.join(TARGET).join("release");
+    build_code_runner(&guests, &built.join("tool_code.wasm"));
     let mut consts = String::new();
     let mut all = String::from(
         "/// Every built component: (file stem, path).\npub const ALL: &[(&str, &str)] = &[\n",
     );
-    let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+    let mut names: Vec<String> = std::fs::read_dir(&built)
         .expect("guest output directory")
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
         .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .collect();
+    if packaged {
+        // The test guests, not built here: their constants name nothing.
+        for stem in member_stems(&guests) {
+            if !names.contains(&stem) {
+                consts.push_str(&format!(
+                    "/// `{stem}.wasm`: not built in a packaged build.\npub const {}: &str = \"\";\n",
+                    stem.to_uppercase()
+                ));
+            }
+        }
+    }
     names.sort();
     for stem in names {
-        let path = out_dir.join(format!("{stem}.wasm"));
+        let path = built.join(format!("{stem}.wasm"));
         consts.push_str(&format!(
             "/// `{stem}.wasm`, built from guest-tools/.\npub const {}: &str = {:?};\n",
             stem.to_uppercase(),
@@ -101,9 +121,7 @@ fn main() {
         ));
     }
     all.push_str("];\n");
-    let out =
-        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("guests.rs");
-    std::fs::write(out, consts + &all).expect("writing guests.rs");
+    std::fs::write(out_dir.join("guests.rs"), consts + &all).expect("writing guests.rs");
     write_root_hint(&root);
 }
 
@@ -160,4 +178,85 @@ fn clean_env(cmd: &mut Command) {
 
 fn write_root_hint(root: &Path) {
     println!("cargo:rustc-env=TOOLHOST_REPO_ROOT={}", root.display());
+}
+
+/// Reruns this script when a guest's sources change in the repository.
+fn watch(root: &Path, guests: &Path) {
+    for p in ["Cargo.toml", "Cargo.lock", "kit", "tools", "test-guests"] {
+        println!("cargo:rerun-if-changed={}", guests.join(p).display());
+    }
+    println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    // The catalog test guest embeds the recorded tool lists.
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("tests/discovery/catalog").display()
+    );
+    for p in [
+        "code/src",
+        "code/Cargo.toml",
+        "code/Cargo.lock",
+        "code/build.sh",
+        "c/toolchain.sh",
+    ] {
+        println!("cargo:rerun-if-changed={}", guests.join(p).display());
+    }
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join(".cargo/config.toml").display()
+    );
+}
+
+/// Where the sources are: the repository around this crate, or (packaged)
+/// `guest-sources.tar` unpacked into `OUT_DIR`; and whether packaged.
+fn sources(manifest_dir: &Path, out_dir: &Path) -> (PathBuf, bool) {
+    let repo = manifest_dir.join("../..");
+    if repo.join("guest-tools/Cargo.toml").is_file() {
+        return (repo.canonicalize().expect("repository root"), false);
+    }
+    let tar = manifest_dir.join("guest-sources.tar");
+    println!("cargo:rerun-if-changed={}", tar.display());
+    if !tar.is_file() {
+        panic!(
+            "{} is missing: a packaged toolhost-guests carries its sources in it \
+             (deploy/dist/crates.sh writes it before `cargo package`)",
+            tar.display()
+        );
+    }
+    let dest = out_dir.join("sources");
+    let _ = std::fs::remove_dir_all(&dest);
+    std::fs::create_dir_all(&dest).expect("creating the sources' directory");
+    let status = Command::new("tar")
+        .arg("-xf")
+        .arg(&tar)
+        .arg("-C")
+        .arg(&dest)
+        .status()
+        .expect("running tar");
+    if !status.success() {
+        panic!("unpacking {} failed ({status})", tar.display());
+    }
+    (dest, true)
+}
+
+/// The library file stems of the guest-tools workspace's members (their
+/// package names with `_`), read from each member's `Cargo.toml`.
+fn member_stems(guests: &Path) -> Vec<String> {
+    let workspace = std::fs::read_to_string(guests.join("Cargo.toml")).unwrap_or_default();
+    let Some(start) = workspace.find("members = [") else {
+        return Vec::new();
+    };
+    let list = &workspace[start..];
+    let list = &list[..list.find(']').unwrap_or(list.len())];
+    list.split('"')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|member| {
+            let manifest = std::fs::read_to_string(guests.join(member).join("Cargo.toml")).ok()?;
+            let name = manifest
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("name = \""))?
+                .trim_end_matches('"');
+            Some(name.replace('-', "_"))
+        })
+        .collect()
 }

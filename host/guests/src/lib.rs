@@ -8,7 +8,9 @@
 
 include!(concat!(env!("OUT_DIR"), "/guests.rs"));
 
-/// The repository root (for policies/ and other checked-in files).
+/// The repository root (for policies/ and other checked-in files); in a
+/// packaged build, the sources unpacked from `guest-sources.tar` (the
+/// guest tools, the WIT, the policies).
 pub const REPO_ROOT: &str = env!("TOOLHOST_REPO_ROOT");
 
 /// The compiled-component cache shared by every test process and the quick

@@ -10,7 +10,7 @@ use wasmtime::component::{ComponentExportIndex, InstancePre};
 /// `toolhost:tool@0.1.0`.
 pub(crate) mod v1 {
     wasmtime::component::bindgen!({
-        path: "../../wit/v0.1.0",
+        path: "wit/v0.1.0",
         world: "tool-provider",
         exports: { default: async },
     });
@@ -20,7 +20,7 @@ pub(crate) mod v1 {
 /// `toolhost:tool@0.2.0`.
 pub(crate) mod v2 {
     wasmtime::component::bindgen!({
-        path: "../../wit/v0.2.0",
+        path: "wit/v0.2.0",
         world: "tool-provider",
         exports: { default: async },
     });
@@ -31,7 +31,7 @@ pub(crate) mod v2 {
 /// (`context`, provided by [`crate::context`]).
 pub(crate) mod v3 {
     wasmtime::component::bindgen!({
-        path: "../../wit/v0.3.0",
+        path: "wit/v0.3.0",
         world: "tool-provider",
         exports: { default: async },
     });
@@ -43,7 +43,7 @@ pub(crate) mod v3 {
 /// a 0.4.0 `tool-provider` is the same world without it.
 pub(crate) mod v4 {
     wasmtime::component::bindgen!({
-        path: "../../wit/v0.4.0",
+        path: "wit/v0.4.0",
         world: "code-runner",
         imports: { "toolhost:tool/tools.call": async | trappable },
         exports: { default: async },

@@ -349,3 +349,34 @@ fn build_names_what_the_host_would_refuse() {
         "{err}"
     );
 }
+
+/// A machine without the language's starting point: `build` names the
+/// program and how to get it, before running anything.
+#[test]
+fn build_names_a_missing_program() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    ok(
+        toolhost(tmp.path(), &["new", "lonely", "--lang", "python"]),
+        "toolhost new",
+    );
+    // A PATH with bash and nothing else.
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::os::unix::fs::symlink("/bin/bash", bin.join("bash")).expect("symlink");
+    let out = Command::new(TOOLHOST)
+        .arg("--cache-dir")
+        .arg(cache())
+        .arg("build")
+        .current_dir(tmp.path().join("lonely"))
+        .env("PATH", &bin)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running toolhost");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("needs `python3`, which is not on PATH"),
+        "{err}"
+    );
+    assert!(err.contains("install Python"), "{err}");
+}

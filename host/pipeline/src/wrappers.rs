@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ErrorCode, FailureCode};
 use toolhost_runtime::{Budget, Execution, Scope};
+use tracing::Instrument;
 
 /// The mutable part of one dispatch, as wrappers see it.
 pub struct DispatchCtx<'a> {
@@ -84,9 +85,10 @@ impl Next<'_> {
                     wrappers: rest,
                     ..self
                 };
+                // Instrumented, not entered: a guard held across the
+                // await would stay on this thread while the task moves.
                 let span = tracing::debug_span!("wrapper", name = w.name());
-                let _g = span.enter();
-                let out = w.around(ctx, next).await;
+                let out = w.around(ctx, next).instrument(span).await;
                 ctx.signal = saved; // restored whatever the wrapper did
                 out
             }

@@ -158,8 +158,11 @@ impl ErrorCode {
 
     /// A tool-reported code, or [`FailureCode::ToolError`] when the tool's
     /// string is not a well-formed code (tools are untrusted). A tool code
-    /// that spells a host code stays a tool code: the trace's stage says who
-    /// decided.
+    /// that spells a host code stays a tool code in this process, so what
+    /// acts on the host's codes (a retry on `timeout`, say) never acts on a
+    /// tool's claim. Written out, a code is only its string: read back (a
+    /// session log, a cassette), one that spells a host code is the host's
+    /// (see the `Deserialize` impl); replay compares the strings.
     pub fn from_tool(code: &str) -> ErrorCode {
         // Same shape as a tool name.
         if crate::descriptor::valid_name(code) {
@@ -188,6 +191,9 @@ impl Serialize for ErrorCode {
     }
 }
 
+/// A code read back from its string: the host's when it spells one (the
+/// string cannot say who reported it; the trace beside it does), else a
+/// tool's.
 impl<'de> Deserialize<'de> for ErrorCode {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
@@ -247,6 +253,20 @@ mod tests {
         for c in FailureCode::ALL {
             assert_eq!(FailureCode::from_code(c.as_str()), Some(*c));
         }
+    }
+
+    #[test]
+    fn a_tools_code_is_its_own_until_written_out() {
+        let claimed = ErrorCode::from_tool("timeout");
+        assert_ne!(claimed, ErrorCode::Host(FailureCode::Timeout));
+        let text = serde_json::to_string(&claimed).unwrap_or_default();
+        assert_eq!(text, "\"timeout\"");
+        let read: ErrorCode = serde_json::from_str(&text).unwrap_or(ErrorCode::Tool(String::new()));
+        assert_eq!(read, ErrorCode::Host(FailureCode::Timeout));
+        assert_eq!(read.as_str(), claimed.as_str());
+        let own: ErrorCode =
+            serde_json::from_str("\"not_found\"").unwrap_or(ErrorCode::Tool(String::new()));
+        assert_eq!(own, ErrorCode::Tool("not_found".into()));
     }
 
     #[test]

@@ -100,8 +100,8 @@ pub fn config(settings: &EngineSettings) -> Config {
         .total_stacks(n)
         .max_memory_size(usize::try_from(MAX_MEMORY_SLOT).unwrap_or(usize::MAX))
         // Reset a slot's pages with memset instead of madvise: a decommit
-        // shoots down TLBs on every core (measured: 13% of a call-heavy
-        // profile), and most calls touch only a few pages.
+        // shoots down TLBs on every core, and most calls touch only a few
+        // pages.
         .linear_memory_keep_resident(memory_keep_resident())
         .table_keep_resident(KEEP_RESIDENT)
         .async_stack_keep_resident(KEEP_RESIDENT)
@@ -109,8 +109,7 @@ pub fn config(settings: &EngineSettings) -> Config {
         // Linux 6.7 and later; elsewhere the memset/madvise split above) and
         // reset just those with memset, up to the keep-resident size: no
         // madvise, no TLB shootdown and no page faults on the slot's next
-        // use. Measured: the raw call floor 24.9 → 12.6 µs, a pipeline call
-        // 35.7 → 22.3 µs.
+        // use (`--bench overhead`'s raw floor shows it).
         .pagemap_scan(wasmtime::Enabled::Auto);
     cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     cfg

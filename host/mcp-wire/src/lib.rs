@@ -64,9 +64,9 @@ pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
 
 /// [`call_result`] without its `_meta`, and the `_meta.toolhost` it would
 /// carry, as JSON text: for a transport that writes the response itself,
-/// which then writes the trace straight from its entries (building it as a
-/// `Value` first, for rmcp's `_meta` map, was a sixteenth of a small call's
-/// CPU). The same JSON, key for key.
+/// which then writes the trace straight from its entries (building a
+/// `Value` first, for rmcp's `_meta` map, is work a small call notices).
+/// The same JSON, key for key.
 pub fn call_result_raw(result: ToolResult, object_only: bool) -> (CallToolResult, Box<RawValue>) {
     let (wire, meta, error) = call_result_parts(result, object_only);
     let toolhost = ToolhostMeta::of(&meta, error.as_ref());

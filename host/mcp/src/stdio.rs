@@ -3,15 +3,15 @@
 //! The transport, rmcp's service loop and the handlers run on one thread
 //! (a current-thread runtime), and so does a call while it runs without
 //! waiting, which most calls do from start to end: a sequential client's
-//! round trip then crosses no thread at all. On the multi-threaded runtime
-//! every message hopped between workers (reader, service loop, handler,
-//! writer), and the hops were about a third of the server's CPU per call.
+//! round trip then crosses no thread at all. On a multi-threaded runtime
+//! every message would hop between workers (reader, service loop, handler,
+//! writer), a large share of a small call's CPU.
 //!
 //! A call leaves the thread for the worker pool (the runtime the server was
 //! started on) when it waits (a long call yields at the epoch tick, a call
 //! may wait on an approval or a large commit), and at once when another
 //! `tools/call` of the client is unanswered or already read, so the calls an
-//! agent sends together run in parallel, as they did before.
+//! agent sends together run in parallel.
 //!
 //! The transport answers `tools/call` requests itself, through rmcp's own
 //! request handler but around its service loop (see [`StdioTransport`]);
@@ -19,15 +19,7 @@
 //! `_meta.toolhost` from the trace as it is ([`RawMeta`]), and a call's
 //! sandbox ends after the response is out (`toolhost_runtime::deferring`):
 //! the pool's reset of the instance overlaps the client reading it.
-//!
-//! Measured with `--bench stdio` (1,000 sequential calls of the trivial
-//! tool, full pipeline, fresh instance, render = "host"): p50 126 → 76 µs
-//! and the server's CPU per call 129 → 78 µs with the thread of its own
-//! and the transport answering; 2,000 calls sent at once 165 → 95 ms;
-//! eight `grep`s of 2,000 files sent at once unchanged (217 / 215 ms: they
-//! still run in parallel). The raw meta and the late end then took the
-//! p50 a further 4 to 15 % lower, and the CPU per call 4 to 12 % (medians
-//! of interleaved runs on a noisy VM; the best runs at 71 µs).
+//! `--bench stdio` measures what this design buys.
 
 use crate::{ServeError, Session};
 use rmcp::Service;
@@ -160,10 +152,10 @@ impl OpenCalls {
 /// handler (which checks the request's protocol version and metadata, and
 /// shapes the result for the revision, as it does for every request), and
 /// the response is written from where the call finished. rmcp's service
-/// loop decoded each message through its untagged enums (the message
-/// buffered and read twice), spawned a task per request, and routed the
-/// response back through its loop to the writer: about a fifth of the
-/// server's CPU per call. What the loop did besides is not needed here: the
+/// loop decodes each message through its untagged enums (the message
+/// buffered and read twice), spawns a task per request, and routes the
+/// response back through its loop to the writer, which costs a small call
+/// much of its CPU. What the loop does besides is not needed here: the
 /// cancellation of a call answered here is kept by [`OpenCalls`], and the
 /// handler's record of the request it serves (which rmcp keeps to refuse
 /// server-to-client requests on 2026-07-28) falls back to the same version

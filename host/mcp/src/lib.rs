@@ -27,9 +27,6 @@
 //! ```
 
 mod approve;
-/// The wire translation (its own crate, `toolhost-mcp-wire`, so it can be
-/// fuzzed without building the sandbox).
-use toolhost_mcp_wire as convert;
 pub mod http;
 pub mod metrics;
 pub mod notices;

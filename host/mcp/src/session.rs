@@ -6,7 +6,6 @@
 
 use crate::ServeError;
 use crate::approve::{Approvals, StateSeal, binding};
-use crate::convert;
 use crate::http::Caller;
 use crate::metrics::{Gauges, Metrics};
 use crate::notices::{Notice, Notices, Severity};
@@ -411,11 +410,11 @@ fn wire_result(
 ) -> rmcp::model::CallToolResult {
     match context.extensions.get::<RawMeta>() {
         Some(slot) => {
-            let (wire, meta) = convert::call_result_raw(result, object_only);
+            let (wire, meta) = toolhost_mcp_wire::call_result_raw(result, object_only);
             slot.put(meta);
             wire
         }
-        None => convert::call_result(result, object_only),
+        None => toolhost_mcp_wire::call_result(result, object_only),
     }
 }
 
@@ -543,7 +542,7 @@ impl Session {
             }
         };
         if !is_modern(&context) {
-            let mut call = convert::tool_call(&context.id.to_string(), request);
+            let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
             call.principal = Some(principal);
             let _routed =
                 self.approver
@@ -564,7 +563,7 @@ impl Session {
                 .open(state, &bound, request.input_responses.as_ref())
         });
         let (answer, resume) = opened.map_or((None, None), |o| (Some(o.answer), o.resume));
-        let mut call = convert::tool_call(&context.id.to_string(), request);
+        let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
         call.principal = Some(principal);
         call.resume = resume;
         let routed = self
@@ -729,7 +728,7 @@ impl ServerHandler for Session {
             all.retain(|t| t["name"].as_str().is_some_and(|n| caller.allows(n)));
         }
         let mut page =
-            convert::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
+            toolhost_mcp_wire::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
         // Never "no tools" in silence: what is still loading, and what
         // failed, is said in the result (and the list changes later).
         let availability = registry.availability();
@@ -805,7 +804,7 @@ impl ServerHandler for Session {
         let not_found = |message: String| {
             ErrorData::resource_not_found(message, Some(json!({"uri": uri.clone()})))
         };
-        let Some((id, offset, limit)) = convert::artifact_request(&uri) else {
+        let Some((id, offset, limit)) = toolhost_mcp_wire::artifact_request(&uri) else {
             return Err(not_found(format!(
                 "no resource `{uri}`: toolhost serves only toolhost://artifacts/ID[?offset=N&limit=M]"
             )));
@@ -818,7 +817,7 @@ impl ServerHandler for Session {
             .page_owned(&owner, &id, offset, limit)
         {
             Some((text, total)) => {
-                Ok(convert::artifact_page(&uri, &id, offset, text, total)?.into())
+                Ok(toolhost_mcp_wire::artifact_page(&uri, &id, offset, text, total)?.into())
             }
             None => Err(not_found(format!(
                 "artifact `{id}` is not (or no longer) kept: the store keeps the newest results within its size bound"

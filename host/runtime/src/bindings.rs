@@ -14,7 +14,7 @@ pub(crate) mod v1 {
         world: "tool-provider",
         exports: { default: async },
     });
-    pub(crate) use toolhost::tool::types;
+    pub(crate) use self::toolhost::tool::types;
 }
 
 /// `toolhost:tool@0.2.0`.
@@ -24,7 +24,7 @@ pub(crate) mod v2 {
         world: "tool-provider",
         exports: { default: async },
     });
-    pub(crate) use toolhost::tool::types;
+    pub(crate) use self::toolhost::tool::types;
 }
 
 /// `toolhost:tool@0.3.0`: the first version with an import of its own
@@ -35,7 +35,7 @@ pub(crate) mod v3 {
         world: "tool-provider",
         exports: { default: async },
     });
-    pub(crate) use toolhost::tool::{context, types};
+    pub(crate) use self::toolhost::tool::{context, types};
 }
 
 /// `toolhost:tool@0.4.0`: the `tools` import (a code runner's calls of the
@@ -48,7 +48,7 @@ pub(crate) mod v4 {
         imports: { "toolhost:tool/tools.call": async | trappable },
         exports: { default: async },
     });
-    pub(crate) use toolhost::tool::{context, tools, types};
+    pub(crate) use self::toolhost::tool::{context, tools, types};
 }
 
 /// A tool descriptor as any contract version returned it.

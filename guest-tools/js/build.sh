@@ -24,8 +24,9 @@
 #
 # Environment: TOOLHOST_JS_NODE (where install.sh installs the npm
 # packages), WASM_TOOLS (a wasm-tools binary; default: the Python guests'
-# venv's, else one installed from requirements.txt into
-# target/js-guests/venv), TOOLHOST_JS_REBUILD=1 (build even when up to date).
+# venv's, ${TOOLHOST_PY_VENV:-target/python-guests/venv}, else one installed
+# from requirements.txt into ${TOOLHOST_JS_VENV:-target/js-guests/venv}),
+# TOOLHOST_JS_REBUILD=1 (build even when up to date).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -72,11 +73,11 @@ wasm_tools="${WASM_TOOLS:-}"
 if [[ -z "$wasm_tools" ]]; then
     # The Python guests' venv once its install has finished (its stamp is
     # written last; the two languages may build at the same time).
-    py_venv="$root/target/python-guests/venv"
+    py_venv="${TOOLHOST_PY_VENV:-$root/target/python-guests/venv}"
     if [[ -x "$py_venv/bin/wasm-tools" && -f "$py_venv/.toolhost-requirements.txt" ]]; then
         wasm_tools="$py_venv/bin/wasm-tools"
     else
-        venv="$root/target/js-guests/venv"
+        venv="${TOOLHOST_JS_VENV:-$root/target/js-guests/venv}"
         if [[ ! -x "$venv/bin/wasm-tools" ]] || ! cmp -s "$here/requirements.txt" "$venv/.toolhost-requirements.txt"; then
             echo "build.sh: installing wasm-tools (requirements.txt) into $venv" >&2
             "${PYTHON:-python3}" -m venv "$venv"

@@ -170,6 +170,7 @@ pub fn build(project: &Project, cache: &Path) -> Result<Built, AuthorError> {
                 // pins no longer match).
                 .env("TOOLHOST_PY_VENV", toolchains.join("python"))
                 .env("TOOLHOST_JS_NODE", toolchains.join("js-node"))
+                .env("TOOLHOST_JS_VENV", toolchains.join("js-venv"))
                 .env("TOOLHOST_GO_VENV", toolchains.join("go"))
                 .env("TOOLHOST_BUILDER_TARGET", toolchains.join("builder"))
                 .stdout(std::io::stderr())

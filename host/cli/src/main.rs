@@ -651,7 +651,7 @@ async fn inspect(
 }
 
 /// What `build` (and `dev`, on each rebuild) says it built.
-fn report_build(built: &toolhost::author::Built) -> anyhow::Result<()> {
+fn report_build(built: &toolhost::author::Built) {
     let path = &built.project.component;
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
     eprintln!(
@@ -662,7 +662,6 @@ fn report_build(built: &toolhost::author::Built) -> anyhow::Result<()> {
         size.div_ceil(1024),
         built.elapsed.as_secs_f64()
     );
-    Ok(())
 }
 
 /// `dev`'s build before serving, and its watcher: every half second it
@@ -671,7 +670,7 @@ fn report_build(built: &toolhost::author::Built) -> anyhow::Result<()> {
 fn dev(dir: &Path, kits: PathBuf) -> anyhow::Result<()> {
     let project = toolhost::author::project_of(dir)?;
     let mut last = toolhost::author::fingerprint(dir);
-    report_build(&toolhost::author::build(&project, &kits)?)?;
+    report_build(&toolhost::author::build(&project, &kits)?);
     std::thread::Builder::new()
         .name("dev-rebuild".into())
         .spawn(move || {
@@ -685,7 +684,7 @@ fn dev(dir: &Path, kits: PathBuf) -> anyhow::Result<()> {
                 eprintln!("{}: sources changed, building", project.dir.display());
                 match toolhost::author::build(&project, &kits) {
                     Ok(built) => {
-                        let _ = report_build(&built);
+                        report_build(&built);
                     }
                     Err(e) => eprintln!("build failed, still serving the last build: {e}"),
                 }
@@ -1245,7 +1244,7 @@ async fn run() -> anyhow::Result<()> {
             };
             let project = toolhost::author::project_of(&dir)?;
             let built = toolhost::author::build(&project, &kits_cache()?)?;
-            report_build(&built)?;
+            report_build(&built);
             inspect(
                 cache.clone(),
                 &project.component,

@@ -13,20 +13,14 @@
 //! Needs what a user needs: bash, python3, node, cargo (for Rust, and for
 //! the C and Go builder), clang and wasi-libc (make setup installs them).
 
+mod fleet;
+
+use fleet::{TOOLHOST, repo_root};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Instant;
-
-const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
 
 /// The kits' and toolchains' cache these tests share.
 fn cache() -> PathBuf {
@@ -222,27 +216,6 @@ fn new_refuses_what_it_cannot_do() {
     );
 }
 
-/// Installs the MCP clients of tests/clients (once per test binary).
-fn clients() -> PathBuf {
-    static SETUP: OnceLock<PathBuf> = OnceLock::new();
-    SETUP
-        .get_or_init(|| {
-            let dir = match std::env::var_os("TOOLHOST_CLIENTS_DIR") {
-                Some(d) => std::env::current_dir().expect("current directory").join(d),
-                None => repo_root().join("target/clients"),
-            };
-            let out = Command::new("bash")
-                .arg(repo_root().join("tests/clients/install.sh"))
-                .env("TOOLHOST_CLIENTS_DIR", &dir)
-                .stdin(Stdio::null())
-                .output()
-                .expect("running tests/clients/install.sh");
-            ok(out, "tests/clients/install.sh");
-            dir
-        })
-        .clone()
-}
-
 /// `toolhost dev` as an MCP client's configuration starts it: the Python
 /// SDK's `Client` (default mode) lists and calls the tool, the tool's
 /// source changes, and the client sees the rebuilt tool (a new
@@ -250,10 +223,9 @@ fn clients() -> PathBuf {
 /// connection.
 #[test]
 fn dev_rebuilds_what_changed_and_the_client_sees_it() {
-    let clients = clients();
+    // The user's own HOME (rustup and cargo find their toolchain there,
+    // for the C builder); the kits' cache is named.
     let tmp = tempfile::tempdir().expect("tempdir");
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).expect("home");
     ok(
         toolhost(tmp.path(), &["new", "count-dev", "--lang", "c"]),
         "toolhost new",
@@ -268,9 +240,8 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
     }
     let server = serde_json::json!([TOOLHOST, "--cache-dir", cache(), "dev", "--dir", project]);
     let started = Instant::now();
-    let out = Command::new(clients.join("venv/bin/python"))
-        .arg(repo_root().join("tests/clients/py_client.py"))
-        .args([
+    let out = fleet::python_client_env(
+        &[
             "--api",
             "client",
             "--mode",
@@ -278,22 +249,20 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
             "--transport",
             "stdio",
             "--cmd",
-        ])
-        .arg(server.to_string())
-        .arg("--cwd")
-        .arg(&project)
-        .arg("dev")
-        .arg("tool=count_dev")
-        .arg(format!("source={}", project.join("count_dev.c").display()))
-        .arg("old=Counts the lines and bytes of a file.")
-        .arg("new=Counts lines and bytes, rebuilt.")
-        .env("PY_CLIENT_DEADLINE", "240")
-        .stdin(Stdio::null())
-        .output()
-        .expect("running the client");
-    let stdout = ok(out, "the dev scenario");
-    let facts: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+            &server.to_string(),
+            "--cwd",
+            &project.display().to_string(),
+            "dev",
+            "tool=count_dev",
+            &format!("source={}", project.join("count_dev.c").display()),
+            "old=Counts the lines and bytes of a file.",
+            "new=Counts lines and bytes, rebuilt.",
+        ]
+        .map(str::to_owned),
+        &[("PY_CLIENT_DEADLINE", "240")],
+    );
+    let facts = fleet::facts(&out);
+    ok(out, "the dev scenario");
     eprintln!("dev: {:.1} s: {facts}", started.elapsed().as_secs_f64());
     assert_eq!(
         facts["after"], "Counts lines and bytes, rebuilt.",

@@ -51,6 +51,11 @@ pub fn install() {
 /// Runs `tests/clients/py_client.py ARGS…` with the pinned Python SDK
 /// (`tests/clients/install.sh` installs it, once per process).
 pub fn python_client(args: &[String]) -> std::process::Output {
+    python_client_env(args, &[])
+}
+
+/// [`python_client`] with these variables added to its environment.
+pub fn python_client_env(args: &[String], env: &[(&str, &str)]) -> std::process::Output {
     static INSTALLED: OnceLock<()> = OnceLock::new();
     let clients = repo_root().join("target/clients");
     INSTALLED.get_or_init(|| {
@@ -69,6 +74,7 @@ pub fn python_client(args: &[String]) -> std::process::Output {
     Command::new(clients.join("venv/bin/python"))
         .arg(repo_root().join("tests/clients/py_client.py"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("running the Python client")
 }

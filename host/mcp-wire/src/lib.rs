@@ -19,7 +19,7 @@
 //! ```
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResult, ErrorData, ListToolsResult,
+    CacheScope, CallToolRequestParams, CallToolResult, ErrorData, ListToolsResult, ProtocolVersion,
     ReadResourceResult, Tool,
 };
 use serde_json::value::RawValue;
@@ -47,32 +47,61 @@ pub fn tool_call(request_id: &str, params: CallToolRequestParams) -> ToolCall {
     ToolCall::new(format!("mcp-{request_id}"), params.name, arguments)
 }
 
-/// A pipeline result as an MCP `CallToolResult`. Success: `structuredContent`
-/// is the validated value, `content` the rendered blocks. Failure: `isError`,
-/// the error text (`Error [code]: message`) as content, and the stable code
-/// in `_meta.toolhost.error`. `object_only`: the negotiated revision requires
-/// `structuredContent` to be an object (before 2026-07-28), so another value
-/// is left out (its rendering is in `content`).
-pub fn call_result(result: ToolResult, object_only: bool) -> CallToolResult {
-    let (mut wire, meta, error) = call_result_parts(result, object_only);
-    let toolhost = to_value(ToolhostMeta::of(&meta, error.as_ref()));
-    let mut outer = Map::with_capacity(1);
-    outer.insert("toolhost".into(), toolhost);
-    wire.meta = Some(rmcp::model::MetaObject(outer));
-    wire
+/// The MCP revisions toolhost speaks, by what their translation differs in.
+/// A new revision is a new variant here, with its translation, and the
+/// server picks it from the negotiated version ([`Revision::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revision {
+    /// 2024-11-05 through 2025-11-25: a session per connection; an `ask`
+    /// is put to the user with `elicitation/create` while the call waits;
+    /// `structuredContent` must be an object.
+    Sessions,
+    /// 2026-07-28 and later: each request stands alone; an `ask` ends the
+    /// request `input_required` and the answer comes with the call again;
+    /// any JSON value may be `structuredContent`.
+    Stateless,
 }
 
-/// [`call_result`] without its `_meta`, and the `_meta.toolhost` it would
-/// carry, as JSON text: for a transport that writes the response itself,
-/// which then writes the trace straight from its entries (building a
-/// `Value` first, for rmcp's `_meta` map, is work a small call notices).
-/// The same JSON, key for key.
-pub fn call_result_raw(result: ToolResult, object_only: bool) -> (CallToolResult, Box<RawValue>) {
-    let (wire, meta, error) = call_result_parts(result, object_only);
-    let toolhost = ToolhostMeta::of(&meta, error.as_ref());
-    // The contract's types always serialize (`null` if one did not).
-    let raw = serde_json::value::to_raw_value(&toolhost).unwrap_or_default();
-    (wire, raw)
+impl Revision {
+    /// The revision a request came under (no version: the oldest rules).
+    pub fn of(version: Option<&ProtocolVersion>) -> Revision {
+        match version {
+            Some(v) if v.as_str() >= ProtocolVersion::V_2026_07_28.as_str() => Revision::Stateless,
+            _ => Revision::Sessions,
+        }
+    }
+
+    /// Whether `structuredContent` may only be an object: another value is
+    /// left out (its rendering is in `content`).
+    fn object_only(self) -> bool {
+        self == Revision::Sessions
+    }
+
+    /// A pipeline result as an MCP `CallToolResult`. Success:
+    /// `structuredContent` is the validated value, `content` the rendered
+    /// blocks. Failure: `isError`, the error text (`Error [code]: message`)
+    /// as content, and the stable code in `_meta.toolhost.error`.
+    pub fn call_result(self, result: ToolResult) -> CallToolResult {
+        let (mut wire, meta, error) = call_result_parts(result, self.object_only());
+        let toolhost = to_value(ToolhostMeta::of(&meta, error.as_ref()));
+        let mut outer = Map::with_capacity(1);
+        outer.insert("toolhost".into(), toolhost);
+        wire.meta = Some(rmcp::model::MetaObject(outer));
+        wire
+    }
+
+    /// [`call_result`](Self::call_result) without its `_meta`, and the
+    /// `_meta.toolhost` it would carry, as JSON text: for a transport that
+    /// writes the response itself, which then writes the trace straight from
+    /// its entries (building a `Value` first, for rmcp's `_meta` map, is work
+    /// a small call notices). The same JSON, key for key.
+    pub fn call_result_raw(self, result: ToolResult) -> (CallToolResult, Box<RawValue>) {
+        let (wire, meta, error) = call_result_parts(result, self.object_only());
+        let toolhost = ToolhostMeta::of(&meta, error.as_ref());
+        // The contract's types always serialize (`null` if one did not).
+        let raw = serde_json::value::to_raw_value(&toolhost).unwrap_or_default();
+        (wire, raw)
+    }
 }
 
 /// `_meta.toolhost`, for both routes: the trace, the timings, the extra
@@ -269,7 +298,7 @@ mod tests {
     #[test]
     fn failures_carry_the_code_everywhere() {
         let r = ToolResult::failure(FailureCode::PathDenied, "outside the workspace");
-        let v = serde_json::to_value(call_result(r, true)).expect("serializes");
+        let v = serde_json::to_value(Revision::Sessions.call_result(r)).expect("serializes");
         assert_eq!(v["isError"], true);
         assert!(v.get("structuredContent").is_none());
         assert_eq!(v["_meta"]["toolhost"]["error"]["code"], "path_denied");
@@ -371,28 +400,42 @@ mod tests {
             })
         };
         let failure = ToolResult::failure(FailureCode::PathDenied, "outside the workspace");
-        for (result, object_only) in [
-            (success(json!({"n": 1, "s": ["x"]})), true),
-            (success(json!("text")), true),
-            (success(json!("text")), false),
-            (failure.clone(), true),
-            (failure, false),
+        for (result, revision) in [
+            (success(json!({"n": 1, "s": ["x"]})), Revision::Sessions),
+            (success(json!("text")), Revision::Sessions),
+            (success(json!("text")), Revision::Stateless),
+            (failure.clone(), Revision::Sessions),
+            (failure, Revision::Stateless),
         ] {
+            let object_only = revision == Revision::Sessions;
             let mut direct =
-                serde_json::to_value(call_result(result.clone(), object_only)).expect("encodes");
+                serde_json::to_value(revision.call_result(result.clone())).expect("encodes");
             // Set by rmcp's constructors (the handler drops it for older revisions).
             assert_eq!(direct["resultType"], "complete");
             direct.as_object_mut().map(|o| o.remove("resultType"));
             assert_eq!(direct, through_json(&result, object_only), "{result:?}");
             // The raw route: the same result without `_meta`, and the same
             // `_meta.toolhost`, byte for byte.
-            let with_meta = call_result(result.clone(), object_only);
-            let (mut bare, raw) = call_result_raw(result, object_only);
+            let with_meta = revision.call_result(result.clone());
+            let (mut bare, raw) = revision.call_result_raw(result);
             assert!(bare.meta.is_none());
             let toolhost = &with_meta.meta.as_ref().expect("meta").0["toolhost"];
             assert_eq!(raw.get(), serde_json::to_string(toolhost).expect("encodes"));
             bare.meta = with_meta.meta.clone();
             assert_eq!(bare, with_meta);
+        }
+    }
+
+    #[test]
+    fn revisions_split_at_2026_07_28() {
+        assert_eq!(Revision::of(None), Revision::Sessions);
+        for v in ProtocolVersion::KNOWN_VERSIONS {
+            let expected = if v.as_str() < "2026-07-28" {
+                Revision::Sessions
+            } else {
+                Revision::Stateless
+            };
+            assert_eq!(Revision::of(Some(v)), expected, "{}", v.as_str());
         }
     }
 

@@ -8,6 +8,7 @@
 //! serves), `/readyz` (200 once the toolbox's first load finished, 503
 //! before) and `/metrics` (Prometheus text format, see [`crate::metrics`]).
 
+use crate::origin::{Caller, Origin};
 use crate::{ServeError, Server};
 use axum::Router;
 use axum::extract::Request;
@@ -162,9 +163,23 @@ fn operations(server: Server) -> Router {
         )
 }
 
+/// Hands the session the request's [`Origin`] (the innermost layer: the
+/// OAuth check, when there is one, has put its caller in the request).
+async fn origin(mut request: Request, next: Next) -> Response {
+    let caller = request.extensions_mut().remove::<Caller>();
+    let bearer = request
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let origin = Origin::http(caller, bearer);
+    request.extensions_mut().insert(origin);
+    next.run(request).await
+}
+
 /// Checks a request's OAuth access token (and, for a `tools/call` that
 /// names its tool in `Mcp-Name`, the tool's scope); the caller's identity
-/// goes into the request's extensions for the session to read.
+/// goes into the request's extensions, for its [`Origin`].
 async fn require_oauth(
     verifier: Arc<toolhost_auth::Verifier>,
     server: Server,
@@ -206,49 +221,6 @@ async fn require_oauth(
     }
 }
 
-/// Who is calling, as the OAuth check found: put into each request's
-/// extensions (the session reads it from the request's `Parts`).
-#[derive(Clone)]
-pub(crate) struct Caller {
-    pub(crate) identity: toolhost_auth::Identity,
-    pub(crate) rules: Arc<toolhost_auth::Verifier>,
-}
-
-impl Caller {
-    /// Whether this caller may see and call `tool`.
-    pub(crate) fn allows(&self, tool: &str) -> bool {
-        self.rules.config().scopes.allows(&self.identity, tool)
-    }
-}
-
-/// An OAuth caller's reach, handed to the pipeline with its call: the
-/// tools its token's scopes grant, for the call and for every call a script
-/// it runs makes.
-impl toolhost_pipeline::Reach for Caller {
-    /// Why this caller may not call `tool` (a scope its token lacks), if so.
-    fn refuse(&self, tool: &str) -> Option<toolhost_contract::ToolFailure> {
-        if self.allows(tool) {
-            return None;
-        }
-        let scope = self
-            .rules
-            .config()
-            .scopes
-            .for_tool(tool)
-            .unwrap_or_default()
-            .to_owned();
-        Some(
-            toolhost_contract::ToolFailure::new(
-                toolhost_contract::FailureCode::Denied,
-                format!(
-                    "`{tool}` needs the scope `{scope}`, which your access token does not grant"
-                ),
-            )
-            .with_info(serde_json::json!({ "scope": scope })),
-        )
-    }
-}
-
 /// Serves `server` over streamable HTTP at `http://BIND/mcp` until
 /// `shutdown` is cancelled; then stops accepting, lets running calls finish
 /// for up to the grace period, and ends every session.
@@ -283,7 +255,9 @@ pub async fn serve(
     };
     let service =
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
-    let mut app = Router::new().route_service("/mcp", service);
+    let mut app = Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn(origin));
     if let Some(token) = options.token.clone() {
         let token = Arc::new(token.trim().to_owned());
         app = app.layer(middleware::from_fn(move |req, next| {

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use toolhost_contract::{ErrorCode, ToolResult};
+use toolhost_contract::{ErrorCode, FailureCode, StageVerdict, ToolResult};
 
 /// Upper bounds of the latency buckets, in microseconds (10 µs to 60 s).
 const BUCKETS_US: [u64; 16] = [
@@ -66,7 +66,7 @@ impl Histogram {
     }
 }
 
-/// Why a request was refused before any call ran.
+/// Why a request or a call was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rejection {
     /// No valid credentials (401).
@@ -78,6 +78,19 @@ pub enum Rejection {
 }
 
 impl Rejection {
+    /// The refusal a call's result is, if it is one: over quota, or denied
+    /// by the caller's reach (a scope its token lacks).
+    fn of(result: &ToolResult) -> Option<Rejection> {
+        if result.failed_with(FailureCode::QuotaExceeded) {
+            return Some(Rejection::Quota);
+        }
+        let by_reach = result.failed_with(FailureCode::Denied)
+            && result.meta().trace.entries.last().is_some_and(|e| {
+                e.verdict == StageVerdict::Deny && e.by == toolhost_pipeline::REACH
+            });
+        by_reach.then_some(Rejection::Forbidden)
+    }
+
     fn label(self) -> &'static str {
         match self {
             Rejection::Unauthenticated => "unauthenticated",
@@ -112,8 +125,12 @@ pub struct Gauges {
 }
 
 impl Metrics {
-    /// Counts a finished call of `tool` (`known`: a served tool's name).
+    /// Counts a finished call of `tool` (`known`: a served tool's name),
+    /// and the refusal it is, if it is one.
     pub fn record(&self, tool: &str, known: bool, result: &ToolResult) {
+        if let Some(why) = Rejection::of(result) {
+            self.reject(why);
+        }
         let code: &'static str = match result.error() {
             None => "ok",
             Some(f) => match &f.code {
@@ -254,7 +271,37 @@ fn escape(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolhost_contract::{FailureCode, ToolFailure};
+    use toolhost_contract::{Stage, ToolFailure};
+
+    #[test]
+    fn refusals_are_told_apart_by_their_code_and_who_denied() {
+        let denied_by = |by: &'static str| {
+            let mut r = ToolResult::from_failure(ToolFailure::new(FailureCode::Denied, "no"));
+            r.meta_mut()
+                .trace
+                .push(Stage::Lookup, StageVerdict::Deny, by, None);
+            r
+        };
+        let over = ToolResult::from_failure(ToolFailure::new(FailureCode::QuotaExceeded, "wait"));
+        assert_eq!(Rejection::of(&over), Some(Rejection::Quota));
+        assert_eq!(
+            Rejection::of(&denied_by(toolhost_pipeline::REACH)),
+            Some(Rejection::Forbidden)
+        );
+        assert_eq!(Rejection::of(&denied_by("policy")), None);
+        let m = Metrics::default();
+        m.record("edit", true, &denied_by(toolhost_pipeline::REACH));
+        m.record("edit", true, &over);
+        m.record("edit", true, &denied_by("policy"));
+        let text = m.render(&Gauges::default());
+        for line in [
+            "toolhost_rejected_total{reason=\"forbidden\"} 1",
+            "toolhost_rejected_total{reason=\"quota\"} 1",
+            "toolhost_calls_total{tool=\"edit\",code=\"denied\"} 2",
+        ] {
+            assert!(text.contains(line), "{line} in\n{text}");
+        }
+    }
 
     #[test]
     fn counts_calls_by_tool_and_code_and_bounds_unknown_names() {

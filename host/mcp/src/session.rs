@@ -6,14 +6,15 @@
 
 use crate::ServeError;
 use crate::approve::{Approvals, StateSeal, binding};
-use crate::http::Caller;
 use crate::metrics::{Gauges, Metrics};
 use crate::notices::{Notice, Notices, Severity};
-use crate::stdio::{Placement, RawMeta};
+use crate::origin::Origin;
+use crate::placement::Placement;
+use crate::quota::QuotaWrapper;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListResourcesResult,
-    ListToolsResult, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, InputRequiredResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
     SetLevelRequestParams, SubscriptionFilter,
 };
@@ -24,7 +25,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{ContextSink, FailureCode, ToolCall, ToolFailure, ToolResult};
+use toolhost_contract::{ContextSink, FailureCode, ToolCall, ToolResult};
+use toolhost_mcp_wire::Revision;
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::baseline::{HandleKey, derive_key};
 use toolhost_pipeline::replay::Replay;
@@ -105,8 +107,9 @@ struct Shared {
     repeat: RepeatScopes,
     /// What `/metrics` shows.
     metrics: Metrics,
-    /// Per-principal quotas.
-    quotas: toolhost_auth::Quotas,
+    /// Per-principal quotas, taken around each call's dispatch (`None`:
+    /// unbounded, and no wrapper).
+    quotas: Option<Arc<toolhost_auth::Quotas>>,
     /// Whether the first load of the toolbox finished (`/readyz`).
     ready: AtomicBool,
 }
@@ -154,6 +157,7 @@ impl Server {
             })?,
         };
         let quotas = toolhost_auth::Quotas::new(options.quotas);
+        let quotas = quotas.is_bounded().then(|| Arc::new(quotas));
         Ok(Server {
             shared: Arc::new(Shared {
                 host,
@@ -203,6 +207,13 @@ impl Server {
         }
         if let Some(log) = &options.log {
             b = b.session_log(log.clone());
+        }
+        if let Some(quotas) = &self.shared.quotas {
+            // Outermost: a call over quota runs no other wrapper.
+            let mut chain: Vec<Arc<dyn toolhost_pipeline::wrappers::Wrapper>> =
+                vec![Arc::new(QuotaWrapper(quotas.clone()))];
+            chain.extend(toolhost_pipeline::wrappers::standard());
+            b = b.wrappers(chain);
         }
         Session {
             shared: self.shared.clone(),
@@ -267,20 +278,6 @@ impl Server {
             }
         };
         tokio::time::timeout(grace, wait).await.is_ok()
-    }
-
-    /// Serves one session over stdin/stdout until the client closes it.
-    ///
-    /// The session runs on a thread of its own, and so do its calls while
-    /// they run without waiting; calls that wait, and calls sent together,
-    /// run on the runtime this is awaited on (the stdio module says how). When
-    /// stdin and stdout are pipes (as MCP clients launch servers) they are
-    /// read and written on that thread's reactor, not through a blocking
-    /// pool: each hand-off to a pool thread and back was a thread wake-up on
-    /// the path of every message. Anything else (a terminal, a file) is read
-    /// and written through the blocking pool.
-    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
-        crate::stdio::serve(self.clone()).await
     }
 }
 
@@ -368,65 +365,6 @@ A failed call's result says why, starting `Error [code]:` with a stable code (al
 A result cut to its budget links its full text as a toolhost://artifacts/ resource: \
 read it with resources/read (add ?offset=N to page).";
 
-/// Whether a request came under 2026-07-28 or later (stateless, no
-/// server-to-client requests).
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
-
-/// Who is calling, as far as the transport says: over HTTP, the bearer
-/// token's holder (a digest of the token) or an anonymous local client;
-/// over stdio, the process that started the server.
-fn principal(context: &RequestContext<RoleServer>) -> String {
-    let Some(parts) = context.extensions.get::<http::request::Parts>() else {
-        return "stdio".into();
-    };
-    if let Some(caller) = parts.extensions.get::<Caller>() {
-        return caller.identity.principal.clone();
-    }
-    match parts
-        .headers
-        .get(http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    {
-        Some(token) => {
-            let digest = toolhost_contract::sha256_hex(token.trim().as_bytes());
-            format!("bearer:{}", &digest[..16])
-        }
-        None => "http:anonymous".into(),
-    }
-}
-
-/// `result` on the wire. A transport that writes the response itself
-/// (stdio) leaves a [`RawMeta`] in the request: the `_meta` goes there, as
-/// JSON text, and the transport writes it beside the result.
-fn wire_result(
-    context: &RequestContext<RoleServer>,
-    result: ToolResult,
-    object_only: bool,
-) -> rmcp::model::CallToolResult {
-    match context.extensions.get::<RawMeta>() {
-        Some(slot) => {
-            let (wire, meta) = toolhost_mcp_wire::call_result_raw(result, object_only);
-            slot.put(meta);
-            wire
-        }
-        None => toolhost_mcp_wire::call_result(result, object_only),
-    }
-}
-
-/// The OAuth caller of a request over HTTP, when the server checks tokens.
-fn caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
-    context
-        .extensions
-        .get::<http::request::Parts>()?
-        .extensions
-        .get::<Caller>()
-}
-
 impl Session {
     /// The level notices go to this request at, if its client asked: the
     /// request's own (`_meta`, 2026-07-28) or the session's (`logging/setLevel`).
@@ -486,45 +424,15 @@ impl Session {
         self.shared.metrics.record(name, known, result);
     }
 
-    /// Runs `request` through the pipeline. From 2026-07-28 an `ask` ends
-    /// the request `input_required` (or uses the answer it brought); before,
-    /// it asks with `elicitation/create` while the call waits.
+    /// Runs `request` through the pipeline, with what its transport said
+    /// of it, as the request's revision carries calls: one translation each.
     async fn call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let object_only = context
-            .protocol_version()
-            .is_none_or(|v| v < ProtocolVersion::V_2026_07_28);
-        let capabilities = context.client_capabilities();
-        let principal = principal(&context);
-        // Refused before the pipeline: a tool outside the caller's scopes,
-        // and a caller over quota.
-        let refused = |why: crate::metrics::Rejection, failure: ToolFailure| {
-            self.shared.metrics.reject(why);
-            wire_result(&context, ToolResult::from_failure(failure), object_only).into()
-        };
-        let caller = caller(&context);
-        if let Some(failure) = caller.and_then(|c| c.refuse(&request.name)) {
-            return refused(crate::metrics::Rejection::Forbidden, failure);
-        }
-        // The scopes go down with the call: a script it runs reaches no more.
-        let reach = caller.map(|c| Arc::new(c.clone()) as Arc<dyn Reach>);
-        let _quota = match self.shared.quotas.admit(&principal) {
-            Ok(running) => running,
-            Err(over) => {
-                let failure = ToolFailure::new(
-                    FailureCode::QuotaExceeded,
-                    format!(
-                        "over quota: {}; try again in {} s",
-                        over.message, over.retry_after_s
-                    ),
-                )
-                .with_info(json!({ "retryAfterS": over.retry_after_s }));
-                return refused(crate::metrics::Rejection::Quota, failure);
-            }
-        };
+        let origin = Origin::of(&context);
+        let revision = Revision::of(context.protocol_version().as_ref());
         // What the tool reports while it runs goes to this client only if
         // it asked (a progress token; a log level).
         let (sink, forward) = match crate::relay::for_call(
@@ -541,22 +449,59 @@ impl Session {
                 f.run().await;
             }
         };
-        if !is_modern(&context) {
-            let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
-            call.principal = Some(principal);
-            let _routed =
-                self.approver
-                    .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
-            let name = call.name.clone();
-            let (result, ()) = tokio::join!(
-                self.run(call, context.ct.clone(), sink, false, reach),
-                forwarding
-            );
-            self.count(&name, &result);
-            return wire_result(&context, result, object_only).into();
+        let calling = async {
+            match revision {
+                Revision::Sessions => self.call_in_session(request, &context, &origin, sink).await,
+                Revision::Stateless => self.call_stateless(request, &context, &origin, sink).await,
+            }
+        };
+        let (done, ()) = tokio::join!(calling, forwarding);
+        match done {
+            Ok((name, result)) => {
+                // A call waiting for its approval's answer is counted when
+                // it comes back with it.
+                if !result.failed_with(FailureCode::ApprovalPending) {
+                    self.count(&name, &result);
+                }
+                origin.reply(result, revision).into()
+            }
+            Err(input) => CallToolResponse::InputRequired(input),
         }
+    }
+
+    /// A call under a revision with sessions: an `ask` is put to the user
+    /// with `elicitation/create` while the call waits.
+    async fn call_in_session(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        origin: &Origin,
+        sink: Option<Arc<dyn ContextSink>>,
+    ) -> Result<(String, ToolResult), InputRequiredResult> {
+        let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
+        call.principal = Some(origin.principal.clone());
+        let capabilities = context.client_capabilities();
+        let _routed =
+            self.approver
+                .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
+        let name = call.name.clone();
+        let result = self
+            .run(call, context.ct.clone(), sink, false, origin.reach())
+            .await;
+        Ok((name, result))
+    }
+
+    /// A call under a stateless revision (2026-07-28): an `ask` ends the
+    /// request `input_required` (the error), or uses the answer it brought.
+    async fn call_stateless(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        origin: &Origin,
+        sink: Option<Arc<dyn ContextSink>>,
+    ) -> Result<(String, ToolResult), InputRequiredResult> {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let bound = binding(&principal, &request.name, &arguments);
+        let bound = binding(&origin.principal, &request.name, &arguments);
         let opened = request.request_state.as_deref().map(|state| {
             self.shared
                 .seal
@@ -564,20 +509,22 @@ impl Session {
         });
         let (answer, resume) = opened.map_or((None, None), |o| (Some(o.answer), o.resume));
         let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
-        call.principal = Some(principal);
+        call.principal = Some(origin.principal.clone());
         call.resume = resume;
+        let capabilities = context.client_capabilities();
         let routed = self
             .approver
             .inline(&call.call_id, capabilities.as_ref(), answer);
-        // Over HTTP every 2026-07-28 request is its own session: the
-        // repeat check looks at the principal's latest call instead.
-        let over_http = context.extensions.get::<http::request::Parts>().is_some();
         let name = call.name.clone();
-        let running = self.run(call, context.ct.clone(), sink, over_http, reach);
-        let (result, ()) = tokio::join!(running, forwarding);
-        if !result.failed_with(FailureCode::ApprovalPending) {
-            self.count(&name, &result);
-        }
+        let result = self
+            .run(
+                call,
+                context.ct.clone(),
+                sink,
+                origin.connectionless,
+                origin.reach(),
+            )
+            .await;
         if result.failed_with(FailureCode::ApprovalPending)
             && let Some(asked) = routed.asked()
         {
@@ -588,11 +535,11 @@ impl Session {
                 .and_then(|i| i["resume"].as_str())
                 .map(str::to_owned);
             match self.shared.seal.ask(&asked, &bound, resume) {
-                Ok(input) => return CallToolResponse::InputRequired(input),
+                Ok(input) => return Err(input),
                 Err(e) => tracing::error!("the approval request could not be built: {e}"),
             }
         }
-        wire_result(&context, result, object_only).into()
+        Ok((name, result))
     }
 }
 
@@ -718,15 +665,12 @@ impl ServerHandler for Session {
         self.listed
             .store(self.shared.version.load(Ordering::SeqCst), Ordering::SeqCst);
         let registry = self.pipeline.registry();
-        let mut all = if self.pipeline.issues_handles() {
+        let all = if self.pipeline.issues_handles() {
             advertise::schemas_with_handles(registry, None, Format::Mcp)
         } else {
             advertise::schemas(registry, None, Format::Mcp)
         };
-        // A tool whose scope the caller's token lacks is not listed.
-        if let Some(caller) = caller(&context) {
-            all.retain(|t| t["name"].as_str().is_some_and(|n| caller.allows(n)));
-        }
+        let all = advertise::within_reach(all, Origin::of(&context).reach().as_deref());
         let mut page =
             toolhost_mcp_wire::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
         // Never "no tools" in silence: what is still loading, and what
@@ -810,7 +754,7 @@ impl ServerHandler for Session {
             )));
         };
         // Only the principal whose call made it reads it.
-        let owner = principal(&context);
+        let owner = Origin::of(&context).principal;
         match self
             .pipeline
             .artifacts()

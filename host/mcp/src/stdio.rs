@@ -16,12 +16,15 @@
 //! The transport answers `tools/call` requests itself, through rmcp's own
 //! request handler but around its service loop (see [`StdioTransport`]);
 //! every other message goes through rmcp. It writes the result's
-//! `_meta.toolhost` from the trace as it is ([`RawMeta`]), and a call's
+//! `_meta.toolhost` from the trace as it is ([`RawMeta`], in the request's
+//! [`Origin`]), and a call's
 //! sandbox ends after the response is out (`toolhost_runtime::deferring`):
 //! the pool's reset of the instance overlaps the client reading it.
 //! `--bench stdio` measures what this design buys.
 
-use crate::{ServeError, Session};
+use crate::origin::{Origin, RawMeta};
+use crate::placement::{OpenCalls, Placement};
+use crate::{ServeError, Server, Session};
 use rmcp::Service;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest, ErrorData,
@@ -32,117 +35,11 @@ use rmcp::transport::{StdioReader, StdioWriter, Transport};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::runtime::Handle;
-use tokio_util::sync::CancellationToken;
-use toolhost_contract::{FailureCode, ToolFailure, ToolResult};
-
-/// Where a session's calls run: in place while they do not wait and no
-/// other call is unanswered, on `pool` otherwise.
-#[derive(Clone)]
-pub(crate) struct Placement {
-    pool: Handle,
-    open: OpenCalls,
-}
-
-impl Placement {
-    /// Calls on `pool` when they cannot run in place; `open` is what the
-    /// transport counts.
-    pub(crate) fn new(pool: Handle, open: OpenCalls) -> Placement {
-        Placement { pool, open }
-    }
-
-    /// Runs `call`: polled here first when it is the only call unanswered,
-    /// and moved to the pool once it waits (or at once, beside others).
-    pub(crate) async fn run<F>(&self, call: F) -> ToolResult
-    where
-        F: Future<Output = ToolResult> + Send + 'static,
-    {
-        let mut call = Box::pin(call);
-        if self.open.alone()
-            && let Poll::Ready(result) = poll_once(call.as_mut()).await
-        {
-            return result;
-        }
-        match self.pool.spawn(call).await {
-            Ok(result) => result,
-            Err(e) => ToolResult::from_failure(ToolFailure::new(
-                FailureCode::HostError,
-                format!("the call's task ended before its result: {e}"),
-            )),
-        }
-    }
-}
-
-/// The `tools/call` requests read and not yet answered, with the token
-/// that cancels each one answered here, and whether more requests are
-/// already waiting to be read.
-#[derive(Clone, Default)]
-pub(crate) struct OpenCalls(Arc<Mutex<Open>>);
-
-#[derive(Default)]
-struct Open {
-    /// Every open call; `Some` for the ones answered here.
-    calls: HashMap<RequestId, Option<CancellationToken>>,
-    backlog: bool,
-}
-
-impl OpenCalls {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether a call may run in place: no other call open, and no request
-    /// waiting behind it.
-    fn alone(&self) -> bool {
-        let open = self.lock();
-        open.calls.len() <= 1 && !open.backlog
-    }
-
-    fn set_backlog(&self, backlog: bool) {
-        self.lock().backlog = backlog;
-    }
-
-    /// A call rmcp answers.
-    fn track(&self, id: RequestId) {
-        self.lock().calls.insert(id, None);
-    }
-
-    /// A call answered here: the token that cancels it.
-    fn open(&self, id: RequestId) -> CancellationToken {
-        let ct = CancellationToken::new();
-        self.lock().calls.insert(id, Some(ct.clone()));
-        ct
-    }
-
-    /// The call answered; whether it was still open (not cancelled).
-    fn close(&self, id: &RequestId) -> bool {
-        self.lock().calls.remove(id).is_some()
-    }
-
-    /// The client cancelled `id`: it gets no response (rmcp drops the
-    /// response of a request cancelled, and so does this transport), and a
-    /// call answered here stops.
-    fn cancel(&self, id: &RequestId) {
-        if let Some(Some(ct)) = self.lock().calls.remove(id) {
-            ct.cancel();
-        }
-    }
-
-    /// The client went away: every call answered here stops.
-    fn cancel_all(&self) {
-        for (_, ct) in self.lock().calls.drain() {
-            if let Some(ct) = ct {
-                ct.cancel();
-            }
-        }
-    }
-}
 
 /// The stdio transport: reads the client's lines, answers the calls it can
 /// answer itself, and passes everything else to rmcp.
@@ -233,13 +130,6 @@ fn is_notification(line: &[u8]) -> bool {
         .is_ok_and(|e| e.id.is_none() || e.method.is_some_and(|m| m.starts_with("notifications/")))
 }
 
-/// `fut` polled once, here: a call that finishes without waiting ends in
-/// this poll, and one that waits is handed on (its next poll registers the
-/// waker of wherever it went).
-async fn poll_once<F: Future + ?Sized>(mut fut: Pin<&mut F>) -> Poll<F::Output> {
-    std::future::poll_fn(move |cx| Poll::Ready(fut.as_mut().poll(cx))).await
-}
-
 /// `line` as a `tools/call` this transport answers itself: a JSON-RPC 2.0
 /// request with an id and parameters of the right shape. `None` sends the
 /// line to rmcp.
@@ -270,7 +160,10 @@ impl Direct {
             context.meta = meta;
         }
         let meta = RawMeta::default();
-        context.extensions.insert(meta.clone());
+        context.extensions.insert(Origin {
+            reply: Some(meta.clone()),
+            ..Origin::stdio()
+        });
         async move {
             // rmcp's own request handler, with every check and shaping it
             // does for a call (only its service loop is skipped).
@@ -306,23 +199,6 @@ impl Direct {
                 tracing::error!("writing a response: {e}");
             }
         }
-    }
-}
-
-/// Where the session leaves a call's `_meta.toolhost`, as JSON text, for
-/// the transport to write beside the result (a request that carries one
-/// gets its result without `_meta`: see [`toolhost_mcp_wire::call_result_raw`]).
-#[derive(Clone, Default)]
-pub(crate) struct RawMeta(Arc<Mutex<Option<Box<RawValue>>>>);
-
-impl RawMeta {
-    /// Leaves `meta` for the transport.
-    pub(crate) fn put(&self, meta: Box<RawValue>) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(meta);
-    }
-
-    fn take(&self) -> Option<Box<RawValue>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 }
 
@@ -529,10 +405,26 @@ impl Transport<RoleServer> for StdioTransport {
     }
 }
 
+impl Server {
+    /// Serves one session over stdin/stdout until the client closes it.
+    ///
+    /// The session runs on a thread of its own, and so do its calls while
+    /// they run without waiting; calls that wait, and calls sent together,
+    /// run on the runtime this is awaited on (the stdio module says how). When
+    /// stdin and stdout are pipes (as MCP clients launch servers) they are
+    /// read and written on that thread's reactor, not through a blocking
+    /// pool: each hand-off to a pool thread and back was a thread wake-up on
+    /// the path of every message. Anything else (a terminal, a file) is read
+    /// and written through the blocking pool.
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        serve(self.clone()).await
+    }
+}
+
 /// Serves `server` over stdin and stdout on a thread of its own until the
 /// client closes them; calls that leave the thread run on the runtime this
 /// is awaited on.
-pub(crate) async fn serve(server: crate::Server) -> Result<(), ServeError> {
+async fn serve(server: Server) -> Result<(), ServeError> {
     let pool = Handle::current();
     let (done, finished) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
@@ -552,7 +444,7 @@ pub(crate) async fn serve(server: crate::Server) -> Result<(), ServeError> {
 }
 
 /// The session, on this thread's runtime.
-async fn serve_here(server: crate::Server, pool: Handle) -> Result<(), ServeError> {
+async fn serve_here(server: Server, pool: Handle) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
     let calls = OpenCalls::default();
     // The pipes register with this thread's reactor (as pipes, when they
@@ -589,27 +481,8 @@ async fn serve_here(server: crate::Server, pool: Handle) -> Result<(), ServeErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    fn done() -> ToolResult {
-        ToolResult::from_failure(ToolFailure::new(FailureCode::HostError, "done"))
-    }
-
-    /// The thread a call finished on.
-    async fn finished_on(placement: &Placement, yields: bool) -> std::thread::ThreadId {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let result = placement
-            .run(async move {
-                if yields {
-                    tokio::task::yield_now().await;
-                }
-                let _ = tx.send(std::thread::current().id());
-                done()
-            })
-            .await;
-        assert!(result.failed_with(FailureCode::HostError));
-        rx.recv().expect("the call ran")
-    }
+    use toolhost_contract::{FailureCode, ToolFailure, ToolResult};
+    use toolhost_mcp_wire::Revision;
 
     /// A response written with its meta as text is what rmcp writes for
     /// the result with that meta as a map, byte for byte: a success with
@@ -642,11 +515,13 @@ mod tests {
             (success, true, RequestId::String("s-1".into())),
             (failure, false, RequestId::Number(8)),
         ] {
-            let mut expected = ServerResult::CallToolResult(toolhost_mcp_wire::call_result(
-                result.clone(),
-                legacy,
-            ));
-            let (bare, meta) = toolhost_mcp_wire::call_result_raw(result, legacy);
+            let revision = if legacy {
+                Revision::Sessions
+            } else {
+                Revision::Stateless
+            };
+            let mut expected = ServerResult::CallToolResult(revision.call_result(result.clone()));
+            let (bare, meta) = revision.call_result_raw(result);
             let mut bare = ServerResult::CallToolResult(bare);
             if legacy {
                 expected.strip_result_type_for_legacy_peer();
@@ -685,57 +560,5 @@ mod tests {
         ] {
             assert!(direct_call(line.as_bytes()).is_none(), "{line}");
         }
-    }
-
-    #[test]
-    fn a_cancelled_call_is_closed_and_stopped() {
-        let calls = OpenCalls::default();
-        let ct = calls.open(RequestId::Number(1));
-        calls.track(RequestId::Number(2));
-        assert!(!calls.alone());
-        calls.cancel(&RequestId::Number(1));
-        assert!(ct.is_cancelled());
-        // Its response is not written; rmcp's cancelled call is closed too.
-        assert!(!calls.close(&RequestId::Number(1)));
-        calls.cancel(&RequestId::Number(2));
-        assert!(calls.alone());
-        let ct = calls.open(RequestId::Number(3));
-        calls.set_backlog(true);
-        assert!(!calls.alone());
-        calls.cancel_all();
-        assert!(ct.is_cancelled());
-    }
-
-    #[test]
-    fn a_call_runs_in_place_until_it_waits_or_another_call_is_open() {
-        let pool = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .build()
-            .expect("pool");
-        let here = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let open = OpenCalls::default();
-        let placement = Placement::new(pool.handle().clone(), open.clone());
-        let me = std::thread::current().id();
-        here.block_on(async {
-            open.track(RequestId::Number(1));
-            // Alone and never waiting: start to end on this thread.
-            assert_eq!(finished_on(&placement, false).await, me);
-            // It waited: it finished on the pool.
-            assert_ne!(finished_on(&placement, true).await, me);
-            // Another call is open: on the pool from the start.
-            open.track(RequestId::Number(2));
-            let started_here = Arc::new(AtomicBool::new(false));
-            let flag = started_here.clone();
-            placement
-                .run(async move {
-                    flag.store(std::thread::current().id() == me, Ordering::SeqCst);
-                    done()
-                })
-                .await;
-            assert!(!started_here.load(Ordering::SeqCst));
-        });
     }
 }

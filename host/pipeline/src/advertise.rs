@@ -114,6 +114,15 @@ pub fn schemas_with_handles(
     )
 }
 
+/// `schemas` without the tools `reach` refuses: a caller is not shown
+/// what it may not call.
+pub fn within_reach(mut schemas: Vec<Value>, reach: Option<&dyn crate::Reach>) -> Vec<Value> {
+    if let Some(reach) = reach {
+        schemas.retain(|t| t["name"].as_str().is_some_and(|n| reach.allows(n)));
+    }
+    schemas
+}
+
 fn listing(
     registry: &Registry,
     agent: Option<&str>,

@@ -48,7 +48,7 @@ pub use body::{BodyInput, ToolBody};
 pub use call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
 pub use listeners::{
     Approval, ApprovalRequest, ApproveAll, Approver, Guard, GuardDenial, ListenerError, PostAction,
-    PostExecute, PreDecision, PreExecute, Reach, ResultListener,
+    PostExecute, PreDecision, PreExecute, REACH, Reach, ResultListener,
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RepeatScopes, StageObserver};
 pub use registry::{

@@ -22,7 +22,14 @@ use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, ToolResult};
 pub trait Reach: Send + Sync {
     /// Why this caller may not call `tool`, if so.
     fn refuse(&self, tool: &str) -> Option<ToolFailure>;
+    /// Whether this caller may see and call `tool` (what a listing keeps).
+    fn allows(&self, tool: &str) -> bool {
+        self.refuse(tool).is_none()
+    }
 }
+
+/// The name a [`Reach`]'s refusal goes by in a result's decision trace.
+pub const REACH: &str = "reach";
 
 /// A pre-execute decision.
 #[derive(Debug, Clone, PartialEq, Eq)]

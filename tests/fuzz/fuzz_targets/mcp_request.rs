@@ -23,7 +23,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 use toolhost_contract::{ContentBlock, FailureCode, ToolFailure, ToolResult, ToolSuccess};
-use toolhost_mcp_wire as wire;
+use toolhost_mcp_Revision;
 use toolhost_stages::bound::ARTIFACT_SCHEME;
 
 mod world;
@@ -67,9 +67,9 @@ fn answer(id: RequestId, result: ServerResult) -> Value {
     serde_json::from_str(&text).expect("JSON")
 }
 
-fn call(id: RequestId, params: rmcp::model::CallToolRequestParams, object_only: bool) -> Value {
+fn call(id: RequestId, params: rmcp::model::CallToolRequestParams, revision: Revision) -> Value {
     let w = world::world();
-    let call = wire::tool_call(&id.to_string(), params);
+    let call = toolhost_mcp_wire::tool_call(&id.to_string(), params);
     assert!(call.call_id.starts_with("mcp-"));
     let result = match w.tools.iter().position(|(d, _)| d.name == call.name) {
         None => ToolResult::from_failure(ToolFailure::new(
@@ -90,7 +90,7 @@ fn call(id: RequestId, params: rmcp::model::CallToolRequestParams, object_only: 
     let is_error = result.is_error();
     let wire = answer(
         id,
-        ServerResult::CallToolResult(wire::call_result(result, object_only)),
+        ServerResult::CallToolResult(revision.call_result(result)),
     );
     let r = &wire["result"];
     assert_eq!(r["isError"], json!(is_error), "{wire}");
@@ -101,7 +101,7 @@ fn call(id: RequestId, params: rmcp::model::CallToolRequestParams, object_only: 
             "{wire}"
         );
     } else if let Some(s) = r.get("structuredContent") {
-        assert!(!object_only || s.is_object(), "{wire}");
+        assert!(revision == Revision::Stateless || s.is_object(), "{wire}");
     }
     wire
 }
@@ -114,17 +114,23 @@ fuzz_target!(|data: &[u8]| {
         let id = request.id.clone();
         match request.request {
             ClientRequest::CallToolRequest(r) => {
-                let object_only = id.to_string().len() % 2 == 0;
-                call(id, r.params, object_only);
+                let revision = if id.to_string().len() % 2 == 0 {
+                    Revision::Sessions
+                } else {
+                    Revision::Stateless
+                };
+                call(id, r.params, revision);
             }
             ClientRequest::ReadResourceRequest(r) => {
                 let uri = r.params.uri;
-                if let Some((aid, offset, limit)) = wire::artifact_request(&uri) {
+                if let Some((aid, offset, limit)) = toolhost_mcp_wire::artifact_request(&uri) {
                     assert!(uri.starts_with(ARTIFACT_SCHEME), "{uri}");
                     assert!(!aid.is_empty() && (1..=1 << 20).contains(&limit), "{uri}");
                     let text = "x".repeat(limit.min(64));
                     let total = offset.saturating_add(text.len()).saturating_add(1);
-                    if let Ok(page) = wire::artifact_page(&uri, &aid, offset, text, total) {
+                    if let Ok(page) =
+                        toolhost_mcp_wire::artifact_page(&uri, &aid, offset, text, total)
+                    {
                         answer(id, ServerResult::ReadResourceResult(page));
                     }
                 }
@@ -136,7 +142,7 @@ fuzz_target!(|data: &[u8]| {
                     .map(|(d, _)| json!({"name": d.name, "inputSchema": d.input_schema}))
                     .collect();
                 let cursor = r.params.as_ref().and_then(|p| p.cursor.as_deref());
-                if let Ok(page) = wire::tools_page(all, cursor) {
+                if let Ok(page) = toolhost_mcp_wire::tools_page(all, cursor) {
                     answer(id, ServerResult::ListToolsResult(page));
                 }
             }

@@ -13,7 +13,7 @@
 //! Results are deterministic: by score, ties by the tools' advertised
 //! order.
 
-use crate::registry::RegisteredTool;
+use crate::tool::RegisteredTool;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

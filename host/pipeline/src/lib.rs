@@ -36,6 +36,7 @@ pub mod registry;
 mod repeat;
 pub mod replay;
 mod script;
+mod tool;
 pub mod wrappers;
 /// The durable session log (its own crate, `toolhost-session-log`, so its
 /// reader can be fuzzed without building the sandbox).

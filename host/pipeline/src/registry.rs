@@ -8,12 +8,10 @@
 //! ones still loading and names the reason when a tool is not served, so
 //! every front end says why, where the user asks.
 
-use crate::body::ToolBody;
-use jsonschema::Validator;
+pub use crate::tool::{RegisteredTool, ToolSpec};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
-use toolhost_contract::ToolDescriptor;
-use toolhost_policy::{Mode, Policy, ToolPolicy};
+use toolhost_policy::{Mode, Policy};
 use toolhost_runtime::LoadedComponent;
 
 /// Where a tool is visible.
@@ -23,49 +21,6 @@ pub enum Scope {
     Global,
     /// To one agent only; shadows a global tool of the same name.
     Agent(String),
-}
-
-/// A registered tool: its declaration, its resolved policy, its body and
-/// its compiled validators. Host-only: never serialized for a model.
-pub struct RegisteredTool {
-    /// What the tool declared.
-    pub descriptor: ToolDescriptor,
-    /// Its resolved policy.
-    pub policy: ToolPolicy,
-    /// What runs it.
-    pub body: Arc<dyn ToolBody>,
-    /// Where it came from (component path or a label).
-    pub source: String,
-    /// The descriptor's digest ([`ToolDescriptor::digest`]), computed once.
-    pub digest: String,
-    /// Callable by name and found by `search_tools`, but not advertised
-    /// (progressive discovery).
-    pub deferred: bool,
-    pub(crate) input: Validator,
-    pub(crate) output: Validator,
-}
-
-impl std::fmt::Debug for RegisteredTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegisteredTool")
-            .field("name", &self.descriptor.name)
-            .field("source", &self.source)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A tool to register.
-pub struct ToolSpec {
-    /// Its declaration.
-    pub descriptor: ToolDescriptor,
-    /// Its resolved policy.
-    pub policy: ToolPolicy,
-    /// What runs it.
-    pub body: Arc<dyn ToolBody>,
-    /// Where it came from.
-    pub source: String,
-    /// Not advertised, found by search instead (see [`RegisteredTool::deferred`]).
-    pub deferred: bool,
 }
 
 /// Registration failed; nothing was registered.

@@ -478,12 +478,12 @@ impl Session {
         origin: &Origin,
         sink: Option<Arc<dyn ContextSink>>,
     ) -> Result<(String, ToolResult), InputRequiredResult> {
-        let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
-        call.principal = Some(origin.principal.clone());
-        let capabilities = context.client_capabilities();
-        let _routed =
-            self.approver
-                .elicit(&call.call_id, context.peer.clone(), capabilities.as_ref());
+        let call = tool_call(request, context, origin);
+        let _routed = self.approver.elicit(
+            &call.call_id,
+            context.peer.clone(),
+            context.client_capabilities().as_ref(),
+        );
         let name = call.name.clone();
         let result = self
             .run(call, context.ct.clone(), sink, false, origin.reach())
@@ -508,13 +508,13 @@ impl Session {
                 .open(state, &bound, request.input_responses.as_ref())
         });
         let (answer, resume) = opened.map_or((None, None), |o| (Some(o.answer), o.resume));
-        let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
-        call.principal = Some(origin.principal.clone());
+        let mut call = tool_call(request, context, origin);
         call.resume = resume;
-        let capabilities = context.client_capabilities();
-        let routed = self
-            .approver
-            .inline(&call.call_id, capabilities.as_ref(), answer);
+        let routed = self.approver.inline(
+            &call.call_id,
+            context.client_capabilities().as_ref(),
+            answer,
+        );
         let name = call.name.clone();
         let result = self
             .run(
@@ -541,6 +541,17 @@ impl Session {
         }
         Ok((name, result))
     }
+}
+
+/// `request` as the pipeline's call, from who its origin says.
+fn tool_call(
+    request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+    origin: &Origin,
+) -> ToolCall {
+    let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
+    call.principal = Some(origin.principal.clone());
+    call
 }
 
 impl ServerHandler for Session {

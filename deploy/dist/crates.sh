@@ -11,7 +11,8 @@
 #    embeds its kits from there; cargo itself would leave every guest
 #    crate out of a package (a directory with a Cargo.toml is another
 #    package).
-# 2. `cargo package --workspace` (all but the unpublished toolhost-tests),
+# 2. `cargo package --workspace` (all but the unpublished toolhost-tests
+#    and toolhost-testkit),
 #    which resolves the crates' dependencies on each other through a local
 #    registry of the packages just made and verifies each one by building
 #    it from its package: the built-ins from the tarball, in OUT_DIR.
@@ -48,10 +49,10 @@ echo "crates.sh: $tar_file ($(tar -tf "$tar_file" | wc -l) files, $(($(wc -c <"$
 
 # --allow-dirty: the tarball is generated, never committed.
 if [[ -n "$quick" ]]; then
-    "${CARGO:-cargo}" package --workspace --exclude toolhost-tests --allow-dirty --locked --no-verify
+    "${CARGO:-cargo}" package --workspace --exclude toolhost-tests --exclude toolhost-testkit --allow-dirty --locked --no-verify
     "${CARGO:-cargo}" package -p toolhost-guests --allow-dirty --locked
 else
-    "${CARGO:-cargo}" package --workspace --exclude toolhost-tests --allow-dirty --locked
+    "${CARGO:-cargo}" package --workspace --exclude toolhost-tests --exclude toolhost-testkit --allow-dirty --locked
 fi
 
 target="${CARGO_TARGET_DIR:-$root/target}"

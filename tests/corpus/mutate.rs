@@ -1,4 +1,5 @@
-//! Shared by the no-panic tests of several crates (included with `#[path]`):
+//! Shared by the no-panic tests of several crates (included with `#[path]`,
+//! by `toolhost-testkit` for the TOML file parsers):
 //! the corpus of interesting inputs kept in `tests/corpus/<target>/`, and a
 //! proptest strategy that mutates its entries the way a fuzzer would (bit
 //! flips, deletions, insertions of interesting bytes, duplicated and

@@ -4,80 +4,28 @@
 //!
 //! Run with `BLESS=1` to rewrite the `.err` files from the current messages.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toolhost_policy::{Decision, FsMode, Policy, RenderMode};
+use toolhost_testkit::golden::{self, file_name, toml_files};
 
 const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
 const POLICIES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../policies");
 
-/// The `.toml` files of `dir`, sorted.
-fn toml_files(dir: &Path) -> Vec<PathBuf> {
-    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let mut files: Vec<PathBuf> = entries
-        .map(|entry| entry.expect("readable directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn file_name(path: &Path) -> &str {
-    path.file_name()
-        .and_then(|name| name.to_str())
-        .expect("UTF-8 file name")
-}
-
 #[test]
 fn invalid_policies_match_golden_errors() {
-    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
-    let files = toml_files(&Path::new(TESTS).join("invalid"));
-    assert!(files.len() >= 14, "only {} invalid cases", files.len());
-    let mut failures = Vec::new();
-    for path in files {
-        let name = file_name(&path);
-        let text = fs::read_to_string(&path).expect("readable test file");
-        let actual = match Policy::parse(&text, name, Path::new("/base")) {
-            Ok(policy) => {
-                failures.push(format!("{name}: parsed but should fail: {policy:?}"));
-                continue;
-            }
-            Err(err) => err.to_string(),
-        };
-        assert!(
-            !actual.contains('\n'),
-            "{name}: multi-line message {actual:?}"
-        );
-        let err_path = path.with_extension("err");
-        if bless {
-            fs::write(&err_path, format!("{actual}\n")).expect("writable .err file");
-            continue;
-        }
-        match fs::read_to_string(&err_path) {
-            Ok(expected) if expected.trim_end() == actual => {}
-            Ok(expected) => failures.push(format!(
-                "{name}:\n  expected: {}\n  actual:   {actual}",
-                expected.trim_end()
-            )),
-            Err(e) => failures.push(format!(
-                "{}: {e} (run with BLESS=1 to create it; actual: {actual})",
-                err_path.display()
-            )),
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    golden::invalid_files_match_golden_errors(
+        &Path::new(TESTS).join("invalid"),
+        14,
+        |text, name| Policy::parse(text, name, Path::new("/base")),
+    );
 }
 
 #[test]
 fn valid_policies_parse() {
-    let files = toml_files(&Path::new(TESTS).join("valid"));
-    assert!(!files.is_empty());
-    for path in files {
-        if let Err(err) = Policy::load(&path, Path::new("/base")) {
-            panic!("{err}");
-        }
-    }
+    golden::valid_files_parse(&Path::new(TESTS).join("valid"), 1, |path| {
+        Policy::load(path, Path::new("/base"))
+    });
 }
 
 #[test]

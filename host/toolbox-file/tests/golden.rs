@@ -3,33 +3,16 @@
 //!
 //! Run with `BLESS=1` to rewrite the `.err` files from the current messages.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toolhost_policy::{Decision, FsMode};
+use toolhost_testkit::golden;
 use toolhost_toolbox_file::{Mode, PolicySource, Source, Toolbox};
 
 const TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
 
 /// The built-in tools of these tests (those of the real host).
 const BUILTINS: &[&str] = &["read", "write", "edit", "list", "grep", "fetch"];
-
-/// The `.toml` files of `dir`, sorted.
-fn toml_files(dir: &Path) -> Vec<PathBuf> {
-    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let mut files: Vec<PathBuf> = entries
-        .map(|entry| entry.expect("readable directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn file_name(path: &Path) -> &str {
-    path.file_name()
-        .and_then(|name| name.to_str())
-        .expect("UTF-8 file name")
-}
 
 fn load(name: &str) -> Toolbox {
     let path = Path::new(TESTS).join("valid").join(name);
@@ -38,50 +21,19 @@ fn load(name: &str) -> Toolbox {
 
 #[test]
 fn invalid_toolboxes_match_golden_errors() {
-    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
-    let files = toml_files(&Path::new(TESTS).join("invalid"));
-    assert!(files.len() >= 15, "only {} invalid cases", files.len());
-    let mut failures = Vec::new();
-    for path in files {
-        let name = file_name(&path);
-        let text = fs::read_to_string(&path).expect("readable test file");
-        let actual = match Toolbox::parse(&text, name, Path::new("/base"), BUILTINS) {
-            Ok(toolbox) => {
-                failures.push(format!("{name}: parsed but should fail: {toolbox:?}"));
-                continue;
-            }
-            Err(err) => err.to_string(),
-        };
-        assert!(
-            !actual.contains('\n'),
-            "{name}: multi-line message {actual:?}"
-        );
-        let err_path = path.with_extension("err");
-        if bless {
-            fs::write(&err_path, format!("{actual}\n")).expect("writable .err file");
-            continue;
-        }
-        match fs::read_to_string(&err_path) {
-            Ok(expected) if expected.trim_end() == actual => {}
-            Ok(expected) => failures.push(format!(
-                "{name}:\n  expected: {}\n  actual:   {actual}",
-                expected.trim_end()
-            )),
-            Err(e) => failures.push(format!(
-                "{}: {e} (run with BLESS=1 to create it; actual: {actual})",
-                err_path.display()
-            )),
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    golden::invalid_files_match_golden_errors(
+        &Path::new(TESTS).join("invalid"),
+        15,
+        |text, name| Toolbox::parse(text, name, Path::new("/base"), BUILTINS),
+    );
 }
 
 #[test]
 fn valid_toolboxes_parse() {
-    let files = toml_files(&Path::new(TESTS).join("valid"));
-    assert!(files.len() >= 5, "only {} valid cases", files.len());
-    for path in files {
-        let toolbox = Toolbox::load(&path, BUILTINS).unwrap_or_else(|e| panic!("{e}"));
+    let parsed = golden::valid_files_parse(&Path::new(TESTS).join("valid"), 5, |path| {
+        Toolbox::load(path, BUILTINS)
+    });
+    for (path, toolbox) in parsed {
         assert!(!toolbox.components.is_empty(), "{}", path.display());
         assert_eq!(toolbox.base_dir, Path::new(TESTS).join("valid"));
     }

@@ -38,10 +38,10 @@
 //!     type Output = SizeValue;
 //!
 //!     fn annotations() -> Annotations {
-//!         Annotations { read_only: true, idempotent: true, ..Annotations::NONE }
+//!         Annotations::READ_ONLY_IDEMPOTENT
 //!     }
 //!     fn paths() -> Vec<PathParam> {
-//!         vec![PathParam { pointer: "/path", access: PathAccess::Read }]
+//!         vec![PathParam::new("/path", PathAccess::Read)]
 //!     }
 //!     fn execute(args: SizeArgs) -> Result<SizeValue, ToolError> {
 //!         let path = toolhost_kit::resolve_path(&args.path);
@@ -167,13 +167,51 @@ pub struct Annotations {
 }
 
 impl Annotations {
-    /// All hints false; use with struct update syntax.
+    /// All hints false: the start of the others (`Annotations::NONE
+    /// .with_destructive()`), or use it with struct update syntax.
     pub const NONE: Annotations = Annotations {
         read_only: false,
         destructive: false,
         idempotent: false,
         open_world: false,
     };
+
+    /// A tool that looks things up: it changes nothing, and the same
+    /// arguments give the same answer (reading, listing, searching files).
+    pub const READ_ONLY_IDEMPOTENT: Annotations =
+        Annotations::NONE.with_read_only().with_idempotent();
+
+    /// These hints, and [`Annotations::read_only`].
+    pub const fn with_read_only(self) -> Annotations {
+        Annotations {
+            read_only: true,
+            ..self
+        }
+    }
+
+    /// These hints, and [`Annotations::destructive`].
+    pub const fn with_destructive(self) -> Annotations {
+        Annotations {
+            destructive: true,
+            ..self
+        }
+    }
+
+    /// These hints, and [`Annotations::idempotent`].
+    pub const fn with_idempotent(self) -> Annotations {
+        Annotations {
+            idempotent: true,
+            ..self
+        }
+    }
+
+    /// These hints, and [`Annotations::open_world`].
+    pub const fn with_open_world(self) -> Annotations {
+        Annotations {
+            open_world: true,
+            ..self
+        }
+    }
 }
 
 /// How a tool uses a path argument.
@@ -200,6 +238,13 @@ pub struct PathParam {
     pub pointer: &'static str,
     /// How the tool uses the path.
     pub access: PathAccess,
+}
+
+impl PathParam {
+    /// The argument at `pointer`, used as `access` says.
+    pub const fn new(pointer: &'static str, access: PathAccess) -> PathParam {
+        PathParam { pointer, access }
+    }
 }
 
 /// A failure the tool reports itself.
@@ -752,10 +797,7 @@ mod tests {
         type Args = AddArgs;
         type Output = Sum;
         fn annotations() -> Annotations {
-            Annotations {
-                read_only: true,
-                ..Annotations::NONE
-            }
+            Annotations::NONE.with_read_only()
         }
         fn execute(args: AddArgs) -> Result<Sum, ToolError> {
             if args.a < 0 {
@@ -784,10 +826,7 @@ mod tests {
             Annotations::NONE
         }
         fn paths() -> Vec<PathParam> {
-            vec![PathParam {
-                pointer: "/a",
-                access: PathAccess::Read,
-            }]
+            vec![PathParam::new("/a", PathAccess::Read)]
         }
         fn execute(args: AddArgs) -> Result<Sum, ToolError> {
             Ok(Sum { sum: args.a })
@@ -855,6 +894,31 @@ mod tests {
         assert_eq!(input["properties"]["b"]["default"], 1);
         let output: serde_json::Value = serde_json::from_str(&list[0].output_schema).unwrap();
         assert_eq!(output["properties"]["sum"]["type"], "integer");
+    }
+
+    #[test]
+    fn annotation_and_path_helpers() {
+        assert_eq!(
+            Annotations::READ_ONLY_IDEMPOTENT,
+            Annotations {
+                read_only: true,
+                idempotent: true,
+                ..Annotations::NONE
+            }
+        );
+        let all = Annotations::NONE
+            .with_read_only()
+            .with_destructive()
+            .with_idempotent()
+            .with_open_world();
+        assert!(all.read_only && all.destructive && all.idempotent && all.open_world);
+        assert_eq!(
+            PathParam::new("/p", PathAccess::Patch),
+            PathParam {
+                pointer: "/p",
+                access: PathAccess::Patch
+            }
+        );
     }
 
     #[test]

@@ -41,19 +41,12 @@ impl Tool for CountTool {
 
     fn annotations() -> Annotations {
         // It changes nothing, and the same file gives the same answer.
-        Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Annotations::NONE
-        }
+        Annotations::READ_ONLY_IDEMPOTENT
     }
 
     fn paths() -> Vec<PathParam> {
         // The host checks this argument against the policy's grants first.
-        vec![PathParam {
-            pointer: "/path",
-            access: PathAccess::Read,
-        }]
+        vec![PathParam::new("/path", PathAccess::Read)]
     }
 
     fn execute(args: Args) -> Result<Counts, ToolError> {

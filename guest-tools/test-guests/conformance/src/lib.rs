@@ -35,14 +35,6 @@ pub const SILENT_WAV: &str =
 /// The pause between reports, as the suite asks.
 const PAUSE: Duration = Duration::from_millis(50);
 
-fn read_only() -> Annotations {
-    Annotations {
-        read_only: true,
-        idempotent: true,
-        ..Annotations::NONE
-    }
-}
-
 /// Declares a fixture tool that returns `Ran` and renders `$render`.
 macro_rules! fixture {
     ($ty:ident, $name:literal, $description:literal, |$args:ident| $execute:block, $render:expr) => {
@@ -56,7 +48,7 @@ macro_rules! fixture {
             type Output = Ran;
 
             fn annotations() -> Annotations {
-                read_only()
+                Annotations::READ_ONLY_IDEMPOTENT
             }
 
             fn execute($args: NoArgs) -> Result<Ran, ToolError> {
@@ -177,7 +169,7 @@ impl Tool for ErrorHandling {
     type Output = Ran;
 
     fn annotations() -> Annotations {
-        read_only()
+        Annotations::READ_ONLY_IDEMPOTENT
     }
 
     fn execute(_: NoArgs) -> Result<Ran, ToolError> {

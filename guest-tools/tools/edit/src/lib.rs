@@ -68,17 +68,11 @@ impl Tool for EditTool {
     }
 
     fn annotations() -> Annotations {
-        Annotations {
-            destructive: true,
-            ..Annotations::NONE
-        }
+        Annotations::NONE.with_destructive()
     }
 
     fn paths() -> Vec<PathParam> {
-        vec![PathParam {
-            pointer: "/path",
-            access: PathAccess::Patch,
-        }]
+        vec![PathParam::new("/path", PathAccess::Patch)]
     }
 
     fn execute(args: EditArgs) -> Result<EditValue, ToolError> {

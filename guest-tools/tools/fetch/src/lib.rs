@@ -85,11 +85,7 @@ impl Tool for FetchTool {
     }
 
     fn annotations() -> Annotations {
-        Annotations {
-            read_only: true,
-            open_world: true,
-            ..Annotations::NONE
-        }
+        Annotations::NONE.with_read_only().with_open_world()
     }
 
     fn execute(args: FetchArgs) -> Result<FetchValue, ToolError> {

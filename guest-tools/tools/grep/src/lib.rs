@@ -172,18 +172,11 @@ impl Tool for GrepTool {
     }
 
     fn annotations() -> Annotations {
-        Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Annotations::NONE
-        }
+        Annotations::READ_ONLY_IDEMPOTENT
     }
 
     fn paths() -> Vec<PathParam> {
-        vec![PathParam {
-            pointer: "/path",
-            access: PathAccess::List,
-        }]
+        vec![PathParam::new("/path", PathAccess::List)]
     }
 
     fn execute(args: GrepArgs) -> Result<GrepValue, ToolError> {

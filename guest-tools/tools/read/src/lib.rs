@@ -87,18 +87,11 @@ impl Tool for ReadTool {
     }
 
     fn annotations() -> Annotations {
-        Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Annotations::NONE
-        }
+        Annotations::READ_ONLY_IDEMPOTENT
     }
 
     fn paths() -> Vec<PathParam> {
-        vec![PathParam {
-            pointer: "/path",
-            access: PathAccess::Read,
-        }]
+        vec![PathParam::new("/path", PathAccess::Read)]
     }
 
     fn execute(args: ReadArgs) -> Result<ReadValue, ToolError> {

@@ -50,18 +50,11 @@ impl Tool for WriteTool {
     }
 
     fn annotations() -> Annotations {
-        Annotations {
-            destructive: true,
-            idempotent: true,
-            ..Annotations::NONE
-        }
+        Annotations::NONE.with_destructive().with_idempotent()
     }
 
     fn paths() -> Vec<PathParam> {
-        vec![PathParam {
-            pointer: "/path",
-            access: PathAccess::Write,
-        }]
+        vec![PathParam::new("/path", PathAccess::Write)]
     }
 
     fn execute(args: WriteArgs) -> Result<WriteValue, ToolError> {

@@ -6,22 +6,33 @@
 //! component imports an interface the policy does not grant) is not
 //! registered, so it is never advertised; the [`LoadReport`] says why.
 
-use crate::file::{Advertise, ComponentEntry, PolicySource, Source, Toolbox, ToolboxError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{ContentBlock, DescriptorLimits, ToolDescriptor, ToolFailure, valid_name};
+use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, valid_name};
 use toolhost_effects::{Journal, Recovery};
 use toolhost_pipeline::bound::Artifacts;
 use toolhost_pipeline::{
     Availability, BodyInput, Pipeline, PipelineBuilder, Registration, Registry, RegistryError,
     Scope, ToolBody, ToolSpec,
 };
-use toolhost_policy::{Decision, Isolation, Policy, PolicyError, ToolPolicy, Walls};
+use toolhost_policy::{Decision, Isolation, Policy, ToolPolicy, Walls};
 use toolhost_runtime::{
-    CompileProgress, Execution, LoadError, LoadedComponent, Runtime, RuntimeConfig, RuntimeError,
+    CompileProgress, Execution, LoadError, LoadedComponent, Runtime, RuntimeConfig,
 };
+
+use crate::file::{Advertise, ComponentEntry, PolicySource, Source, Toolbox};
+use crate::load::{Listing, listing, load_listed, placement, resolve_policy};
+use crate::remote::{Pin, Provenance, ProvenanceMap};
+
+// Part of the host's public API (`toolhost_toolbox::host::…`); each is
+// defined beside what it belongs with.
+pub use crate::dirs::{default_cache_dir, default_journal_dir};
+pub use crate::discover::{embedded_default, find_toolbox, watched_files};
+pub use crate::error::HostError;
+pub use crate::load::load_component_file;
 
 /// Settings of a [`Host`].
 #[derive(Debug, Clone)]
@@ -53,7 +64,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
-            store_dir: crate::remote::default_store_dir(),
+            store_dir: crate::dirs::default_store_dir(),
             cache_dir: default_cache_dir(),
             max_instances: RuntimeConfig::default().max_instances,
             artifact_capacity: toolhost_pipeline::bound::DEFAULT_ARTIFACT_CAPACITY,
@@ -62,128 +73,6 @@ impl Default for HostConfig {
             journal_dir: None,
             journal_sync: false,
         }
-    }
-}
-
-/// The default journal of committed file effects: `journal` in the
-/// default cache directory.
-pub fn default_journal_dir() -> Option<PathBuf> {
-    default_cache_dir().map(|d| d.join("journal"))
-}
-
-/// The default compiled-component cache: `$XDG_CACHE_HOME/toolhost` or
-/// `~/.cache/toolhost`.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    toolhost_effects::user_cache_dir()
-}
-
-/// Why a host could not be set up or a toolbox not loaded. Loading is all
-/// or nothing: on any error the tools served before stay served.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HostError {
-    /// The runtime could not start.
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// The artifacts directory cannot be created.
-    #[error("the artifacts directory {path}: {error}")]
-    Artifacts {
-        /// The directory.
-        path: PathBuf,
-        /// What failed.
-        error: std::io::Error,
-    },
-    /// The commit journal cannot be opened or recovered.
-    #[error("the commit journal: {0}")]
-    Journal(#[from] toolhost_effects::CommitError),
-    /// The toolbox file is invalid.
-    #[error(transparent)]
-    Toolbox(Box<ToolboxError>),
-    /// A policy (file, inline or built-in default) is invalid.
-    #[error("{origin}:{line}: component {source_name}: {error}")]
-    Policy {
-        /// The toolbox file.
-        origin: String,
-        /// The component entry's line.
-        line: usize,
-        /// The component.
-        source_name: String,
-        /// The policy's own error (with its file and position).
-        error: Box<PolicyError>,
-    },
-    /// A component could not be loaded.
-    #[error("{origin}:{line}: {error}")]
-    Load {
-        /// The toolbox file.
-        origin: String,
-        /// The component entry's line.
-        line: usize,
-        /// Why.
-        error: LoadError,
-    },
-    /// A prefixed name is not a valid tool name.
-    #[error(
-        "{origin}:{line}: prefix `{prefix}` makes the tool name `{name}`, which is not a valid tool name ([a-z][a-z0-9_]*, at most 64 bytes)"
-    )]
-    BadName {
-        /// The toolbox file.
-        origin: String,
-        /// The component entry's line.
-        line: usize,
-        /// The prefix.
-        prefix: String,
-        /// The resulting name.
-        name: String,
-    },
-    /// Two components serve a tool of the same name.
-    #[error(
-        "tool `{name}` is declared by both {first} and {second}; set a `prefix` on one of them"
-    )]
-    DuplicateTool {
-        /// The tool name (after prefixes).
-        name: String,
-        /// The first component (`source (file:line)`).
-        first: String,
-        /// The second.
-        second: String,
-    },
-    /// The registry refused the tools (a schema that does not compile).
-    #[error(transparent)]
-    Registry(#[from] RegistryError),
-    /// The lock file is invalid.
-    #[error(transparent)]
-    Lock(Box<ToolboxError>),
-    /// A remote component is not locked (or its lock disagrees with it).
-    #[error(
-        "{origin}:{line}: `{source_name}` is not locked ({why}): run `toolhost lock`, which resolves it, verifies it and pins it"
-    )]
-    Unlocked {
-        /// The toolbox file.
-        origin: String,
-        /// The component entry's line.
-        line: usize,
-        /// The source.
-        source_name: String,
-        /// What is missing or disagrees.
-        why: String,
-    },
-    /// Resolving, pulling or verifying a remote component failed.
-    #[error("{origin}:{line}: {source_name}: {reason}")]
-    Remote {
-        /// The toolbox file.
-        origin: String,
-        /// The component entry's line.
-        line: usize,
-        /// The source.
-        source_name: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-impl From<ToolboxError> for HostError {
-    fn from(e: ToolboxError) -> HostError {
-        HostError::Toolbox(Box::new(e))
     }
 }
 
@@ -228,7 +117,7 @@ pub struct LoadReport {
     /// origin, with why.
     pub failed: Vec<(String, String)>,
     /// Where each remote component's bytes came from, by origin.
-    pub provenance: crate::remote::ProvenanceMap,
+    pub provenance: ProvenanceMap,
     /// What a person should look at in what the served components declare
     /// (see [`crate::descriptors`]): characters a person cannot see,
     /// escaped; a description naming another component's tool (possible
@@ -407,16 +296,7 @@ impl Host {
         let toolbox = &with_runner(toolbox);
         let sources = self.read_sources(toolbox)?;
         self.apply_journal(toolbox);
-        // Loaded in parallel; each load is independent (and compilations
-        // take turns, smallest first).
-        let mut loads = tokio::task::JoinSet::new();
-        let shared = Arc::new(toolbox.clone());
-        for (i, source) in smallest_first(sources) {
-            let rt = self.runtime.clone();
-            let toolbox = shared.clone();
-            let listing = listing(&toolbox, &toolbox.components[i]);
-            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &listing).await) });
-        }
+        let mut loads = spawn_loads(&self.runtime, toolbox, sources);
         let mut loaded: Vec<Option<Result<Loaded, LoadError>>> =
             (0..toolbox.components.len()).map(|_| None).collect();
         while let Some(joined) = loads.join_next().await {
@@ -435,7 +315,7 @@ impl Host {
             }
         }
         let mut components = Vec::with_capacity(loaded.len());
-        let mut provenance = crate::remote::ProvenanceMap::new();
+        let mut provenance = ProvenanceMap::new();
         for (entry, r) in toolbox.components.iter().zip(loaded) {
             match r {
                 Some(Ok((c, p))) => {
@@ -506,16 +386,9 @@ impl Host {
         on_change: &Arc<dyn Fn() + Send + Sync>,
     ) -> LoadReport {
         let n = toolbox.components.len();
-        let mut loads = tokio::task::JoinSet::new();
-        let shared = Arc::new(toolbox.clone());
-        for (i, source) in smallest_first(sources) {
-            let rt = self.runtime.clone();
-            let toolbox = shared.clone();
-            let listing = listing(&toolbox, &toolbox.components[i]);
-            loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &listing).await) });
-        }
+        let mut loads = spawn_loads(&self.runtime, toolbox, sources);
         let mut components: Vec<Option<Arc<LoadedComponent>>> = (0..n).map(|_| None).collect();
-        let mut provenance = crate::remote::ProvenanceMap::new();
+        let mut provenance = ProvenanceMap::new();
         let mut pending: Vec<bool> = vec![true; n];
         let mut failed: Vec<(usize, String)> = Vec::new();
         let mut report = LoadReport::default();
@@ -709,25 +582,6 @@ impl Startup {
     }
 }
 
-/// The component, policy and lock files `toolbox` names: what a change of
-/// should reload it (besides the toolbox file itself).
-pub fn watched_files(toolbox: &Toolbox) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    // A moved pin reloads, and is checked again.
-    if toolbox.has_remote() {
-        files.push(toolbox.lock_path());
-    }
-    for entry in &toolbox.components {
-        if let Source::File(path) = &entry.source {
-            files.push(path.clone());
-        }
-        if let PolicySource::File(path) = &entry.policy {
-            files.push(path.clone());
-        }
-    }
-    files
-}
-
 /// What a component's bytes come from.
 enum Loadable {
     /// A file, read.
@@ -735,11 +589,11 @@ enum Loadable {
     /// An embedded built-in.
     Builtin(&'static toolhost_builtins::Builtin),
     /// A remote component, pinned by the lock (fetched when loaded).
-    Remote(Box<crate::remote::Pin>, toolhost_registry::Store),
+    Remote(Box<Pin>, toolhost_registry::Store),
 }
 
 /// A loaded component, and where its bytes came from when it is remote.
-type Loaded = (Arc<LoadedComponent>, Option<crate::remote::Provenance>);
+type Loaded = (Arc<LoadedComponent>, Option<Provenance>);
 
 impl Loadable {
     /// How many bytes it has to compile, if it must be compiled.
@@ -760,6 +614,63 @@ fn smallest_first(sources: Vec<Loadable>) -> Vec<(usize, Loadable)> {
     let mut indexed: Vec<(usize, Loadable)> = sources.into_iter().enumerate().collect();
     indexed.sort_by_key(|(_, s)| s.size());
     indexed
+}
+
+/// Loads `sources` (the components of `toolbox`, in its order) in
+/// parallel, each load independent of the others (compilations take turns,
+/// smallest first); each task answers with its component's index.
+fn spawn_loads(
+    runtime: &Runtime,
+    toolbox: &Toolbox,
+    sources: Vec<Loadable>,
+) -> JoinSet<(usize, Result<Loaded, LoadError>)> {
+    let mut loads = JoinSet::new();
+    let shared = Arc::new(toolbox.clone());
+    for (i, source) in smallest_first(sources) {
+        let rt = runtime.clone();
+        let toolbox = shared.clone();
+        let listing = listing(&toolbox, &toolbox.components[i]);
+        loads.spawn(async move { (i, load_source(&rt, source, &toolbox, &listing).await) });
+    }
+    loads
+}
+
+/// Loads one component: fetched first when it is remote (and its tools
+/// checked against the lock's pins), listed where `listing` says.
+async fn load_source(
+    rt: &Runtime,
+    source: Loadable,
+    toolbox: &Toolbox,
+    listing: &Listing,
+) -> Result<Loaded, LoadError> {
+    match source {
+        Loadable::File(path, bytes) => Ok((load_listed(rt, &path, bytes, listing).await?, None)),
+        Loadable::Builtin(b) => Ok((
+            rt.load_precompiled(Path::new(&b.origin()), b.wasm, b.precompiled)
+                .await?,
+            None,
+        )),
+        Loadable::Remote(pin, store) => {
+            let origin = PathBuf::from(pin.source.to_string());
+            let (bytes, provenance) =
+                crate::remote::fetch(&pin, toolbox, &store)
+                    .await
+                    .map_err(|reason| LoadError::Read {
+                        path: origin.clone(),
+                        source: std::io::Error::other(reason),
+                    })?;
+            let loaded = load_listed(rt, &origin, bytes, listing).await?;
+            if let Some(pinned) = &pin.locked.tools {
+                crate::descriptors::check_pins(&loaded, pinned).map_err(|reason| {
+                    LoadError::Pinned {
+                        path: origin.clone(),
+                        reason,
+                    }
+                })?;
+            }
+            Ok((loaded, Some(provenance)))
+        }
+    }
 }
 
 impl Host {
@@ -1122,153 +1033,6 @@ fn never_runs(component: &LoadedComponent, policy: &ToolPolicy) -> Option<String
         .map(|why| format!("its component needs what the policy does not grant: {why}"))
 }
 
-/// How a component's tools are listed at load: the bounds on what it may
-/// declare, and where its `list-tools` runs (`Some`: in a worker, walled
-/// in as its calls will be).
-pub(crate) struct Listing {
-    limits: DescriptorLimits,
-    in_worker: Option<Walls>,
-}
-
-/// `entry`'s [`Listing`], from its policy (the defaults when the policy
-/// does not resolve: a serving load then fails on it by name).
-pub(crate) fn listing(toolbox: &Toolbox, entry: &ComponentEntry) -> Listing {
-    let policy = resolve_policy(toolbox, entry).unwrap_or_default();
-    let (isolation, walls) = placement(entry, &policy);
-    Listing {
-        limits: policy.descriptor_limits(),
-        in_worker: (isolation == Isolation::Process).then_some(walls),
-    }
-}
-
-/// Loads the component file `path` as a toolbox entry of it under
-/// `policy` would be loaded (its `list-tools` in a worker unless the
-/// policy says `isolation = "in-process"`): for `toolhost inspect`.
-pub async fn load_component_file(
-    runtime: &Runtime,
-    path: &Path,
-    policy: &Policy,
-) -> Result<Arc<LoadedComponent>, LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    let listing = Listing {
-        limits: policy.descriptor_limits(),
-        in_worker: (policy.isolation() != Some(Isolation::InProcess))
-            .then(|| policy.walls().unwrap_or(Walls::BestEffort)),
-    };
-    load_listed(runtime, path, bytes, &listing).await
-}
-
-/// Where `entry`'s guest code runs under `policy`, and what a kernel
-/// without the walls means for it: the policy's `isolation` (else
-/// in-process for the built-ins, in workers for every other component)
-/// and `walls` (else required for registry components, best effort for
-/// local files).
-fn placement(entry: &ComponentEntry, policy: &Policy) -> (Isolation, Walls) {
-    let isolation = policy.isolation().unwrap_or(match entry.source {
-        Source::Builtin(_) => Isolation::InProcess,
-        _ => Isolation::Process,
-    });
-    let walls = policy.walls().unwrap_or(match entry.source {
-        Source::Oci(_) | Source::Https { .. } => Walls::Required,
-        _ => Walls::BestEffort,
-    });
-    (isolation, walls)
-}
-
-/// Loads `bytes`, its tools listed where `listing` says.
-pub(crate) async fn load_listed(
-    rt: &Runtime,
-    origin: &Path,
-    bytes: Vec<u8>,
-    listing: &Listing,
-) -> Result<Arc<LoadedComponent>, LoadError> {
-    let Some(walls) = listing.in_worker else {
-        return rt.load_bytes_with(origin, bytes, &listing.limits).await;
-    };
-    let unlisted = rt.load_bytes_unlisted(origin, bytes).await?;
-    let declared = toolhost_worker::declared(&unlisted, walls)
-        .await
-        .map_err(|reason| LoadError::ListTools {
-            path: origin.to_owned(),
-            reason,
-        })?;
-    unlisted.listed(declared, &listing.limits)
-}
-
-async fn load_source(
-    rt: &Runtime,
-    source: Loadable,
-    toolbox: &Toolbox,
-    listing: &Listing,
-) -> Result<Loaded, LoadError> {
-    match source {
-        Loadable::File(path, bytes) => Ok((load_listed(rt, &path, bytes, listing).await?, None)),
-        Loadable::Builtin(b) => Ok((
-            rt.load_precompiled(Path::new(&b.origin()), b.wasm, b.precompiled)
-                .await?,
-            None,
-        )),
-        Loadable::Remote(pin, store) => {
-            let origin = PathBuf::from(pin.source.to_string());
-            let (bytes, provenance) =
-                crate::remote::fetch(&pin, toolbox, &store)
-                    .await
-                    .map_err(|reason| LoadError::Read {
-                        path: origin.clone(),
-                        source: std::io::Error::other(reason),
-                    })?;
-            let loaded = load_listed(rt, &origin, bytes, listing).await?;
-            if let Some(pinned) = &pin.locked.tools {
-                crate::descriptors::check_pins(&loaded, pinned).map_err(|reason| {
-                    LoadError::Pinned {
-                        path: origin.clone(),
-                        reason,
-                    }
-                })?;
-            }
-            Ok((loaded, Some(provenance)))
-        }
-    }
-}
-
-pub(crate) fn resolve_policy(
-    toolbox: &Toolbox,
-    entry: &ComponentEntry,
-) -> Result<Policy, HostError> {
-    let wrap = |error: PolicyError| HostError::Policy {
-        origin: toolbox.origin.clone(),
-        line: entry.line,
-        source_name: entry.source.to_string(),
-        error: Box::new(error),
-    };
-    match (&entry.policy, &entry.source) {
-        (PolicySource::Inline(p), _) => Ok((**p).clone()),
-        (PolicySource::File(path), _) => Policy::load(path, &toolbox.base_dir).map_err(wrap),
-        (PolicySource::BuiltinDefault, Source::Builtin(name)) => {
-            let b = toolhost_builtins::get(name).ok_or_else(|| {
-                wrap(PolicyError {
-                    origin: format!("builtin:{name}"),
-                    line: None,
-                    column: None,
-                    message: "no such built-in tool".into(),
-                })
-            })?;
-            Policy::parse(
-                b.policy,
-                &format!("builtin:{name} default policy"),
-                &toolbox.base_dir,
-            )
-            .map_err(wrap)
-        }
-        (PolicySource::BuiltinDefault, Source::File(_) | Source::Oci(_) | Source::Https { .. }) => {
-            Ok(Policy::deny_all())
-        }
-    }
-}
-
 /// The tool `d` of `component` registered as `name` under `policy`.
 fn spec(
     component: &Arc<dyn ToolBody>,
@@ -1396,42 +1160,4 @@ pub fn walls_line(report: &LoadReport) -> String {
         support.summary(),
         report.served.len()
     )
-}
-
-/// The toolbox used when there is no toolbox file: every built-in tool
-/// with its default policy, `.` (the `/workspace` of the policies) being
-/// `dir` (the code runner comes with a mode that serves it).
-pub fn embedded_default(dir: &Path) -> Toolbox {
-    Toolbox::of(
-        "<embedded default>",
-        dir,
-        toolhost_builtins::names()
-            .into_iter()
-            .filter(|name| *name != toolhost_builtins::CODE)
-            .map(|name| ComponentEntry {
-                source: Source::Builtin(name.to_owned()),
-                policy: PolicySource::BuiltinDefault,
-                prefix: None,
-                advertise: Default::default(),
-                line: 0,
-            })
-            .collect(),
-    )
-}
-
-/// Where the toolbox comes from: `explicit` (`--config FILE`), else
-/// `toolhost.toml` in `dir` when it exists, else the embedded default.
-pub fn find_toolbox(explicit: Option<&Path>, dir: &Path) -> Result<Toolbox, ToolboxError> {
-    let builtins = toolhost_builtins::names();
-    match explicit {
-        Some(path) => Toolbox::load(path, &builtins),
-        None => {
-            let candidate = dir.join(crate::file::DEFAULT_FILE_NAME);
-            if candidate.is_file() {
-                Toolbox::load(&candidate, &builtins)
-            } else {
-                Ok(embedded_default(dir))
-            }
-        }
-    }
 }

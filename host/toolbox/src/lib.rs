@@ -12,20 +12,24 @@
 pub use toolhost_toolbox_file as file;
 pub mod code;
 pub mod descriptors;
+mod dirs;
+mod discover;
+mod error;
 pub mod host;
+mod load;
 pub mod remote;
 pub mod search;
 pub mod suggest;
 mod trust;
 
+pub use dirs::{default_cache_dir, default_journal_dir};
+pub use discover::{embedded_default, find_toolbox, watched_files};
+pub use error::HostError;
 pub use file::{
     ComponentEntry, DEFAULT_FILE_NAME, MAX_PREFIX_LEN, PolicySource, Source, TOOLBOX_VERSION,
     Toolbox, ToolboxError,
 };
-pub use host::{
-    Host, HostConfig, HostError, LoadReport, ServedTool, SkippedTool, Startup, default_cache_dir,
-    default_journal_dir, embedded_default, find_toolbox, load_component_file, walls_line,
-    watched_files,
-};
+pub use host::{Host, HostConfig, LoadReport, ServedTool, SkippedTool, Startup, walls_line};
+pub use load::load_component_file;
 pub use remote::{Change, Moving, Provenance};
 pub use trust::Verified;

@@ -8,14 +8,18 @@
 //! store. `toolhost lock`, `update` and `add` ([`lock`]) are where tags are
 //! resolved.
 
+use crate::error::HostError;
 use crate::file::{ComponentEntry, Digest, LockEntry, LockFile, OciRef, Source, Toolbox};
-use crate::host::HostError;
+use crate::load::{listing, load_listed};
 use crate::trust::{self, Verified};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use toolhost_registry::{Client, Limits, RegistryError, Store};
 use toolhost_runtime::LoadedComponent;
+
+/// Where the store is by default (part of this module's API).
+pub use crate::dirs::default_store_dir;
 
 /// Where a served remote component's bytes came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,8 +120,8 @@ async fn load_locked(
     let (bytes, _) = fetch(&pin, toolbox, store).await?;
     // Its tools are asked for where serving would ask (in a worker, for a
     // component that runs in workers).
-    let listing = crate::host::listing(toolbox, entry);
-    crate::host::load_listed(
+    let listing = listing(toolbox, entry);
+    load_listed(
         runtime,
         Path::new(&entry.source.to_string()),
         bytes,
@@ -455,12 +459,6 @@ pub async fn stale_pins(toolbox: &Toolbox, store: &Store) -> Result<Vec<Stale>, 
         }
     }
     Ok(stale)
-}
-
-/// The default store: `$XDG_CACHE_HOME/toolhost/store` or
-/// `~/.cache/toolhost/store`.
-pub fn default_store_dir() -> Option<PathBuf> {
-    crate::host::default_cache_dir().map(|d| d.join("store"))
 }
 
 /// The store in `dir`, or in the default place.

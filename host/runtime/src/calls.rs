@@ -8,12 +8,11 @@
 //! script is never stopped because someone took a minute to answer.
 
 use crate::bindings::v4;
-use crate::sandbox::HostState;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use toolhost_contract::{FailureCode, ToolFailure};
+use toolhost_contract::ToolFailure;
 use toolhost_effects::Transaction;
 
 /// What code mode adds to a call: where a code runner's tool calls go, and
@@ -70,32 +69,8 @@ pub enum CallOutcome {
 #[error("{}", .0.message)]
 pub(crate) struct Suspended(pub(crate) ToolFailure);
 
-impl v4::tools::Host for HostState {
-    async fn call(
-        &mut self,
-        name: String,
-        arguments: String,
-    ) -> wasmtime::Result<Result<String, v4::types::ToolFailure>> {
-        let Some(caller) = self.tools.clone() else {
-            // Linked only for a policy with `call_tools`; a component
-            // started without a caller gets a refusal, never a call.
-            return Ok(Err(failure(&ToolFailure::new(
-                FailureCode::Denied,
-                "this component may not call tools here: nothing was given to call them with",
-            ))));
-        };
-        let reply = caller.call(name, arguments).await;
-        self.extend_deadline(reply.waited);
-        match reply.outcome {
-            CallOutcome::Value(v) => Ok(Ok(v)),
-            CallOutcome::Failed(f) => Ok(Err(failure(&f))),
-            CallOutcome::Suspend(f) => Err(wasmtime::Error::new(Suspended(f))),
-        }
-    }
-}
-
 /// A failure as the contract's type.
-fn failure(f: &ToolFailure) -> v4::types::ToolFailure {
+pub(crate) fn failure(f: &ToolFailure) -> v4::types::ToolFailure {
     v4::types::ToolFailure {
         code: f.code.as_str().to_owned(),
         message: f.message.clone(),

@@ -11,7 +11,6 @@
 //! and reported when the call ends, so a client sees where the tool got to.
 
 use crate::bindings::{v3, v4};
-use crate::sandbox::HostState;
 use std::sync::Arc;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ContextEvent, ContextSink, LogLevel};
@@ -127,9 +126,9 @@ impl CallContext {
     }
 }
 
-/// The `context` import of one contract version (0.3.0 and 0.4.0 have the
-/// same interface, each with its own types).
-macro_rules! context_host {
+/// The log levels of one contract version (0.3.0 and 0.4.0 have the same
+/// `context` interface, each with its own types) as the contract's.
+macro_rules! log_level {
     ($v:ident) => {
         impl From<$v::types::LogLevel> for LogLevel {
             fn from(l: $v::types::LogLevel) -> LogLevel {
@@ -146,39 +145,11 @@ macro_rules! context_host {
                 }
             }
         }
-
-        impl $v::types::Host for HostState {}
-
-        impl $v::context::Host for HostState {
-            fn progress(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
-                self.context.progress(done, total, message);
-            }
-
-            fn log(&mut self, level: $v::types::LogLevel, message: String) {
-                self.context.log(level.into(), message);
-            }
-
-            fn cancelled(&mut self) -> bool {
-                let stop = self.cancel.is_cancelled() || self.past_deadline();
-                self.told_to_stop |= stop;
-                stop
-            }
-        }
     };
 }
 
-context_host!(v3);
-context_host!(v4);
-
-/// Links the `context` import (and the types it uses) of contracts 0.3.0
-/// and 0.4.0, and 0.4.0's `tools` (see [`crate::calls`]).
-pub(crate) fn add_to_linker(
-    linker: &mut wasmtime::component::Linker<HostState>,
-) -> wasmtime::Result<()> {
-    use wasmtime::component::HasSelf;
-    v3::ToolProvider::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)?;
-    v4::CodeRunner::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)
-}
+log_level!(v3);
+log_level!(v4);
 
 #[cfg(test)]
 mod tests {

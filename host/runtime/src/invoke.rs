@@ -5,10 +5,10 @@ use crate::bindings::{RawFailure, RawTool, Version};
 use crate::calls::{Scope, Suspended};
 use crate::component::LoadedComponent;
 use crate::entropy::Entropy;
+use crate::fs::WriteBudgetExceeded;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
-use crate::sandbox::HostState;
-use crate::write_budget::WriteBudgetExceeded;
+use crate::sandbox::{HostState, Produced};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -389,9 +389,9 @@ impl LoadedComponent {
                 );
             }
         };
-        let moved = state.deadline_moved.clone();
+        let moved = state.deadline_moved();
         let mut store = Store::new(&self.rt.engine, state);
-        store.limiter(|s| &mut s.limiter);
+        store.limiter(|s| s.limiter());
         if let Err(e) = store.set_fuel(budget.fuel) {
             return (
                 Err(ToolFailure::new(FailureCode::HostError, format!("{e:#}"))),
@@ -402,11 +402,13 @@ impl LoadedComponent {
         // wall clock. Counting ticks instead let a deadline stretch with the
         // ticker's oversleep under load (8 s became up to 8.46 s with four
         // guests spinning on two cores).
-        store.data_mut().deadline = started.checked_add(budget.deadline);
+        store
+            .data_mut()
+            .set_deadline(started.checked_add(budget.deadline));
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
             let s = ctx.data_mut();
-            if s.cancel.is_cancelled() {
+            if s.cancelled() {
                 return Err(wasmtime::Error::new(CallCancelled));
             }
             if s.past_deadline() {
@@ -502,21 +504,13 @@ impl LoadedComponent {
             }
         };
 
-        let state = store.data();
         report.fuel_consumed = budget.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
-        report.stdout = state.stdout.contents();
-        report.stderr = state.stderr.contents();
-        report.network_denied = state.denied.lock().map(|d| d.clone()).unwrap_or_default();
-        (report.bytes_written, report.entries_created) = state.budget.used();
-        let grants = std::mem::take(&mut store.data_mut().staging.grants);
-        let in_transaction = store.data().staging.in_transaction;
-        (report.context, report.context_dropped) = store.data_mut().context.finish();
-        let state = store.data();
+        let produced = store.data_mut().finish();
         report.instantiate = Duration::from_nanos(instantiated.unwrap_or_default());
         report.elapsed = Duration::from_nanos(clock.monotonic_ns().saturating_sub(t_start));
         let outcome = match result {
             Ok(Ok(Returned::Executed(out, Some(Err(RenderFailure::Trap(e)))))) => {
-                let f = classify(&e, state, budget, policy);
+                let f = classify(&e, &produced, budget, policy);
                 Ok(Returned::Executed(out, Some(Err(RenderFailure::Failed(f)))))
             }
             // A tool that failed after `context.cancelled` told it to stop
@@ -524,7 +518,7 @@ impl LoadedComponent {
             // the host had stopped it (its own code would say `cancelled`
             // for a deadline, and a retry wrapper could take it for the
             // tool's own failure).
-            Ok(Ok(Returned::Executed(Err(_), _))) if state.told_to_stop => {
+            Ok(Ok(Returned::Executed(Err(_), _))) if produced.told_to_stop => {
                 Err(if cancel.is_cancelled() {
                     cancelled()
                 } else {
@@ -532,16 +526,20 @@ impl LoadedComponent {
                 })
             }
             Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(classify(&e, state, budget, policy)),
+            Ok(Err(e)) => Err(classify(&e, &produced, budget, policy)),
             Err(FailureCode::Cancelled) => Err(cancelled()),
             Err(_) => Err(timeout(budget)),
         };
+        report.stdout = produced.stdout;
+        report.stderr = produced.stderr;
+        report.network_denied = produced.network_denied;
+        report.bytes_written = produced.bytes_written;
+        report.entries_created = produced.entries_created;
+        (report.context, report.context_dropped) = produced.context;
         if let Err(f) = &outcome {
             tracing::info!(code = %f.code, fuel = report.fuel_consumed, "call failed in sandbox");
-        } else if !in_transaction {
-            // (A script's call stages in the script's transaction, which
-            // the script commits.)
-            *staged = Staged::new(grants);
+        } else {
+            *staged = produced.staged;
         }
         // The store, and the pool slot after it (a tuple drops in order),
         // end now or once the response is out (see `retire`).
@@ -619,14 +617,11 @@ fn timeout(budget: Budget) -> ToolFailure {
 /// Maps how a guest died to a stable code and a message the model can read.
 fn classify(
     e: &wasmtime::Error,
-    state: &HostState,
+    state: &Produced,
     budget: Budget,
     policy: &ToolPolicy,
 ) -> ToolFailure {
-    if state.stdout.overflowed()
-        || state.stderr.overflowed()
-        || e.downcast_ref::<OutputLimitExceeded>().is_some()
-    {
+    if state.output_overflowed || e.downcast_ref::<OutputLimitExceeded>().is_some() {
         return ToolFailure::new(
             FailureCode::OutputLimit,
             format!(
@@ -635,7 +630,7 @@ fn classify(
             ),
         );
     }
-    if state.limiter.hit || e.downcast_ref::<MemoryLimitExceeded>().is_some() {
+    if state.memory_limit_hit || e.downcast_ref::<MemoryLimitExceeded>().is_some() {
         return ToolFailure::new(
             FailureCode::MemoryLimit,
             format!(
@@ -645,8 +640,7 @@ fn classify(
         );
     }
     if let Some(exceeded) = state
-        .budget
-        .exceeded()
+        .write_budget_exceeded
         .or_else(|| e.downcast_ref::<WriteBudgetExceeded>().copied())
     {
         return ToolFailure::new(
@@ -739,9 +733,8 @@ fn guest_backtrace(e: &wasmtime::Error) -> Option<Vec<String>> {
 
 /// Appends the end of the guest's stderr (where a panic or `abort` message
 /// lands) to a crash message.
-fn with_stderr_tail(f: &mut ToolFailure, state: &HostState) {
-    let stderr = state.stderr.contents();
-    let tail = tail(&stderr, STDERR_TAIL);
+fn with_stderr_tail(f: &mut ToolFailure, state: &Produced) {
+    let tail = tail(&state.stderr, STDERR_TAIL);
     if !tail.trim().is_empty() {
         f.message.push_str(&format!("\nstderr: {}", tail.trim()));
     }

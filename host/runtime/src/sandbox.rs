@@ -8,21 +8,22 @@
 //! virtual one); randomness from the OS unless the call asks for seeded
 //! [`Entropy`].
 
-use crate::calls::{Scope, ToolCaller};
+use crate::bindings::{v3, v4};
+use crate::calls::{CallOutcome, Scope, Suspended, ToolCaller, failure};
+use crate::config::RuntimeConfig;
 use crate::context::CallContext;
 use crate::egress::EgressHooks;
-use crate::engine::RuntimeConfig;
 use crate::entropy::{Entropy, SeededStream};
+use crate::fs::{BudgetedFsView, Staging, WriteBudget, WriteBudgetExceeded};
 use crate::limiter::Limiter;
 use crate::pipe::BoundedPipe;
-use crate::staging::Staging;
-use crate::write_budget::WriteBudget;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::ContextSink;
 use toolhost_contract::clock::Clock;
+use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure};
+use toolhost_effects::Staged;
 use toolhost_policy::{FsMode, ToolPolicy};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
@@ -37,28 +38,56 @@ pub(crate) struct HostState {
     table: ResourceTable,
     http: WasiHttpCtx,
     hooks: EgressHooks,
-    pub(crate) limiter: Limiter,
-    pub(crate) stdout: BoundedPipe,
-    pub(crate) stderr: BoundedPipe,
+    limiter: Limiter,
+    stdout: BoundedPipe,
+    stderr: BoundedPipe,
     /// When the deadline interrupts the guest (`None`: too far to represent).
-    pub(crate) deadline: Option<std::time::Instant>,
+    deadline: Option<Instant>,
     /// The caller's (re-joined) cancellation.
-    pub(crate) cancel: CancellationToken,
-    pub(crate) denied: Arc<Mutex<Vec<String>>>,
+    cancel: CancellationToken,
+    denied: Arc<Mutex<Vec<String>>>,
     /// What the call may still write into its read-write grants.
-    pub(crate) budget: Arc<WriteBudget>,
+    budget: Arc<WriteBudget>,
     /// The read-write grants, staged.
-    pub(crate) staging: Staging,
+    staging: Staging,
     /// What the tool reports while it runs (contract 0.3.0's `context`).
-    pub(crate) context: CallContext,
+    context: CallContext,
     /// `context.cancelled` told the tool to stop (its caller cancelled, or
     /// its deadline passed): a failure it returns then is that stop.
-    pub(crate) told_to_stop: bool,
+    told_to_stop: bool,
     /// Where a code runner's tool calls go (`None`: it may make none).
-    pub(crate) tools: Option<Arc<dyn ToolCaller>>,
+    tools: Option<Arc<dyn ToolCaller>>,
     /// Nanoseconds the deadline moved on: time the call's tool calls spent
     /// waiting for a person (shared with the run's backstop).
-    pub(crate) deadline_moved: Arc<AtomicU64>,
+    deadline_moved: Arc<AtomicU64>,
+}
+
+/// What a call produced and what its sandbox saw, handed over once the
+/// guest is done ([`HostState::finish`]).
+pub(crate) struct Produced {
+    /// The guest's stdout (bounded, lossily decoded).
+    pub(crate) stdout: String,
+    /// The guest's stderr (bounded, lossily decoded).
+    pub(crate) stderr: String,
+    /// stdout or stderr passed its bound.
+    pub(crate) output_overflowed: bool,
+    /// Memory growth passed the policy's limit.
+    pub(crate) memory_limit_hit: bool,
+    /// Outgoing requests refused by policy, as `host:port`.
+    pub(crate) network_denied: Vec<String>,
+    /// Bytes written into read-write grants.
+    pub(crate) bytes_written: u64,
+    /// Files, directories and links created.
+    pub(crate) entries_created: u64,
+    /// The first write budget the call exceeded, if any.
+    pub(crate) write_budget_exceeded: Option<WriteBudgetExceeded>,
+    /// The call's staged writes, for the pipeline to commit (none for a
+    /// call in a script's transaction).
+    pub(crate) staged: Staged,
+    /// What the tool reported, in order, and how many reports were dropped.
+    pub(crate) context: (Vec<ContextEvent>, u64),
+    /// `context.cancelled` told the tool to stop.
+    pub(crate) told_to_stop: bool,
 }
 
 impl HostState {
@@ -66,23 +95,41 @@ impl HostState {
     pub(crate) fn past_deadline(&self) -> bool {
         self.deadline.is_some_and(|d| {
             let moved = Duration::from_nanos(self.deadline_moved.load(Ordering::Relaxed));
-            std::time::Instant::now() >= d + moved
+            Instant::now() >= d + moved
         })
     }
 
+    /// Whether the caller cancelled the call.
+    pub(crate) fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Sets when the deadline interrupts the guest.
+    pub(crate) fn set_deadline(&mut self, at: Option<Instant>) {
+        self.deadline = at;
+    }
+
+    /// Nanoseconds the deadline moved on, shared with the run's backstop.
+    pub(crate) fn deadline_moved(&self) -> Arc<AtomicU64> {
+        self.deadline_moved.clone()
+    }
+
+    /// The memory and table limits of the store.
+    pub(crate) fn limiter(&mut self) -> &mut Limiter {
+        &mut self.limiter
+    }
+
     /// Moves the deadline on by `by` (a person's answer was waited for).
-    pub(crate) fn extend_deadline(&mut self, by: Duration) {
+    fn extend_deadline(&mut self, by: Duration) {
         let ns = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
         if ns > 0 {
             self.deadline_moved.fetch_add(ns, Ordering::Relaxed);
         }
     }
 
-    /// The filesystem view and the write budget, borrowed together.
-    pub(crate) fn filesystem_parts(
-        &mut self,
-    ) -> (WasiFilesystemCtxView<'_>, &Arc<WriteBudget>, &mut Staging) {
-        (
+    /// The budgeted view of this call's filesystem (the linker's getter).
+    pub(crate) fn budgeted_fs(&mut self) -> BudgetedFsView<'_> {
+        BudgetedFsView::new(
             WasiFilesystemCtxView {
                 ctx: self.wasi.filesystem(),
                 table: &mut self.table,
@@ -90,6 +137,30 @@ impl HostState {
             &self.budget,
             &mut self.staging,
         )
+    }
+
+    /// Ends the call's reporting and hands over what it produced: its
+    /// output, its staged writes, its budgets' use. Called once, when the
+    /// guest is done.
+    pub(crate) fn finish(&mut self) -> Produced {
+        let (bytes_written, entries_created) = self.budget.used();
+        Produced {
+            stdout: self.stdout.contents(),
+            stderr: self.stderr.contents(),
+            output_overflowed: self.stdout.overflowed() || self.stderr.overflowed(),
+            memory_limit_hit: self.limiter.hit,
+            network_denied: self
+                .denied
+                .lock()
+                .map(|mut d| std::mem::take(&mut *d))
+                .unwrap_or_default(),
+            bytes_written,
+            entries_created,
+            write_budget_exceeded: self.budget.exceeded(),
+            staged: self.staging.take_staged(),
+            context: self.context.finish(),
+            told_to_stop: self.told_to_stop,
+        }
     }
 }
 
@@ -263,4 +334,66 @@ impl HostState {
             )),
         })
     }
+}
+
+/// The `context` import of one contract version (0.3.0 and 0.4.0 have the
+/// same interface, each with its own types): served by the store's data,
+/// as the world's linking asks.
+macro_rules! context_host {
+    ($v:ident) => {
+        impl $v::types::Host for HostState {}
+
+        impl $v::context::Host for HostState {
+            fn progress(&mut self, done: u64, total: Option<u64>, message: Option<String>) {
+                self.context.progress(done, total, message);
+            }
+
+            fn log(&mut self, level: $v::types::LogLevel, message: String) {
+                self.context.log(level.into(), message);
+            }
+
+            fn cancelled(&mut self) -> bool {
+                let stop = self.cancel.is_cancelled() || self.past_deadline();
+                self.told_to_stop |= stop;
+                stop
+            }
+        }
+    };
+}
+
+context_host!(v3);
+context_host!(v4);
+
+impl v4::tools::Host for HostState {
+    async fn call(
+        &mut self,
+        name: String,
+        arguments: String,
+    ) -> wasmtime::Result<Result<String, v4::types::ToolFailure>> {
+        let Some(caller) = self.tools.clone() else {
+            // Linked only for a policy with `call_tools`; a component
+            // started without a caller gets a refusal, never a call.
+            return Ok(Err(failure(&ToolFailure::new(
+                FailureCode::Denied,
+                "this component may not call tools here: nothing was given to call them with",
+            ))));
+        };
+        let reply = caller.call(name, arguments).await;
+        self.extend_deadline(reply.waited);
+        match reply.outcome {
+            CallOutcome::Value(v) => Ok(Ok(v)),
+            CallOutcome::Failed(f) => Ok(Err(failure(&f))),
+            CallOutcome::Suspend(f) => Err(wasmtime::Error::new(Suspended(f))),
+        }
+    }
+}
+
+/// Links the `context` import (and the types it uses) of contracts 0.3.0
+/// and 0.4.0, and 0.4.0's `tools` (see [`crate::calls`]).
+pub(crate) fn add_to_linker(
+    linker: &mut wasmtime::component::Linker<HostState>,
+) -> wasmtime::Result<()> {
+    use wasmtime::component::HasSelf;
+    v3::ToolProvider::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)?;
+    v4::CodeRunner::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)
 }

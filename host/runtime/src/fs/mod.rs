@@ -1,6 +1,7 @@
-//! The per-call write budget of read-write grants: bytes written and
-//! entries (files, directories, links) created, enforced in the host's
-//! implementation of `wasi:filesystem/types`.
+//! The guest's file system: the host's own implementation of
+//! `wasi:filesystem/types`, which meters every write against the call's
+//! [`WriteBudget`] and sends every change in a read-write grant to its
+//! [`Staging`] (or, with staging off, straight to wasmtime-wasi).
 //!
 //! **How.** The runtime links wasmtime-wasi's WASI as usual, then links the
 //! `wasi:filesystem/types` interface a second time over it (linker
@@ -25,146 +26,29 @@
 //! silent way around the budget; and the stream wrapper sits on the
 //! filesystem's own streams only (stdout and stderr are bounded separately).
 //!
-//! **When exceeded.** The operation that would pass the budget is not
-//! performed; the call traps with [`WriteBudgetExceeded`], reported as
-//! `write_budget_exceeded`. Read-only grants cannot write at all, so the
-//! budget only ever counts what lands in read-write grants.
+//! **Dispatch.** A `*-at` function on a directory descriptor of a staged
+//! grant is answered by the grant's overlay ([`staging`]); on any other
+//! descriptor, by wasmtime-wasi. What exceeds the budget traps (see
+//! [`budget`]).
 
-use crate::sandbox::HostState;
-use crate::staging::{At, Staging, same_grant, wasi};
-use bytes::Bytes;
+mod budget;
+mod staging;
+
+pub(crate) use budget::{WriteBudget, WriteBudgetExceeded};
+pub(crate) use staging::Staging;
+
+use budget::{BudgetedStream, trap};
+use staging::{
+    At, clean_read_open, same_grant, staged_metadata_hash, staged_set_times, staged_stat, wasi,
+};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use wasmtime::component::{HasData, Resource};
+use wasmtime::component::{HasData, Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
 };
-use wasmtime_wasi::p2::{
-    DynOutputStream, FsError, FsResult, OutputStream, Pollable, StreamError, StreamResult,
-};
-
-/// What a call exceeded. Found by downcasting the trap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum WriteBudgetExceeded {
-    /// More bytes than `max_write_bytes`.
-    #[error("the call tried to write more than its {limit} bytes")]
-    Bytes {
-        /// The policy's limit.
-        limit: u64,
-    },
-    /// More entries than `max_files_created`.
-    #[error("the call tried to create more than its {limit} files, directories and links")]
-    Files {
-        /// The policy's limit.
-        limit: u64,
-    },
-}
-
-/// One call's write budget and what it has used. Shared (through an `Arc`)
-/// by the call's store and the file streams it opened.
-#[derive(Debug)]
-pub(crate) struct WriteBudget {
-    max_bytes: u64,
-    max_files: u64,
-    bytes: AtomicU64,
-    files: AtomicU64,
-    /// The first budget the call exceeded, kept even when the guest swallows
-    /// the trap's effects somehow: the classification reads it.
-    exceeded: std::sync::Mutex<Option<WriteBudgetExceeded>>,
-    hit: AtomicBool,
-}
-
-impl WriteBudget {
-    /// A fresh budget of `max_bytes` bytes and `max_files` entries.
-    pub(crate) fn new(max_bytes: u64, max_files: u64) -> WriteBudget {
-        WriteBudget {
-            max_bytes,
-            max_files,
-            bytes: AtomicU64::new(0),
-            files: AtomicU64::new(0),
-            exceeded: std::sync::Mutex::new(None),
-            hit: AtomicBool::new(false),
-        }
-    }
-
-    /// Takes `n` from `counter` unless that would pass `max`.
-    fn take(
-        &self,
-        counter: &AtomicU64,
-        max: u64,
-        n: u64,
-        why: WriteBudgetExceeded,
-    ) -> Result<(), WriteBudgetExceeded> {
-        counter
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-                used.checked_add(n).filter(|&total| total <= max)
-            })
-            .map(drop)
-            .map_err(|_| {
-                self.hit.store(true, Ordering::SeqCst);
-                if let Ok(mut first) = self.exceeded.lock() {
-                    first.get_or_insert(why);
-                }
-                why
-            })
-    }
-
-    /// Accounts for `n` bytes about to be written.
-    pub(crate) fn charge_bytes(&self, n: u64) -> Result<(), WriteBudgetExceeded> {
-        let why = WriteBudgetExceeded::Bytes {
-            limit: self.max_bytes,
-        };
-        self.take(&self.bytes, self.max_bytes, n, why)
-    }
-
-    /// Accounts for one entry about to be created.
-    pub(crate) fn charge_entry(&self) -> Result<(), WriteBudgetExceeded> {
-        let why = WriteBudgetExceeded::Files {
-            limit: self.max_files,
-        };
-        self.take(&self.files, self.max_files, 1, why)
-    }
-
-    /// Gives back an entry whose creation failed.
-    pub(crate) fn refund_entry(&self) {
-        let _ = self
-            .files
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-                used.checked_sub(1)
-            });
-    }
-
-    /// Gives back bytes whose write failed.
-    fn refund_bytes(&self, n: u64) {
-        let _ = self
-            .bytes
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
-                Some(used.saturating_sub(n))
-            });
-    }
-
-    /// The first budget exceeded, if any.
-    pub(crate) fn exceeded(&self) -> Option<WriteBudgetExceeded> {
-        if !self.hit.load(Ordering::SeqCst) {
-            return None;
-        }
-        self.exceeded.lock().ok().and_then(|e| *e)
-    }
-
-    /// Bytes written and entries created so far.
-    pub(crate) fn used(&self) -> (u64, u64) {
-        (
-            self.bytes.load(Ordering::SeqCst),
-            self.files.load(Ordering::SeqCst),
-        )
-    }
-}
-
-pub(crate) fn trap(e: WriteBudgetExceeded) -> FsError {
-    FsError::trap(wasmtime::Error::new(e))
-}
+use wasmtime_wasi::p2::{DynOutputStream, FsError, FsResult};
 
 /// The `HasData` of the budgeted `wasi:filesystem/types` linking.
 pub(crate) struct BudgetedFs;
@@ -173,18 +57,21 @@ impl HasData for BudgetedFs {
     type Data<'a> = BudgetedFsView<'a>;
 }
 
-/// wasmtime-wasi's filesystem view plus the call's budget.
+/// wasmtime-wasi's filesystem view plus the call's budget and staging.
 pub(crate) struct BudgetedFsView<'a> {
-    pub(crate) fs: WasiFilesystemCtxView<'a>,
-    pub(crate) budget: &'a Arc<WriteBudget>,
+    fs: WasiFilesystemCtxView<'a>,
+    budget: &'a Arc<WriteBudget>,
     /// The call's staged read-write grants.
-    pub(crate) staging: &'a mut Staging,
+    staging: &'a mut Staging,
 }
 
-impl HostState {
-    /// The budgeted view of this call's filesystem (the linker's getter).
-    pub(crate) fn budgeted_fs(&mut self) -> BudgetedFsView<'_> {
-        let (fs, budget, staging) = self.filesystem_parts();
+impl<'a> BudgetedFsView<'a> {
+    /// The view of one call's filesystem, its budget and its staging.
+    pub(crate) fn new(
+        fs: WasiFilesystemCtxView<'a>,
+        budget: &'a Arc<WriteBudget>,
+        staging: &'a mut Staging,
+    ) -> BudgetedFsView<'a> {
         BudgetedFsView {
             fs,
             budget,
@@ -194,14 +81,15 @@ impl HostState {
 }
 
 /// Links the budgeted `wasi:filesystem/types` over the one
-/// `wasmtime_wasi::p2::add_to_linker_async` linked.
-pub(crate) fn add_to_linker(
-    linker: &mut wasmtime::component::Linker<HostState>,
+/// `wasmtime_wasi::p2::add_to_linker_async` linked; `view` is the
+/// linker's getter of a store's view.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    view: fn(&mut T) -> BudgetedFsView<'_>,
 ) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let r = types::add_to_linker::<HostState, BudgetedFs>(linker, HostState::budgeted_fs).and_then(
-        |()| preopens::add_to_linker::<HostState, BudgetedFs>(linker, HostState::budgeted_fs),
-    );
+    let r = types::add_to_linker::<T, BudgetedFs>(linker, view)
+        .and_then(|()| preopens::add_to_linker::<T, BudgetedFs>(linker, view));
     linker.allow_shadowing(false);
     r
 }
@@ -215,7 +103,7 @@ impl preopens::Host for BudgetedFsView<'_> {
     /// wasmtime-wasi's preopens; those of read-write grants are staged.
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
         let dirs = preopens::Host::get_directories(&mut self.fs)?;
-        self.register_preopens(&dirs);
+        self.staging.register_preopens(&dirs);
         Ok(dirs)
     }
 }
@@ -271,7 +159,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        if let At::Staged(..) = self.at(&fd) {
+        if let At::Staged(..) = self.staging.at(&fd) {
             // A staged directory's own times are not staged.
             return Ok(());
         }
@@ -308,10 +196,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
-        if let At::Staged(o, _, rel) = self.at(&fd)
+        if let At::Staged(o, _, rel) = self.staging.at(&fd)
             && !o.is_clean()
         {
-            return self.staged_read_directory(&o, &rel).await;
+            return self.staging.read_directory(&mut self.fs, &o, &rel).await;
         }
         HostDescriptor::read_directory(&mut self.fs, fd).await
     }
@@ -326,7 +214,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        let at = self.at_to_change(&fd)?;
+        let at = self.staging.at_to_change(&fd)?;
         self.budget.charge_entry().map_err(trap)?;
         let r = match at {
             At::Staged(o, _, rel) => wasi(o.create_dir(&rel, &path)),
@@ -339,10 +227,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<types::DescriptorStat> {
-        if let At::Staged(o, _, rel) = self.at(&fd)
+        if let At::Staged(o, _, rel) = self.staging.at(&fd)
             && !o.is_clean()
         {
-            return Self::staged_stat(&o, &rel, None, true);
+            return staged_stat(&o, &rel, None, true);
         }
         HostDescriptor::stat(&mut self.fs, fd).await
     }
@@ -353,11 +241,11 @@ impl HostDescriptor for BudgetedFsView<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::DescriptorStat> {
-        if let At::Staged(o, _, rel) = self.at(&fd)
+        if let At::Staged(o, _, rel) = self.staging.at(&fd)
             && !o.is_clean()
         {
             let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
-            return Self::staged_stat(&o, &rel, Some(&path), f);
+            return staged_stat(&o, &rel, Some(&path), f);
         }
         HostDescriptor::stat_at(&mut self.fs, fd, path_flags, path).await
     }
@@ -370,10 +258,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         atim: types::NewTimestamp,
         mtim: types::NewTimestamp,
     ) -> FsResult<()> {
-        let at = self.at_to_change(&fd)?;
+        let at = self.staging.at_to_change(&fd)?;
         if let At::Staged(o, _, rel) = at {
             let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
-            return Self::staged_set_times(&o, &rel, &path, f, atim, mtim);
+            return staged_set_times(&o, &rel, &path, f, atim, mtim);
         }
         HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim).await
     }
@@ -387,8 +275,8 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_descriptor: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        let target = self.at_to_change(&new_descriptor)?;
-        let staged = same_grant(&self.at(&fd), &target)?;
+        let target = self.staging.at_to_change(&new_descriptor)?;
+        let staged = same_grant(&self.staging.at(&fd), &target)?;
         self.budget.charge_entry().map_err(trap)?;
         let r = match staged {
             Some((o, from, to)) => {
@@ -422,24 +310,40 @@ impl HostDescriptor for BudgetedFsView<'_> {
         oflags: types::OpenFlags,
         flags: types::DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
-        if let At::Staged(o, grant, rel) = self.at(&fd) {
+        if let At::Staged(o, grant, rel) = self.staging.at(&fd) {
             let changes = oflags.intersects(types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE)
                 || flags.intersects(
                     types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
                 );
             if changes {
-                self.may_change(grant)?;
+                self.staging.may_change(grant)?;
             }
             let reads = !changes && !oflags.contains(types::OpenFlags::DIRECTORY);
             if reads
                 && o.is_clean()
-                && let Some(r) = self
-                    .clean_read_open(&o, &rel, &fd, path_flags, &path, oflags, flags)
-                    .await?
+                && let Some(r) = clean_read_open(
+                    &mut self.fs,
+                    &o,
+                    &rel,
+                    &fd,
+                    path_flags,
+                    &path,
+                    oflags,
+                    flags,
+                )
+                .await?
             {
                 return Ok(r);
             }
-            return self.staged_open((o, grant, rel), path_flags, path, oflags, flags);
+            return self.staging.open(
+                self.fs.table,
+                self.budget,
+                (o, grant, rel),
+                path_flags,
+                path,
+                oflags,
+                flags,
+            );
         }
         let creates = oflags.contains(types::OpenFlags::CREATE)
             && HostDescriptor::stat_at(&mut self.fs, again(&fd), path_flags, path.clone())
@@ -456,12 +360,12 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
-        self.forget(fd.rep(), false);
+        self.staging.forget(fd.rep(), false);
         HostDescriptor::drop(&mut self.fs, fd)
     }
 
     async fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
-        if let At::Staged(o, _, rel) = self.at(&fd)
+        if let At::Staged(o, _, rel) = self.staging.at(&fd)
             && !o.is_clean()
         {
             return wasi(o.read_link(&rel, &path));
@@ -474,7 +378,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         fd: Resource<Descriptor>,
         path: String,
     ) -> FsResult<()> {
-        let at = self.at_to_change(&fd)?;
+        let at = self.staging.at_to_change(&fd)?;
         if let At::Staged(o, _, rel) = at {
             return wasi(o.remove_dir(&rel, &path));
         }
@@ -488,7 +392,10 @@ impl HostDescriptor for BudgetedFsView<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        let (from_at, to_at) = (self.at_to_change(&fd)?, self.at_to_change(&new_fd)?);
+        let (from_at, to_at) = (
+            self.staging.at_to_change(&fd)?,
+            self.staging.at_to_change(&new_fd)?,
+        );
         if let Some((o, from, to)) = same_grant(&from_at, &to_at)? {
             return wasi(o.rename(&from, &old_path, &to, &new_path));
         }
@@ -502,7 +409,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
         src_path: String,
         dest_path: String,
     ) -> FsResult<()> {
-        let at = self.at_to_change(&fd)?;
+        let at = self.staging.at_to_change(&fd)?;
         self.budget.charge_entry().map_err(trap)?;
         let r = match at {
             At::Staged(o, _, rel) => wasi(o.symlink(&rel, &src_path, &dest_path)),
@@ -515,7 +422,7 @@ impl HostDescriptor for BudgetedFsView<'_> {
     }
 
     async fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        let at = self.at_to_change(&fd)?;
+        let at = self.staging.at_to_change(&fd)?;
         if let At::Staged(o, _, rel) = at {
             return wasi(o.unlink(&rel, &path));
         }
@@ -561,8 +468,8 @@ impl HostDescriptor for BudgetedFsView<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<types::MetadataHashValue> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
-            return Self::staged_metadata_hash(&o, &rel, None, true);
+        if let At::Staged(o, _, rel) = self.staging.at(&fd) {
+            return staged_metadata_hash(&o, &rel, None, true);
         }
         HostDescriptor::metadata_hash(&mut self.fs, fd).await
     }
@@ -573,9 +480,9 @@ impl HostDescriptor for BudgetedFsView<'_> {
         path_flags: types::PathFlags,
         path: String,
     ) -> FsResult<types::MetadataHashValue> {
-        if let At::Staged(o, _, rel) = self.at(&fd) {
+        if let At::Staged(o, _, rel) = self.staging.at(&fd) {
             let f = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
-            return Self::staged_metadata_hash(&o, &rel, Some(&path), f);
+            return staged_metadata_hash(&o, &rel, Some(&path), f);
         }
         HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path).await
     }
@@ -585,10 +492,7 @@ impl BudgetedFsView<'_> {
     /// Replaces a file stream in the table by its metered wrapper.
     fn wrap(&mut self, stream: Resource<DynOutputStream>) -> FsResult<Resource<DynOutputStream>> {
         let inner = self.fs.table.delete(stream)?;
-        let wrapped: DynOutputStream = Box::new(BudgetedStream {
-            inner,
-            budget: self.budget.clone(),
-        });
+        let wrapped: DynOutputStream = Box::new(BudgetedStream::new(inner, self.budget.clone()));
         Ok(self.fs.table.push(wrapped)?)
     }
 }
@@ -598,100 +502,14 @@ impl HostDirectoryEntryStream for BudgetedFsView<'_> {
         &mut self,
         stream: Resource<types::DirectoryEntryStream>,
     ) -> FsResult<Option<types::DirectoryEntry>> {
-        if let Some(next) = self.staged_next_entry(stream.rep()) {
+        if let Some(next) = self.staging.next_entry(stream.rep()) {
             return Ok(next);
         }
         HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream).await
     }
 
     fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
-        self.forget(stream.rep(), true);
+        self.staging.forget(stream.rep(), true);
         HostDirectoryEntryStream::drop(&mut self.fs, stream)
-    }
-}
-
-/// A file output stream that charges every byte to the call's budget before
-/// it is written. Only the write paths are its own; the rest delegates.
-pub(crate) struct BudgetedStream {
-    inner: DynOutputStream,
-    budget: Arc<WriteBudget>,
-}
-
-impl BudgetedStream {
-    fn charge(&self, n: usize) -> StreamResult<()> {
-        self.budget
-            .charge_bytes(n as u64)
-            .map_err(|e| StreamError::Trap(wasmtime::Error::new(e)))
-    }
-}
-
-#[wasmtime_wasi::async_trait]
-impl Pollable for BudgetedStream {
-    async fn ready(&mut self) {
-        self.inner.ready().await;
-    }
-}
-
-#[wasmtime_wasi::async_trait]
-impl OutputStream for BudgetedStream {
-    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
-        self.charge(bytes.len())?;
-        self.inner.write(bytes)
-    }
-
-    fn flush(&mut self) -> StreamResult<()> {
-        self.inner.flush()
-    }
-
-    fn check_write(&mut self) -> StreamResult<usize> {
-        self.inner.check_write()
-    }
-
-    /// Charged, then the inner stream's own (file streams write directly
-    /// instead of through a spawned task).
-    async fn blocking_write_and_flush(&mut self, bytes: Bytes) -> StreamResult<()> {
-        self.charge(bytes.len())?;
-        self.inner.blocking_write_and_flush(bytes).await
-    }
-
-    async fn cancel(&mut self) {
-        self.inner.cancel().await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bytes_are_charged_up_to_the_limit_and_no_further() {
-        let b = WriteBudget::new(10, 2);
-        assert_eq!(b.charge_bytes(6), Ok(()));
-        assert_eq!(b.charge_bytes(4), Ok(()));
-        assert_eq!(b.exceeded(), None);
-        assert_eq!(
-            b.charge_bytes(1),
-            Err(WriteBudgetExceeded::Bytes { limit: 10 })
-        );
-        assert_eq!(b.used(), (10, 0), "a refused charge takes nothing");
-        assert_eq!(b.exceeded(), Some(WriteBudgetExceeded::Bytes { limit: 10 }));
-        assert!(b.charge_bytes(u64::MAX).is_err(), "no overflow");
-    }
-
-    #[test]
-    fn entries_are_charged_and_refunded() {
-        let b = WriteBudget::new(10, 2);
-        assert_eq!(b.charge_entry(), Ok(()));
-        b.refund_entry();
-        assert_eq!(b.charge_entry(), Ok(()));
-        assert_eq!(b.charge_entry(), Ok(()));
-        assert_eq!(
-            b.charge_entry(),
-            Err(WriteBudgetExceeded::Files { limit: 2 })
-        );
-        assert_eq!(b.used(), (0, 2));
-        // The first budget exceeded is the one reported.
-        assert!(b.charge_bytes(11).is_err());
-        assert_eq!(b.exceeded(), Some(WriteBudgetExceeded::Files { limit: 2 }));
     }
 }

@@ -13,17 +13,17 @@
 //! earlier call of the script wrote to reads through that call's overlay
 //! (it sees those writes), and every change through it is refused.
 
-use crate::write_budget::BudgetedFsView;
+use super::budget::{WriteBudget, trap};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toolhost_effects::{
-    FsError, Kind, OpenRequest, Opened, Overlay, StagingArea, Stat, Transaction,
+    FsError, Kind, OpenRequest, Opened, Overlay, Staged, StagingArea, Stat, Transaction,
 };
 use toolhost_policy::{FsGrant, FsMode};
-use wasmtime::component::Resource;
+use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::FsPerms;
-use wasmtime_wasi::filesystem::{Descriptor, Dir, File, OpenMode};
+use wasmtime_wasi::filesystem::{Descriptor, Dir, File, OpenMode, WasiFilesystemCtxView};
 use wasmtime_wasi::p2::bindings::clocks::wall_clock::Datetime;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, DescriptorFlags, DescriptorType, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
@@ -34,7 +34,7 @@ use wasmtime_wasi::p2::{FsError as WasiFsError, FsResult};
 #[derive(Default)]
 pub(crate) struct Staging {
     /// The read-write grants: guest path and overlay.
-    pub(crate) grants: Vec<(String, Arc<Overlay>)>,
+    grants: Vec<(String, Arc<Overlay>)>,
     /// Directory descriptors in a staged grant: rep → (grant, path).
     dirs: HashMap<u32, (usize, String)>,
     /// Directory listings served from the merged view: stream rep → entries.
@@ -43,13 +43,13 @@ pub(crate) struct Staging {
     /// the overlay, and the source of stream resources.
     empty: Option<PathBuf>,
     /// Whether file I/O may block the calling thread (the runtime's setting).
-    pub(crate) allow_blocking: bool,
+    allow_blocking: bool,
     /// The grants (by index) staged read-only: a read-only grant that
     /// reads through a script's transaction.
     read_only: Vec<bool>,
     /// The overlays are a script's transaction's: the call does not own
     /// them (the script commits them), so it hands none to commit.
-    pub(crate) in_transaction: bool,
+    in_transaction: bool,
 }
 
 impl Staging {
@@ -109,6 +109,17 @@ impl Staging {
             in_transaction: true,
             ..Staging::default()
         })
+    }
+
+    /// The call's writes, to hand to commit: none for a call in a
+    /// script's transaction (the script commits its overlays).
+    pub(crate) fn take_staged(&mut self) -> Staged {
+        let grants = std::mem::take(&mut self.grants);
+        if self.in_transaction {
+            Staged::default()
+        } else {
+            Staged::new(grants)
+        }
     }
 
     /// Whether the staged grant `i` may be changed.
@@ -205,12 +216,12 @@ pub(crate) enum At {
     Direct,
 }
 
-impl BudgetedFsView<'_> {
+impl Staging {
     /// Refuses a change in the staged grant `grant` when it is a read-only
     /// grant reading through a script's transaction (as wasmtime-wasi
     /// refuses a change through a read-only preopen).
     pub(crate) fn may_change(&self, grant: usize) -> FsResult<()> {
-        match self.staging.writable(grant) {
+        match self.writable(grant) {
             true => Ok(()),
             false => Err(ErrorCode::NotPermitted.into()),
         }
@@ -228,7 +239,7 @@ impl BudgetedFsView<'_> {
 
     /// Whether `fd` is a directory of a staged grant.
     pub(crate) fn at(&self, fd: &Resource<Descriptor>) -> At {
-        match self.staging.dir(fd) {
+        match self.dir(fd) {
             Some((o, i, rel)) => At::Staged(o, i, rel),
             None => At::Direct,
         }
@@ -237,12 +248,17 @@ impl BudgetedFsView<'_> {
     /// `get-directories`, registering the staged grants' preopens.
     pub(crate) fn register_preopens(&mut self, dirs: &[(Resource<Descriptor>, String)]) {
         for (d, name) in dirs {
-            self.staging.preopened(d.rep(), name);
+            self.preopened(d.rep(), name);
         }
     }
 
-    pub(crate) fn staged_open(
+    /// `open-at` in a staged directory: the overlay opens it, and the
+    /// guest gets a descriptor of wasmtime-wasi's type on what it opened.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn open(
         &mut self,
+        table: &mut ResourceTable,
+        budget: &WriteBudget,
         (o, grant, rel): (Arc<Overlay>, usize, String),
         path_flags: PathFlags,
         path: String,
@@ -260,20 +276,18 @@ impl BudgetedFsView<'_> {
         let creates =
             req.create && matches!(o.stat(&rel, Some(&path), req.follow), Err(FsError::NoEntry));
         if creates {
-            self.budget
-                .charge_entry()
-                .map_err(crate::write_budget::trap)?;
+            budget.charge_entry().map_err(trap)?;
         }
         let opened = match o.open(&rel, &path, req) {
             Ok(x) => x,
             Err(e) => {
                 if creates {
-                    self.budget.refund_entry();
+                    budget.refund_entry();
                 }
                 return Err(code(e));
             }
         };
-        let blocking = self.staging.allow_blocking;
+        let blocking = self.allow_blocking;
         let d = match opened {
             Opened::File { file, writable, .. } => {
                 let mut mode = OpenMode::empty();
@@ -293,10 +307,10 @@ impl BudgetedFsView<'_> {
             Opened::Dir { rel, handle } => {
                 let handle = match handle {
                     Some(h) => h,
-                    None => self.staging.empty_dir()?,
+                    None => self.empty_dir()?,
                 };
                 let mut mode = OpenMode::READ;
-                let perms = if self.staging.writable(grant) {
+                let perms = if self.writable(grant) {
                     if flags.contains(DescriptorFlags::MUTATE_DIRECTORY) {
                         mode |= OpenMode::WRITE;
                     }
@@ -305,111 +319,18 @@ impl BudgetedFsView<'_> {
                     FsPerms::ReadOnly
                 };
                 let d = Descriptor::Dir(Dir::new(handle, perms, mode, blocking));
-                let r = self.fs.table.push(d)?;
-                self.staging.dirs.insert(r.rep(), (grant, rel));
+                let r = table.push(d)?;
+                self.dirs.insert(r.rep(), (grant, rel));
                 return Ok(r);
             }
         };
-        Ok(self.fs.table.push(d)?)
-    }
-
-    /// The fast path of a read in a staged grant where nothing is staged
-    /// yet (the merged view is the lower tree): wasmtime-wasi opens the
-    /// file through the real directory, as in a read-only grant, and the
-    /// overlay remembers what it opened for the conflict check. `None`: it
-    /// was a directory (those take the overlay's path, to know their path).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn clean_read_open(
-        &mut self,
-        o: &Overlay,
-        rel: &str,
-        fd: &Resource<Descriptor>,
-        path_flags: PathFlags,
-        path: &str,
-        oflags: OpenFlags,
-        flags: DescriptorFlags,
-    ) -> FsResult<Option<Resource<Descriptor>>> {
-        let r = HostDescriptor::open_at(
-            &mut self.fs,
-            Resource::new_borrow(fd.rep()),
-            path_flags,
-            path.to_owned(),
-            oflags,
-            flags,
-        )
-        .await?;
-        let meta = match self.fs.table.get_mut(&r)? {
-            Descriptor::File(f) => {
-                // Never writable, whatever the grant says.
-                f.perms = FsPerms::ReadOnly;
-                f.file.metadata().ok()
-            }
-            Descriptor::Dir(_) => None,
-        };
-        match meta {
-            Some(m) => {
-                let key = if rel.is_empty() {
-                    path.to_owned()
-                } else {
-                    format!("{rel}/{path}")
-                };
-                o.record_read(key, &m);
-                Ok(Some(r))
-            }
-            None => {
-                HostDescriptor::drop(&mut self.fs, r).map_err(WasiFsError::trap)?;
-                Ok(None)
-            }
-        }
-    }
-
-    pub(crate) fn staged_stat(
-        o: &Overlay,
-        rel: &str,
-        path: Option<&str>,
-        f: bool,
-    ) -> FsResult<types::DescriptorStat> {
-        o.stat(rel, path, f).map(|s| stat(&s)).map_err(code)
-    }
-
-    pub(crate) fn staged_metadata_hash(
-        o: &Overlay,
-        rel: &str,
-        path: Option<&str>,
-        f: bool,
-    ) -> FsResult<types::MetadataHashValue> {
-        let s = o.stat(rel, path, f).map_err(code)?;
-        let m = s
-            .modified
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as u64);
-        Ok(types::MetadataHashValue {
-            lower: s.ino ^ s.size.rotate_left(32),
-            upper: m ^ (s.kind as u64),
-        })
-    }
-
-    pub(crate) fn staged_set_times(
-        o: &Overlay,
-        rel: &str,
-        path: &str,
-        f: bool,
-        atim: types::NewTimestamp,
-        mtim: types::NewTimestamp,
-    ) -> FsResult<()> {
-        let mut times = std::fs::FileTimes::new();
-        if let Some(a) = time(atim)? {
-            times = times.set_accessed(a);
-        }
-        if let Some(m) = time(mtim)? {
-            times = times.set_modified(m);
-        }
-        o.set_times(rel, path, f, times).map_err(code)
+        Ok(table.push(d)?)
     }
 
     /// `read-directory` of a staged directory: its merged entries.
-    pub(crate) async fn staged_read_directory(
+    pub(crate) async fn read_directory(
         &mut self,
+        fs: &mut WasiFilesystemCtxView<'_>,
         o: &Overlay,
         rel: &str,
     ) -> FsResult<Resource<types::DirectoryEntryStream>> {
@@ -424,37 +345,131 @@ impl BudgetedFsView<'_> {
             .collect();
         // A stream resource of wasmtime-wasi's type, from an empty
         // directory; its entries are served from here.
-        let empty = self.staging.empty_dir()?;
-        let blocking = self.staging.allow_blocking;
-        let tmp = self.fs.table.push(Descriptor::Dir(Dir::new(
+        let empty = self.empty_dir()?;
+        let blocking = self.allow_blocking;
+        let tmp = fs.table.push(Descriptor::Dir(Dir::new(
             empty,
             FsPerms::ReadOnly,
             OpenMode::READ,
             blocking,
         )))?;
-        let stream =
-            HostDescriptor::read_directory(&mut self.fs, Resource::new_borrow(tmp.rep())).await;
-        self.fs.table.delete(tmp)?;
+        let stream = HostDescriptor::read_directory(fs, Resource::new_borrow(tmp.rep())).await;
+        fs.table.delete(tmp)?;
         let stream = stream?;
-        self.staging
-            .streams
-            .insert(stream.rep(), entries.into_iter());
+        self.streams.insert(stream.rep(), entries.into_iter());
         Ok(stream)
     }
 
     /// The next entry of a merged listing (`None`: not one of ours).
-    pub(crate) fn staged_next_entry(&mut self, rep: u32) -> Option<Option<types::DirectoryEntry>> {
-        self.staging.streams.get_mut(&rep).map(Iterator::next)
+    pub(crate) fn next_entry(&mut self, rep: u32) -> Option<Option<types::DirectoryEntry>> {
+        self.streams.get_mut(&rep).map(Iterator::next)
     }
 
     /// Forgets a dropped descriptor or stream.
     pub(crate) fn forget(&mut self, rep: u32, stream: bool) {
         if stream {
-            self.staging.streams.remove(&rep);
+            self.streams.remove(&rep);
         } else {
-            self.staging.dirs.remove(&rep);
+            self.dirs.remove(&rep);
         }
     }
+}
+
+/// The fast path of a read in a staged grant where nothing is staged
+/// yet (the merged view is the lower tree): wasmtime-wasi opens the
+/// file through the real directory, as in a read-only grant, and the
+/// overlay remembers what it opened for the conflict check. `None`: it
+/// was a directory (those take the overlay's path, to know their path).
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn clean_read_open(
+    fs: &mut WasiFilesystemCtxView<'_>,
+    o: &Overlay,
+    rel: &str,
+    fd: &Resource<Descriptor>,
+    path_flags: PathFlags,
+    path: &str,
+    oflags: OpenFlags,
+    flags: DescriptorFlags,
+) -> FsResult<Option<Resource<Descriptor>>> {
+    let r = HostDescriptor::open_at(
+        fs,
+        Resource::new_borrow(fd.rep()),
+        path_flags,
+        path.to_owned(),
+        oflags,
+        flags,
+    )
+    .await?;
+    let meta = match fs.table.get_mut(&r)? {
+        Descriptor::File(f) => {
+            // Never writable, whatever the grant says.
+            f.perms = FsPerms::ReadOnly;
+            f.file.metadata().ok()
+        }
+        Descriptor::Dir(_) => None,
+    };
+    match meta {
+        Some(m) => {
+            let key = if rel.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{rel}/{path}")
+            };
+            o.record_read(key, &m);
+            Ok(Some(r))
+        }
+        None => {
+            HostDescriptor::drop(fs, r).map_err(WasiFsError::trap)?;
+            Ok(None)
+        }
+    }
+}
+
+/// `stat` (or `stat-at` `path`) in a staged directory.
+pub(crate) fn staged_stat(
+    o: &Overlay,
+    rel: &str,
+    path: Option<&str>,
+    f: bool,
+) -> FsResult<types::DescriptorStat> {
+    o.stat(rel, path, f).map(|s| stat(&s)).map_err(code)
+}
+
+/// `metadata-hash` (or `metadata-hash-at` `path`) in a staged directory.
+pub(crate) fn staged_metadata_hash(
+    o: &Overlay,
+    rel: &str,
+    path: Option<&str>,
+    f: bool,
+) -> FsResult<types::MetadataHashValue> {
+    let s = o.stat(rel, path, f).map_err(code)?;
+    let m = s
+        .modified
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64);
+    Ok(types::MetadataHashValue {
+        lower: s.ino ^ s.size.rotate_left(32),
+        upper: m ^ (s.kind as u64),
+    })
+}
+
+/// `set-times-at` in a staged directory.
+pub(crate) fn staged_set_times(
+    o: &Overlay,
+    rel: &str,
+    path: &str,
+    f: bool,
+    atim: types::NewTimestamp,
+    mtim: types::NewTimestamp,
+) -> FsResult<()> {
+    let mut times = std::fs::FileTimes::new();
+    if let Some(a) = time(atim)? {
+        times = times.set_accessed(a);
+    }
+    if let Some(m) = time(mtim)? {
+        times = times.set_modified(m);
+    }
+    o.set_times(rel, path, f, times).map_err(code)
 }
 
 /// The two ends of a rename or link: both in the same staged grant, or

@@ -1,12 +1,16 @@
-//! Loading a component: compile (or take from cache), read imports, pre-link,
-//! ask it for its tools.
+//! A loaded component: loading it (compile or take from cache, read
+//! imports, pre-link, ask it for its tools) and running one call in it (a
+//! fresh store and instance, the budget applied).
 
-use crate::bindings::ProviderPre;
+use crate::bindings::{ProviderPre, RawFailure, Version};
 use crate::cache::CacheOutcome;
 use crate::engine::{Runtime, RuntimeInner};
 use crate::error::LoadError;
 use crate::imports::{self, ImportCheck, Imports};
-use crate::invoke::{Budget, Call, Returned};
+use crate::invoke::{
+    Budget, Call, CallCancelled, Environment, Execution, ExecutionReport, Invocation,
+    RenderFailure, Returned, cancelled, classify, pure_environment, shutting_down, timeout,
+};
 use crate::sandbox::HostState;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,9 +18,12 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::visible::Escaped;
 use toolhost_contract::{
-    DeclaredSizes, DescriptorError, DescriptorLimits, ToolDescriptor, sha256_hex,
+    ContentBlock, DeclaredSizes, DescriptorError, DescriptorLimits, ErrorCode, FailureCode,
+    ToolDescriptor, ToolFailure, sha256_hex,
 };
-use toolhost_policy::{Policy, Sandbox};
+use toolhost_effects::Staged;
+use toolhost_policy::{Policy, RenderMode, Sandbox, ToolPolicy};
+use wasmtime::{Store, UpdateDeadline};
 
 /// CPU budget for `list-tools` at load: generous for any honest component,
 /// and it stops a hostile one from hanging the host while loading.
@@ -398,8 +405,8 @@ impl LoadedComponent {
                 &policy,
                 budget,
                 CancellationToken::new(),
-                crate::invoke::pure_environment(),
-                &mut toolhost_effects::Staged::default(),
+                pure_environment(),
+                &mut Staged::default(),
             )
             .await;
         let raw = match r {
@@ -553,5 +560,470 @@ impl LoadedComponent {
     /// The first reason this component may not run under `sandbox`, if any.
     pub fn import_denial(&self, sandbox: &Sandbox) -> Option<String> {
         self.imports.first_denial(sandbox)
+    }
+}
+
+impl LoadedComponent {
+    /// Runs one tool call in a fresh sandbox built from `inv.policy`.
+    pub async fn execute(&self, inv: Invocation<'_>) -> Execution {
+        use tracing::Instrument;
+        let span = tracing::info_span!("sandbox", tool = inv.tool);
+        self.execute_in_span(inv).instrument(span).await
+    }
+
+    async fn execute_in_span(&self, inv: Invocation<'_>) -> Execution {
+        if let Some(why) = self.import_denial(&inv.policy.sandbox) {
+            return Execution::new(
+                Err(ToolFailure::new(
+                    FailureCode::ImportDenied,
+                    format!("the tool's component cannot run under this policy: {why}"),
+                )),
+                ExecutionReport::default(),
+            );
+        }
+        let call = Call::Execute {
+            name: inv.tool,
+            args: inv.arguments,
+            render: inv.policy.render == RenderMode::SameInstance && !self.host_renders(inv.tool),
+        };
+        let clock = inv.clock.unwrap_or_else(|| self.rt.config.clock.clone());
+        let mut staged = Staged::default();
+        let (r, report) = self
+            .run(
+                call,
+                inv.policy,
+                inv.budget,
+                inv.cancel,
+                (inv.entropy, clock, inv.sink, inv.scope),
+                &mut staged,
+            )
+            .await;
+        let mut rendered = None;
+        let outcome = match r {
+            Ok(Returned::Executed(Ok(json), r)) => {
+                rendered = r.map(|r| {
+                    r.map_err(|e| match e {
+                        RenderFailure::Failed(f) => f,
+                        RenderFailure::Trap(e) => {
+                            ToolFailure::new(FailureCode::Trap, format!("{e:#}"))
+                        }
+                    })
+                });
+                Ok(json)
+            }
+            Ok(Returned::Executed(Err(f), _)) if !report.network_denied.is_empty() => {
+                Err(ToolFailure::new(
+                    FailureCode::NetworkDenied,
+                    format!(
+                        "request to {} denied by policy (not on the network allow-list)",
+                        report.network_denied.join(", ")
+                    ),
+                )
+                .with_info(
+                    serde_json::json!({"denied": report.network_denied, "toolMessage": f.message}),
+                ))
+            }
+            Ok(Returned::Executed(Err(f), _)) => Err(ToolFailure {
+                code: ErrorCode::from_tool(&f.code),
+                message: f.message,
+                info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
+            }),
+            Ok(_) => Err(ToolFailure::new(
+                FailureCode::HostError,
+                "unexpected return",
+            )),
+            Err(e) => Err(e),
+        };
+        if outcome.is_err() {
+            // A failed call commits nothing: its staged writes go now.
+            staged = Staged::default();
+        }
+        Execution {
+            outcome,
+            rendered,
+            report,
+            staged,
+        }
+    }
+
+    /// Runs the tool's pure `render` in a fresh sandbox that grants nothing
+    /// (only the policy's limits apply). `Ok(None)`: use the host's default.
+    /// Nothing it can observe varies: its randomness is a fixed stream and
+    /// its clocks start at [`VIRTUAL_EPOCH_MS`] on every call.
+    pub async fn render(
+        &self,
+        tool: &str,
+        arguments: &str,
+        value: &str,
+        policy: &ToolPolicy,
+        cancel: CancellationToken,
+    ) -> Result<Option<Vec<ContentBlock>>, ToolFailure> {
+        if self.host_renders(tool) {
+            // It said it renders nothing: no instance to find that out.
+            return Ok(None);
+        }
+        let mut pure = Policy::deny_all().component();
+        pure.limits = policy.limits.clone();
+        let budget = Budget {
+            fuel: policy.limits.fuel,
+            deadline: Duration::from_millis(policy.limits.timeout_ms),
+        };
+        let call = Call::Render {
+            name: tool,
+            args: arguments,
+            value,
+        };
+        match self
+            .run(
+                call,
+                &pure,
+                budget,
+                cancel,
+                pure_environment(),
+                &mut Staged::default(),
+            )
+            .await
+            .0?
+        {
+            Returned::Rendered(blocks) => Ok(blocks),
+            _ => Err(ToolFailure::new(
+                FailureCode::HostError,
+                "unexpected return",
+            )),
+        }
+    }
+
+    pub(crate) async fn run(
+        &self,
+        call: Call<'_>,
+        policy: &ToolPolicy,
+        budget: Budget,
+        cancel: CancellationToken,
+        (entropy, clock, sink, scope): Environment,
+        staged: &mut Staged,
+    ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
+        let mut report = ExecutionReport::default();
+        if budget.fuel == 0 {
+            return (
+                Err(ToolFailure::new(
+                    FailureCode::FuelExhausted,
+                    "the call has no CPU budget",
+                )),
+                report,
+            );
+        }
+        if budget.deadline.is_zero() {
+            return (
+                Err(ToolFailure::new(
+                    FailureCode::Timeout,
+                    "the call has no time budget",
+                )),
+                report,
+            );
+        }
+        // Wait for a free pool slot (queue, never fail because the pool is
+        // busy); the wait does not count against the deadline.
+        if cancel.is_cancelled() {
+            return (Err(cancelled()), report);
+        }
+        // A code runner waits for a runner's turn first (see `runners`).
+        let _runner = match &scope.tools {
+            None => None,
+            Some(_) => {
+                let _waiting = Queued::enter(&self.rt.queued);
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return (Err(cancelled()), report),
+                    permit = self.rt.runners.clone().acquire_owned() => match permit {
+                        Ok(p) => Some(p),
+                        Err(_) => return (Err(shutting_down()), report),
+                    },
+                }
+            }
+        };
+        let slot = match self.rt.slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(tokio::sync::TryAcquireError::Closed) => return (Err(shutting_down()), report),
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let _waiting = Queued::enter(&self.rt.queued);
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return (Err(cancelled()), report),
+                    permit = self.rt.slots.clone().acquire_owned() => match permit {
+                        Ok(p) => p,
+                        Err(_) => return (Err(shutting_down()), report),
+                    },
+                }
+            }
+        };
+        self.rt
+            .instances
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let started = Instant::now();
+        let t_start = clock.monotonic_ns();
+        let state = match HostState::build(
+            policy,
+            &self.rt.config,
+            entropy,
+            clock.clone(),
+            cancel.clone(),
+            sink,
+            scope,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                return (
+                    Err(ToolFailure::new(FailureCode::HostError, e.to_string())),
+                    report,
+                );
+            }
+        };
+        let moved = state.deadline_moved();
+        let mut store = Store::new(&self.rt.engine, state);
+        store.limiter(|s| s.limiter());
+        if let Err(e) = store.set_fuel(budget.fuel) {
+            return (
+                Err(ToolFailure::new(FailureCode::HostError, format!("{e:#}"))),
+                report,
+            );
+        }
+        // The epoch ticks only say when to look; the deadline itself is the
+        // wall clock. Counting ticks instead let a deadline stretch with the
+        // ticker's oversleep under load (8 s became up to 8.46 s with four
+        // guests spinning on two cores).
+        store
+            .data_mut()
+            .set_deadline(started.checked_add(budget.deadline));
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut ctx| {
+            let s = ctx.data_mut();
+            if s.cancelled() {
+                return Err(wasmtime::Error::new(CallCancelled));
+            }
+            if s.past_deadline() {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            // Yield so other tasks (and this call's cancellation) make progress.
+            Ok(UpdateDeadline::Yield(1))
+        });
+
+        let mut instantiated = None;
+        let result: Result<wasmtime::Result<Returned>, FailureCode> = {
+            // Boxed: the calls' futures are large, and every future that
+            // holds this one (up through the pipeline) would carry and move
+            // their bytes.
+            let fut = Box::pin(async {
+                let t0 = clock.monotonic_ns();
+                let ix = &self.pre.exports;
+                let instance = self.pre.pre.instantiate_async(&mut store).await?;
+                instantiated = Some(clock.monotonic_ns().saturating_sub(t0));
+                /// The call through one version's types. Only the functions
+                /// called are loaded (each load type-checks its function).
+                macro_rules! dispatch {
+                    ($v:ident) => {{
+                        type Failure = crate::bindings::$v::types::ToolFailure;
+                        type Block = crate::bindings::$v::types::ContentBlock;
+                        type Descriptor = crate::bindings::$v::types::ToolDescriptor;
+                        let execute_fn = |store: &mut Store<HostState>| {
+                            instance.get_typed_func::<(&str, &str), (Result<String, Failure>,)>(
+                                store,
+                                &ix.execute,
+                            )
+                        };
+                        let render_fn = |store: &mut Store<HostState>| {
+                            instance.get_typed_func::<(&str, &str, &str), (Option<Vec<Block>>,)>(
+                                store, &ix.render,
+                            )
+                        };
+                        let blocks = |b: Option<Vec<Block>>| {
+                            b.map(|b| b.into_iter().map(ContentBlock::from).collect())
+                        };
+                        match call {
+                            Call::ListTools => {
+                                // At load: every function's type is checked
+                                // here once, so a mistyped one fails the load.
+                                let list = instance.get_typed_func::<(), (Vec<Descriptor>,)>(
+                                    &mut store,
+                                    &ix.list_tools,
+                                )?;
+                                execute_fn(&mut store)?;
+                                render_fn(&mut store)?;
+                                let (tools,) = list.call_async(&mut store, ()).await?;
+                                Returned::Tools(tools.into_iter().map(Into::into).collect())
+                            }
+                            Call::Execute { name, args, render } => {
+                                let execute = execute_fn(&mut store)?;
+                                let (out,) = execute.call_async(&mut store, (name, args)).await?;
+                                let out: Result<String, RawFailure> = out.map_err(Into::into);
+                                let rendered = match (&out, render) {
+                                    (Ok(value), true) => Some(
+                                        async {
+                                            let f = render_fn(&mut store)?;
+                                            f.call_async(&mut store, (name, args, value.as_str()))
+                                                .await
+                                        }
+                                        .await
+                                        .map(|(b,)| blocks(b))
+                                        .map_err(RenderFailure::Trap),
+                                    ),
+                                    _ => None,
+                                };
+                                Returned::Executed(out, rendered)
+                            }
+                            Call::Render { name, args, value } => {
+                                let f = render_fn(&mut store)?;
+                                let (b,) = f.call_async(&mut store, (name, args, value)).await?;
+                                Returned::Rendered(blocks(b))
+                            }
+                        }
+                    }};
+                }
+                Ok(match self.pre.version {
+                    Version::V1 => dispatch!(v1),
+                    Version::V2 => dispatch!(v2),
+                    Version::V3 => dispatch!(v3),
+                    Version::V4 => dispatch!(v4),
+                })
+            });
+            let backstop = started + budget.deadline + BACKSTOP_GRACE;
+            tokio::select! {
+                biased;
+                r = within(backstop, &moved, fut) => r.ok_or(FailureCode::Timeout),
+                () = cancel.cancelled() => Err(FailureCode::Cancelled),
+            }
+        };
+
+        report.fuel_consumed = budget.fuel.saturating_sub(store.get_fuel().unwrap_or(0));
+        let produced = store.data_mut().finish();
+        report.instantiate = Duration::from_nanos(instantiated.unwrap_or_default());
+        report.elapsed = Duration::from_nanos(clock.monotonic_ns().saturating_sub(t_start));
+        let outcome = match result {
+            Ok(Ok(Returned::Executed(out, Some(Err(RenderFailure::Trap(e)))))) => {
+                let f = classify(&e, &produced, budget, policy);
+                Ok(Returned::Executed(out, Some(Err(RenderFailure::Failed(f)))))
+            }
+            // A tool that failed after `context.cancelled` told it to stop
+            // stopped as asked: the call was cancelled, or timed out, as if
+            // the host had stopped it (its own code would say `cancelled`
+            // for a deadline, and a retry wrapper could take it for the
+            // tool's own failure).
+            Ok(Ok(Returned::Executed(Err(_), _))) if produced.told_to_stop => {
+                Err(if cancel.is_cancelled() {
+                    cancelled()
+                } else {
+                    timeout(budget)
+                })
+            }
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(classify(&e, &produced, budget, policy)),
+            Err(FailureCode::Cancelled) => Err(cancelled()),
+            Err(_) => Err(timeout(budget)),
+        };
+        report.stdout = produced.stdout;
+        report.stderr = produced.stderr;
+        report.network_denied = produced.network_denied;
+        report.bytes_written = produced.bytes_written;
+        report.entries_created = produced.entries_created;
+        (report.context, report.context_dropped) = produced.context;
+        if let Err(f) = &outcome {
+            tracing::info!(code = %f.code, fuel = report.fuel_consumed, "call failed in sandbox");
+        } else {
+            *staged = produced.staged;
+        }
+        // The store, and the pool slot after it (a tuple drops in order),
+        // end now or once the response is out (see `retire`).
+        crate::retire::retire((store, slot));
+        (outcome, report)
+    }
+}
+
+/// Grace after the deadline before the tokio backstop gives up on a guest
+/// blocked inside a host call (where epoch interruption cannot reach it).
+const BACKSTOP_GRACE: Duration = Duration::from_millis(200);
+
+/// `fut`'s output, or `None` once `until` (moved on by `moved`
+/// nanoseconds, which may grow meanwhile) has passed. The timer is armed
+/// only when `fut` does not finish in its first poll: most calls never
+/// yield, and registering a timer and removing it again took the timer
+/// wheel's lock twice per call for nothing.
+async fn within<F: std::future::Future>(
+    until: Instant,
+    moved: &std::sync::atomic::AtomicU64,
+    fut: F,
+) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(out) = first {
+        return Some(out);
+    }
+    let at = || until + Duration::from_nanos(moved.load(std::sync::atomic::Ordering::Relaxed));
+    loop {
+        let deadline = at();
+        match tokio::time::timeout_at(deadline.into(), fut.as_mut()).await {
+            Ok(out) => return Some(out),
+            // Moved on while it waited (a person was answering): wait on.
+            Err(_) if at() > deadline => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Counts a call as waiting for a pool slot until dropped.
+struct Queued<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Queued<'a> {
+    fn enter(count: &'a std::sync::atomic::AtomicUsize) -> Queued<'a> {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Queued(count)
+    }
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn within_gives_the_output_of_a_future_that_finishes_in_time() {
+        let soon = Instant::now() + Duration::from_secs(5);
+        let moved = std::sync::atomic::AtomicU64::new(0);
+        assert_eq!(within(soon, &moved, async { 7 }).await, Some(7));
+        // Pending at the first poll, done after a yield: the timer path.
+        let yielded = async {
+            tokio::task::yield_now().await;
+            8
+        };
+        assert_eq!(within(soon, &moved, yielded).await, Some(8));
+    }
+
+    #[tokio::test]
+    async fn within_gives_up_on_a_future_that_never_finishes() {
+        let t = Instant::now();
+        let until = t + Duration::from_millis(30);
+        let moved = std::sync::atomic::AtomicU64::new(0);
+        assert_eq!(
+            within(until, &moved, std::future::pending::<()>()).await,
+            None
+        );
+        assert!(t.elapsed() >= Duration::from_millis(30));
+    }
+
+    #[tokio::test]
+    async fn within_waits_on_when_the_deadline_moves() {
+        let t = Instant::now();
+        let moved = std::sync::atomic::AtomicU64::new(0);
+        let slow = async {
+            // Past the first deadline, and before the moved one.
+            moved.fetch_add(200_000_000, std::sync::atomic::Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            9
+        };
+        let out = within(t + Duration::from_millis(30), &moved, slow).await;
+        assert_eq!(out, Some(9));
     }
 }

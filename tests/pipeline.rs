@@ -12,7 +12,7 @@ use toolhost_contract::{
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::wrappers::{DispatchCtx, Next, Wrapper};
 use toolhost_pipeline::{
-    Approval, ApprovalRequest, ApproveAll, Approver, BodyInput, FrozenCall, Guard, GuardDenial,
+    Approval, ApprovalRequest, ApproveAll, Approver, FrozenCall, Guard, GuardDenial, Invocation,
     ListenerError, Pipeline, PostAction, PostExecute, PreDecision, PreExecute, Registration,
     Registry, ResultListener, Scope, SessionLog, StageObserver, ToolBody, ToolSpec, read_log,
 };
@@ -34,7 +34,7 @@ struct FakeBody {
 
 #[async_trait::async_trait]
 impl ToolBody for FakeBody {
-    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+    async fn execute(&self, input: Invocation<'_>) -> Execution {
         let on_disk = self.log.as_ref().is_some_and(|p| {
             read_log(p)
                 .unwrap()

@@ -60,8 +60,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost_contract::ToolCall;
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
 use toolhost_pipeline::{
-    ApproveAll, BodyInput, Pipeline, PipelineBuilder, Registration, Registry, Scope, ToolBody,
-    ToolSpec,
+    ApproveAll, Pipeline, PipelineBuilder, Registration, Registry, Scope, ToolBody, ToolSpec,
 };
 use toolhost_policy::{Decision, PolicyBuilder, RenderMode};
 use toolhost_runtime::{Budget, Execution, Invocation, LoadedComponent, Runtime, RuntimeConfig};
@@ -162,7 +161,7 @@ struct Canned;
 
 #[async_trait::async_trait]
 impl ToolBody for Canned {
-    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+    async fn execute(&self, input: Invocation<'_>) -> Execution {
         let mut e = Execution::new(
             Ok(format!(r#"{{"args":{}}}"#, input.arguments)),
             Default::default(),

@@ -45,7 +45,7 @@ pub use toolhost_session_log as session_log;
 /// they can be fuzzed without building it).
 pub use toolhost_stages::{baseline, bound, network, paths, schema, summary};
 
-pub use body::{BodyInput, ToolBody};
+pub use body::ToolBody;
 pub use call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
 pub use listeners::{
     Approval, ApprovalRequest, ApproveAll, Approver, Guard, GuardDenial, ListenerError, PostAction,
@@ -56,3 +56,6 @@ pub use registry::{
     Availability, RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec,
 };
 pub use session_log::{LogContents, LogError, SessionLog, parse_log, read_log};
+/// What a [`ToolBody`] runs: the tool, its arguments and everything the
+/// wrappers set.
+pub use toolhost_runtime::Invocation;

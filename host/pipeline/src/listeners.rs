@@ -13,20 +13,11 @@
 //!   calls a script makes inherit their script's.
 
 use crate::call::FrozenCall;
-use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, ToolResult};
+use toolhost_contract::{ContentBlock, ToolDescriptor, ToolResult};
 
-/// What one caller may call, as its front end knows it (an OAuth access
-/// token's scopes): handed down with a call, checked right after lookup,
-/// and inherited by every call a script makes, so a script reaches no
-/// tool its caller could not. Like a guard, it can only refuse.
-pub trait Reach: Send + Sync {
-    /// Why this caller may not call `tool`, if so.
-    fn refuse(&self, tool: &str) -> Option<ToolFailure>;
-    /// Whether this caller may see and call `tool` (what a listing keeps).
-    fn allows(&self, tool: &str) -> bool {
-        self.refuse(tool).is_none()
-    }
-}
+/// What one caller may call (defined with the [`toolhost_runtime::Invocation`]
+/// that carries it to a tool body).
+pub use toolhost_runtime::Reach;
 
 /// The name a [`Reach`]'s refusal goes by in a result's decision trace.
 pub const REACH: &str = "reach";

@@ -8,7 +8,7 @@
 //! receives a signal re-joined with the caller's, so no wrapper can detach
 //! the caller's cancellation.
 
-use crate::body::{BodyInput, ToolBody};
+use crate::body::ToolBody;
 use crate::call::FrozenCall;
 use crate::determinism::CallEnv;
 use crate::registry::RegisteredTool;
@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ErrorCode, FailureCode};
-use toolhost_runtime::{Budget, Execution, Scope};
+use toolhost_runtime::{Budget, Execution, Invocation, Scope};
 use tracing::Instrument;
 
 /// The mutable part of one dispatch, as wrappers see it.
@@ -93,7 +93,7 @@ impl Next<'_> {
                 out
             }
             None => {
-                let input = |cancel| BodyInput {
+                let input = |cancel| Invocation {
                     tool: ctx.tool.descriptor.name.as_str(),
                     arguments: ctx.arguments,
                     policy: &ctx.tool.policy,

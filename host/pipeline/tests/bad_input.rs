@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{PathAccess, PathParam, ToolCall, ToolDescriptor};
 use toolhost_pipeline::{
-    BodyInput, LogError, Pipeline, Registry, Scope, SessionLog, ToolBody, ToolSpec, read_log,
+    Invocation, LogError, Pipeline, Registry, Scope, SessionLog, ToolBody, ToolSpec, read_log,
 };
 use toolhost_policy::{Decision, FsMode, PolicyBuilder};
 use toolhost_runtime::{Execution, ExecutionReport};
@@ -43,7 +43,7 @@ struct Body(Arc<Mutex<Vec<String>>>);
 
 #[async_trait::async_trait]
 impl ToolBody for Body {
-    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+    async fn execute(&self, input: Invocation<'_>) -> Execution {
         self.0.lock().unwrap().push(input.arguments.to_owned());
         Execution::new(Ok("{}".into()), ExecutionReport::default())
     }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 use toolhost_contract::{Annotations, ToolDescriptor};
-use toolhost_pipeline::{BodyInput, Registry, Scope, ToolBody, ToolSpec};
+use toolhost_pipeline::{Invocation, Registry, Scope, ToolBody, ToolSpec};
 use toolhost_policy::Policy;
 use toolhost_runtime::{Execution, ExecutionReport};
 
@@ -22,7 +22,7 @@ struct Nothing;
 
 #[async_trait::async_trait]
 impl ToolBody for Nothing {
-    async fn execute(&self, _: BodyInput<'_>) -> Execution {
+    async fn execute(&self, _: Invocation<'_>) -> Execution {
         Execution::new(Ok("{}".into()), ExecutionReport::default())
     }
 }

@@ -31,8 +31,21 @@ pub struct Budget {
     pub deadline: Duration,
 }
 
-/// What to run.
-#[derive(Debug, Clone)]
+/// What one caller may call, as its front end knows it (an OAuth access
+/// token's scopes): handed down with a call, checked right after lookup,
+/// and inherited by every call a script makes, so a script reaches no
+/// tool its caller could not. Like a guard, it can only refuse.
+pub trait Reach: Send + Sync {
+    /// Why this caller may not call `tool`, if so.
+    fn refuse(&self, tool: &str) -> Option<ToolFailure>;
+    /// Whether this caller may see and call `tool` (what a listing keeps).
+    fn allows(&self, tool: &str) -> bool {
+        self.refuse(tool).is_none()
+    }
+}
+
+/// What to run: everything a tool body gets for one attempt.
+#[derive(Clone)]
 pub struct Invocation<'a> {
     /// The tool's name.
     pub tool: &'a str,
@@ -55,6 +68,27 @@ pub struct Invocation<'a> {
     pub sink: Option<Arc<dyn ContextSink>>,
     /// A code runner's tool calls, and the script the call is part of.
     pub scope: Scope,
+    /// What the caller may call, when its front end limits it (OAuth
+    /// scopes): a body that lists tools (`search_tools`) lists only those.
+    /// The sandbox does not read it.
+    pub reach: Option<Arc<dyn Reach>>,
+}
+
+impl std::fmt::Debug for Invocation<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Invocation")
+            .field("tool", &self.tool)
+            .field("arguments", &self.arguments)
+            .field("policy", &self.policy)
+            .field("budget", &self.budget)
+            .field("cancel", &self.cancel)
+            .field("entropy", &self.entropy)
+            .field("clock", &self.clock)
+            .field("sink", &self.sink)
+            .field("scope", &self.scope)
+            .field("reach", &self.reach.is_some())
+            .finish()
+    }
 }
 
 impl<'a> Invocation<'a> {
@@ -70,6 +104,7 @@ impl<'a> Invocation<'a> {
             clock: None,
             sink: None,
             scope: Scope::default(),
+            reach: None,
         }
     }
 }

@@ -63,5 +63,5 @@ pub use engine::{Runtime, RuntimeStats};
 pub use entropy::Entropy;
 pub use error::{LoadError, RuntimeError};
 pub use imports::{ImportCheck, ImportVerdict};
-pub use invoke::{Budget, Execution, ExecutionReport, Invocation};
+pub use invoke::{Budget, Execution, ExecutionReport, Invocation, Reach};
 pub use retire::deferring;

@@ -15,7 +15,7 @@ use toolhost_contract::{ContentBlock, ToolDescriptor, ToolFailure, valid_name};
 use toolhost_effects::{Journal, Recovery};
 use toolhost_pipeline::bound::Artifacts;
 use toolhost_pipeline::{
-    Availability, BodyInput, Pipeline, PipelineBuilder, Registration, Registry, RegistryError,
+    Availability, Invocation, Pipeline, PipelineBuilder, Registration, Registry, RegistryError,
     Scope, ToolBody, ToolSpec,
 };
 use toolhost_policy::{Decision, Isolation, Policy, ToolPolicy, Walls};
@@ -1069,8 +1069,8 @@ struct Renamed {
 
 #[async_trait::async_trait]
 impl ToolBody for Renamed {
-    async fn execute(&self, input: BodyInput<'_>) -> Execution {
-        let input = BodyInput {
+    async fn execute(&self, input: Invocation<'_>) -> Execution {
+        let input = Invocation {
             tool: &self.original,
             ..input
         };

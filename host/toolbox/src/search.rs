@@ -14,7 +14,7 @@ use std::sync::Arc;
 use toolhost_contract::{Annotations, FailureCode, ToolDescriptor, ToolFailure};
 use toolhost_pipeline::advertise::{Format, project};
 use toolhost_pipeline::baseline::advertised_descriptor;
-use toolhost_pipeline::{BodyInput, Reach, RegisteredTool, Registry, ToolBody, ToolSpec};
+use toolhost_pipeline::{Invocation, Reach, RegisteredTool, Registry, ToolBody, ToolSpec};
 use toolhost_policy::{Mode, Policy, ToolPolicy};
 use toolhost_runtime::{Execution, ExecutionReport};
 
@@ -172,7 +172,7 @@ struct SearchTools {
 }
 
 impl SearchTools {
-    fn run(&self, input: &BodyInput<'_>) -> Result<String, ToolFailure> {
+    fn run(&self, input: &Invocation<'_>) -> Result<String, ToolFailure> {
         let args: Value = serde_json::from_str(input.arguments).map_err(|e| {
             ToolFailure::new(FailureCode::InvalidArguments, format!("not JSON: {e}"))
         })?;
@@ -195,7 +195,7 @@ impl SearchTools {
 
 #[async_trait]
 impl ToolBody for SearchTools {
-    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+    async fn execute(&self, input: Invocation<'_>) -> Execution {
         Execution::new(self.run(&input), ExecutionReport::default())
     }
 }

@@ -222,6 +222,7 @@ async fn execute(
             tools: None,
             transaction: transaction.clone(),
         },
+        reach: None,
     };
     let run = component.execute(inv);
     tokio::pin!(run);

@@ -10,7 +10,7 @@ use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{ContentBlock, FailureCode, ToolFailure};
 use toolhost_effects::{Overlay, Staged, StagingArea, TxSnapshot};
-use toolhost_pipeline::{BodyInput, ToolBody};
+use toolhost_pipeline::{Invocation, ToolBody};
 use toolhost_policy::{FsMode, Policy, ToolPolicy, Walls};
 use toolhost_runtime::{Entropy, Execution, ExecutionReport, LoadedComponent};
 
@@ -172,7 +172,7 @@ impl Isolated {
         Ok(())
     }
 
-    async fn run(&self, input: BodyInput<'_>) -> Execution {
+    async fn run(&self, input: Invocation<'_>) -> Execution {
         if let Err(u) = self.available() {
             return Execution::new(Err(walls_unavailable(&u)), ExecutionReport::default());
         }
@@ -370,7 +370,7 @@ impl Isolated {
 
 #[async_trait::async_trait]
 impl ToolBody for Isolated {
-    async fn execute(&self, input: BodyInput<'_>) -> Execution {
+    async fn execute(&self, input: Invocation<'_>) -> Execution {
         use tracing::Instrument as _;
         let span = tracing::info_span!("worker", tool = input.tool);
         self.run(input).instrument(span).await

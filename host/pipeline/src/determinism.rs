@@ -23,10 +23,14 @@
 //! files (a write racing a read of the same file is ordered by the
 //! scheduler, in any mode).
 
+use crate::call::FrozenCall;
+use crate::pipeline::Pipeline;
+use crate::replay::CallKey;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_STEP_NS};
 use toolhost_contract::{ContextSink, sha256_hex};
+use toolhost_contract::{SessionEvent, ToolResult};
 use toolhost_runtime::Entropy;
 
 /// Virtual milliseconds between the start times of consecutive positions.
@@ -142,6 +146,54 @@ impl<T> InOrder<T> {
             if let Some(item) = item {
                 write(item);
             }
+        }
+    }
+}
+
+/// What a finished call writes, in position order (deterministic mode).
+pub(crate) struct Finished {
+    pub(crate) event: Option<SessionEvent>,
+    pub(crate) record: Option<Record>,
+}
+
+/// A cassette entry to write.
+pub(crate) struct Record {
+    pub(crate) position: u64,
+    pub(crate) key: CallKey,
+    /// The key of the script's call, for a call a script made.
+    pub(crate) parent: Option<CallKey>,
+    pub(crate) call: FrozenCall,
+    pub(crate) result: ToolResult,
+}
+
+/// Keeps a position's turn in the in-order writer: an abandoned call
+/// (its future dropped) gives its turn up instead of holding back the rest.
+pub(crate) struct Turn<'a> {
+    pipeline: &'a Pipeline,
+    position: u64,
+    finished: bool,
+}
+
+impl<'a> Turn<'a> {
+    /// The turn of the call at `position`.
+    pub(crate) fn new(pipeline: &'a Pipeline, position: u64) -> Turn<'a> {
+        Turn {
+            pipeline,
+            position,
+            finished: false,
+        }
+    }
+
+    /// The call finished: its records are written in its turn.
+    pub(crate) fn done(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.pipeline.abandon_turn(self.position);
         }
     }
 }

@@ -27,7 +27,9 @@
 
 pub mod advertise;
 pub mod body;
+mod builder;
 pub mod call;
+mod commit;
 mod determinism;
 pub mod discovery;
 pub mod listeners;

@@ -26,37 +26,36 @@
 //! ```
 //! Validation comes before approval: nobody is asked to approve an invalid call.
 
-use crate::baseline::{self, Baselines, HandleKey, Presented};
+use crate::baseline::{self, Baselines, Presented};
 use crate::bound::{Artifacts, bound};
 use crate::call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
-use crate::determinism::{CallEnv, InOrder};
-use crate::listeners::{
-    Approval, ApprovalRequest, Approver, Guard, ListenerError, PostAction, PostExecute,
-    PreDecision, PreExecute, Reach, ResultListener,
-};
+use crate::determinism::{CallEnv, Finished, InOrder, Record, Turn};
+use crate::listeners::{Approval, ApprovalRequest, ListenerError, PostAction, PreDecision, Reach};
+use crate::paths::ResolvedPath;
 use crate::registry::{RegisteredTool, Registry};
 use crate::repeat::{Fingerprint, OutcomeSender, Previous, fingerprint, outcome};
-use crate::replay::{CallKey, Mode, Plan, Replay};
+use crate::replay::{CallKey, Plan};
 use crate::script::{Checkpoint, Script, ScriptEnv, TxView};
-use crate::session_log::SessionLog;
 use crate::summary::{approval_summary, clip};
-use crate::wrappers::{self, Wrapper};
+use crate::wrappers;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::clock::{Clock, SystemClock};
 use toolhost_contract::{
     ContentBlock, ContextEvent, ContextSink, DecisionTrace, FailureCode, Meta, SessionEvent, Stage,
     StageVerdict, Timings, ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent,
     ToolSuccess,
 };
-use toolhost_effects::{CommitError, CommitInfo, EffectSet, Journal, Staged, Transaction};
+use toolhost_effects::{Staged, Transaction};
 use toolhost_policy::{ApproveMode, Decision, Limits, RenderMode};
 use toolhost_runtime::{CallOutcome, CallReply, Scope};
 use tracing::Instrument;
+
+pub use crate::builder::PipelineBuilder;
+pub use crate::repeat::RepeatScopes;
 
 /// Observes each stage as a call enters it (tests, tracing bridges, UIs).
 pub trait StageObserver: Send + Sync {
@@ -64,171 +63,10 @@ pub trait StageObserver: Send + Sync {
     fn on_stage(&self, call: &FrozenCall, stage: Stage);
 }
 
-/// Builds a [`Pipeline`].
-pub struct PipelineBuilder {
-    registry: Registry,
-    pre: Vec<Arc<dyn PreExecute>>,
-    approver: Option<Arc<dyn Approver>>,
-    guards: Vec<Arc<dyn Guard>>,
-    wrappers: Vec<Arc<dyn Wrapper>>,
-    post: Vec<Arc<dyn PostExecute>>,
-    results: Vec<Arc<dyn ResultListener>>,
-    observers: Vec<Arc<dyn StageObserver>>,
-    log: Option<Arc<SessionLog>>,
-    clock: Arc<dyn Clock>,
-    seed: Option<u64>,
-    session_id: Option<String>,
-    artifacts: Option<Arc<Artifacts>>,
-    cassette: Option<Arc<Replay>>,
-    journal: Option<Arc<Journal>>,
-    handles: Option<HandleKey>,
-    staging: Option<std::path::PathBuf>,
-    checkpoints: Option<Arc<Artifacts>>,
-}
-
-impl PipelineBuilder {
-    /// Keeps the checkpoints of scripts waiting for an answer in this
-    /// store (never served as resources; a store of this pipeline's own
-    /// by default). Replicas that share one resume each other's scripts.
-    pub fn checkpoints(mut self, store: Arc<Artifacts>) -> Self {
-        self.checkpoints = Some(store);
-        self
-    }
-    /// Where scripts stage their calls' writes (default: `staging` in
-    /// the user's cache directory, as the runtime's own).
-    pub fn staging_dir(mut self, dir: std::path::PathBuf) -> Self {
-        self.staging = Some(dir);
-        self
-    }
-    /// Issues and accepts baseline handles sealed with `key` (see
-    /// [`crate::baseline`]): a call that reads or writes a file returns its
-    /// handle, and a later change of the file may present it as its
-    /// `baseline` argument instead of relying on this session's memory.
-    pub fn baseline_handles(mut self, key: HandleKey) -> Self {
-        self.handles = Some(key);
-        self
-    }
-    /// Names the session (it prefixes every execution token and artifact
-    /// id). Default: the seed in hex, else the clock and process id.
-    pub fn session_id(mut self, id: impl Into<String>) -> Self {
-        self.session_id = Some(id.into());
-        self
-    }
-    /// Keeps truncated results' overflow in this (shared, bounded) store
-    /// instead of a store of this pipeline's own.
-    pub fn artifacts(mut self, store: Arc<Artifacts>) -> Self {
-        self.artifacts = Some(store);
-        self
-    }
-    /// Adds a pre-execute listener (run in the order added, after the policy).
-    pub fn pre_execute(mut self, l: Arc<dyn PreExecute>) -> Self {
-        self.pre.push(l);
-        self
-    }
-    /// Mounts the approver. Without one, `ask` is denied.
-    pub fn approver(mut self, a: Arc<dyn Approver>) -> Self {
-        self.approver = Some(a);
-        self
-    }
-    /// Adds a guard.
-    pub fn guard(mut self, g: Arc<dyn Guard>) -> Self {
-        self.guards.push(g);
-        self
-    }
-    /// Replaces the wrapper chain (default: [`wrappers::standard`]).
-    /// Without the budget wrapper a call has no fuel or deadline and fails closed.
-    pub fn wrappers(mut self, w: Vec<Arc<dyn Wrapper>>) -> Self {
-        self.wrappers = w;
-        self
-    }
-    /// Adds an around-dispatch wrapper inside the existing ones.
-    pub fn wrapper(mut self, w: Arc<dyn Wrapper>) -> Self {
-        self.wrappers.push(w);
-        self
-    }
-    /// Adds a post-execute listener.
-    pub fn post_execute(mut self, l: Arc<dyn PostExecute>) -> Self {
-        self.post.push(l);
-        self
-    }
-    /// Adds a `tools/result` listener.
-    pub fn on_result(mut self, l: Arc<dyn ResultListener>) -> Self {
-        self.results.push(l);
-        self
-    }
-    /// The journal file effects are committed through (default: the user's
-    /// `~/.cache/toolhost/journal`, opened at the first commit).
-    pub fn journal(mut self, journal: Arc<Journal>) -> Self {
-        self.journal = Some(journal);
-        self
-    }
-
-    /// Adds a stage observer.
-    pub fn observer(mut self, o: Arc<dyn StageObserver>) -> Self {
-        self.observers.push(o);
-        self
-    }
-    /// Records the session to this log.
-    pub fn session_log(mut self, log: Arc<SessionLog>) -> Self {
-        self.log = Some(log);
-        self
-    }
-    /// Uses this clock for events and timings (in deterministic mode each
-    /// call has its own virtual clock instead).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-    /// Deterministic mode: everything a guest or the session log can
-    /// observe (clocks, randomness, session id, tokens, timings, artifact
-    /// ids, the order of result events) derives from `seed` and each call's
-    /// position. The rules are in [`crate::determinism`].
-    pub fn deterministic(mut self, seed: u64) -> Self {
-        self.seed = Some(seed);
-        self
-    }
-    /// Records calls to, or plays them back from, a cassette (see
-    /// [`crate::replay`]). Recording and playing back are deterministic:
-    /// playback uses the recording's seed, recording the one given to
-    /// [`deterministic`](Self::deterministic) (else 0).
-    pub fn cassette(mut self, replay: Arc<Replay>) -> Self {
-        self.cassette = Some(replay);
-        self
-    }
-    /// Builds it.
-    pub fn build(mut self) -> Pipeline {
-        if let Some(replay) = &self.cassette {
-            self.seed = match (replay.recorded_seed(), replay.mode()) {
-                (Some(recorded), _) => Some(recorded),
-                (None, Mode::Passthrough) => self.seed,
-                (None, _) => Some(self.seed.unwrap_or(0)),
-            };
-            replay.start(&self.registry, self.seed.unwrap_or(0));
-        }
-        let session = match (&self.session_id, self.seed) {
-            (Some(id), _) => id.clone(),
-            (None, Some(s)) => format!("{s:x}"),
-            (None, None) => format!("{:x}{:x}", self.clock.wall_ms(), std::process::id()),
-        };
-        let artifacts = self.artifacts.clone().unwrap_or_default();
-        let checkpoints = self.checkpoints.clone().unwrap_or_default();
-        Pipeline {
-            checkpoints,
-            b: self,
-            session,
-            admission: Mutex::new(Admission::default()),
-            in_order: InOrder::default(),
-            dispatches: AtomicU64::new(0),
-            baselines: Baselines::default(),
-            artifacts,
-        }
-    }
-}
-
 /// The pipeline. Share it behind an `Arc`; `execute` takes `&self`.
 pub struct Pipeline {
-    b: PipelineBuilder,
-    session: String,
+    pub(crate) b: PipelineBuilder,
+    pub(crate) session: String,
     /// Positions, and the link from each call to the one before it.
     admission: Mutex<Admission>,
     /// Deterministic mode: result events and cassette entries, in position order.
@@ -236,7 +74,7 @@ pub struct Pipeline {
     /// Calls that reached the tool body.
     dispatches: AtomicU64,
     baselines: Baselines,
-    artifacts: Arc<Artifacts>,
+    pub(crate) artifacts: Arc<Artifacts>,
     /// Checkpoints of scripts waiting for an answer.
     checkpoints: Arc<Artifacts>,
 }
@@ -248,51 +86,6 @@ struct Admission {
     position: u64,
     /// The latest admitted call, for the next one's repeat check.
     last: Option<Previous>,
-}
-
-/// The repeat check of stateless requests (MCP 2026-07-28, where every
-/// request is its own session): the latest call of each principal, shared
-/// by the requests of one process. Bounded: past [`RepeatScopes::CAPACITY`]
-/// principals the least recently seen one is forgotten (its next call is
-/// checked against nothing). Replicas do not share it: a repeated call that
-/// lands on another replica runs (and fails) once more there.
-#[derive(Default)]
-pub struct RepeatScopes {
-    inner: Mutex<Scopes>,
-}
-
-#[derive(Default)]
-struct Scopes {
-    /// The latest call of each principal, with when it was seen.
-    last: std::collections::HashMap<String, (u64, Previous)>,
-    /// Admissions so far (the recency stamp).
-    stamp: u64,
-}
-
-impl RepeatScopes {
-    /// Most principals remembered.
-    pub const CAPACITY: usize = 4096;
-
-    /// Makes `next` the latest call of `principal`; returns the one before.
-    fn replace(&self, principal: &str, next: Previous) -> Option<Previous> {
-        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        s.stamp += 1;
-        let stamp = s.stamp;
-        if let Some(slot) = s.last.get_mut(principal) {
-            return Some(std::mem::replace(slot, (stamp, next)).1);
-        }
-        if s.last.len() >= Self::CAPACITY
-            && let Some(oldest) = s
-                .last
-                .iter()
-                .min_by_key(|(_, (at, _))| *at)
-                .map(|(k, _)| k.clone())
-        {
-            s.last.remove(&oldest);
-        }
-        s.last.insert(principal.to_owned(), (stamp, next));
-        None
-    }
 }
 
 /// A call taken in: everything decided before its first await.
@@ -327,78 +120,55 @@ enum Origin<'a> {
     Script(Arc<Script>, u64),
 }
 
-/// What a finished call writes, in position order (deterministic mode).
-struct Finished {
-    event: Option<SessionEvent>,
-    record: Option<Record>,
-}
-
-/// A cassette entry to write.
-struct Record {
-    position: u64,
-    key: CallKey,
-    /// The key of the script's call, for a call a script made.
-    parent: Option<CallKey>,
-    call: FrozenCall,
-    result: ToolResult,
-}
-
-/// Keeps a position's turn in the in-order writer: an abandoned call
-/// (its future dropped) gives its turn up instead of holding back the rest.
-struct Turn<'a> {
-    pipeline: &'a Pipeline,
-    position: u64,
-    finished: bool,
-}
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        if !self.finished && self.pipeline.b.seed.is_some() {
-            self.pipeline
-                .in_order
-                .finish(self.position, None, |f| self.pipeline.write_finished(f));
-        }
-    }
-}
-
-/// Most effects listed in a result's meta (the rest: the diff artifact).
-const MAX_EFFECTS_IN_META: usize = 20;
-
-/// Commits at most this many effects and bytes run on the calling task.
-const INLINE_COMMIT_EFFECTS: usize = 8;
-const INLINE_COMMIT_BYTES: u64 = 1 << 20;
-
-/// Most bytes of diff shown in an effects approval (the rest: its artifact).
-const MAX_DIFF_IN_APPROVAL: usize = 4000;
-
 /// What the stages produce before normalization.
 type StageResult = Result<ToolResult, ToolFailure>;
 
-struct Run<'a> {
-    call: &'a FrozenCall,
+/// A render that ran in the execute instance: its blocks (`None`: the
+/// host renders), or how it failed.
+type Rendered = Result<Option<Vec<ContentBlock>>, ToolFailure>;
+
+/// What the dispatch stage hands on to the stages after it.
+struct Dispatched {
+    /// The arguments as the body got them.
+    args_text: String,
+    /// The body's value, as JSON text.
+    value_text: String,
+    /// A render that ran in the execute instance, if one did.
+    rendered_in_instance: Option<Rendered>,
+    /// The call's file effects, staged (a script's: all its calls').
+    staged: Staged,
+    /// The script a code runner ran.
+    script: Option<Arc<Script>>,
+}
+
+/// One call going through the stages: what it decided and collected so far.
+pub(crate) struct Run<'a> {
+    pub(crate) call: &'a FrozenCall,
     /// Identity for the repeat check, computed once per call.
-    fingerprint: Fingerprint,
+    pub(crate) fingerprint: Fingerprint,
     /// The call admitted just before this one.
-    previous: Option<Previous>,
+    pub(crate) previous: Option<Previous>,
     /// The call's clock and randomness.
-    env: &'a CallEnv,
-    trace: DecisionTrace,
-    extra: Map<String, Value>,
-    tool: Option<Arc<RegisteredTool>>,
-    dispatch_ns: u64,
+    pub(crate) env: &'a CallEnv,
+    pub(crate) trace: DecisionTrace,
+    pub(crate) extra: Map<String, Value>,
+    pub(crate) tool: Option<Arc<RegisteredTool>>,
+    pub(crate) dispatch_ns: u64,
     /// An `ask` deferred to the effects (`approve = "effects"`): its reason.
-    ask_effects: Option<String>,
+    pub(crate) ask_effects: Option<String>,
     /// What the tool reported while it ran.
-    context: Vec<ContextEvent>,
+    pub(crate) context: Vec<ContextEvent>,
     /// The script this call is part of, when a script made it.
-    script: Option<&'a Script>,
+    pub(crate) script: Option<&'a Script>,
 }
 
 impl Run<'_> {
-    fn pass(&mut self, stage: Stage, by: impl Into<Cow<'static, str>>) {
+    /// `stage` passed, as `by` said.
+    pub(crate) fn pass(&mut self, stage: Stage, by: impl Into<Cow<'static, str>>) {
         self.trace.push(stage, StageVerdict::Pass, by, None);
     }
-    fn deny(
+    /// `stage` refused, as `by` said: `f`, recorded in the trace.
+    pub(crate) fn deny(
         &mut self,
         stage: Stage,
         by: impl Into<Cow<'static, str>>,
@@ -413,25 +183,34 @@ impl Run<'_> {
 impl Pipeline {
     /// Starts building a pipeline over `registry`.
     pub fn builder(registry: Registry) -> PipelineBuilder {
-        PipelineBuilder {
-            registry,
-            pre: Vec::new(),
-            approver: None,
-            guards: Vec::new(),
-            wrappers: wrappers::standard(),
-            post: Vec::new(),
-            results: Vec::new(),
-            observers: Vec::new(),
-            log: None,
-            clock: SystemClock::shared(),
-            seed: None,
-            session_id: None,
-            artifacts: None,
-            cassette: None,
-            journal: None,
-            handles: None,
-            staging: None,
-            checkpoints: None,
+        PipelineBuilder::new(registry)
+    }
+
+    /// The pipeline `b` built, named `session`.
+    pub(crate) fn new(
+        b: PipelineBuilder,
+        session: String,
+        artifacts: Arc<Artifacts>,
+        checkpoints: Arc<Artifacts>,
+    ) -> Pipeline {
+        Pipeline {
+            checkpoints,
+            b,
+            session,
+            admission: Mutex::new(Admission::default()),
+            in_order: InOrder::default(),
+            dispatches: AtomicU64::new(0),
+            baselines: Baselines::default(),
+            artifacts,
+        }
+    }
+
+    /// Gives up the turn of `position` in the in-order writer (deterministic
+    /// mode): its call was abandoned before it finished.
+    pub(crate) fn abandon_turn(&self, position: u64) {
+        if self.b.seed.is_some() {
+            self.in_order
+                .finish(position, None, |f| self.write_finished(f));
         }
     }
 
@@ -463,218 +242,6 @@ impl Pipeline {
     /// This session's id (the prefix of its execution tokens).
     pub fn session_id(&self) -> &str {
         &self.session
-    }
-
-    /// The commit stage: the effect set of `staged`, approved first when the
-    /// ask was deferred to the effects, then committed all or nothing.
-    async fn commit(
-        &self,
-        run: &mut Run<'_>,
-        tool: &RegisteredTool,
-        staged: Staged,
-        signal: &CancellationToken,
-    ) -> Result<(), ToolFailure> {
-        let call = run.call;
-        let deferred = run.ask_effects.take();
-        if let Some(script) = run.script {
-            // A script's call: its changes are the script's, committed (and
-            // approved, when a call asks for that) with the script.
-            if let Some(reason) = deferred {
-                script.defer_ask(reason);
-            }
-            run.pass(Stage::Commit, "script");
-            return Ok(());
-        }
-        if staged.is_clean() {
-            run.pass(Stage::Commit, "no_effects");
-            return Ok(());
-        }
-        let host_error = |what: String| ToolFailure::new(FailureCode::HostError, what);
-        let set = staged.effects().map_err(|e| {
-            run.deny(
-                Stage::Commit,
-                "effects",
-                host_error(format!(
-                    "the tool ran, but its file changes cannot be read back, so none were made: {e}"
-                )),
-            )
-        })?;
-        if set.is_empty() {
-            run.pass(Stage::Commit, "no_effects");
-            return Ok(());
-        }
-        // The whole diff, for people and for the approval form.
-        let diff_id = format!(
-            "{}-{}-effects",
-            call.token().as_str(),
-            sanitize(call.call_id())
-        );
-        let diff = set.diff();
-        let owner = call.principal().unwrap_or_default();
-        let diff_uri = match deferred {
-            Some(reason) => {
-                // Stored first: the approval links it.
-                let uri = self.artifacts.put_owned(owner, &diff_id, diff.clone());
-                self.approve_effects(run, tool, &set, (&diff, &uri), reason, signal)
-                    .await?;
-                uri
-            }
-            None => self.artifacts.put_owned(owner, &diff_id, diff),
-        };
-        let journal = self
-            .journal()
-            .map_err(|e| run.deny(Stage::Commit, "journal", host_error(e)))?;
-        let info = CommitInfo {
-            session: self.session.clone(),
-            call_id: call.call_id().to_owned(),
-            tool: tool.descriptor.name.clone(),
-        };
-        // Blocking file I/O: a small commit (the usual one or two files)
-        // takes tens of microseconds, less than handing it to another
-        // thread; a large one goes off the async workers.
-        let bytes: u64 = set
-            .effects
-            .iter()
-            .filter_map(|e| e.after.as_ref().map(|v| v.size))
-            .sum();
-        let committed =
-            if set.effects.len() <= INLINE_COMMIT_EFFECTS && bytes <= INLINE_COMMIT_BYTES {
-                journal.commit(&staged, &set, &info)
-            } else {
-                let set = set.clone();
-                tokio::task::spawn_blocking(move || journal.commit(&staged, &set, &info))
-                    .await
-                    .map_err(|e| CommitError::NotFound(format!("the commit task failed: {e}")))
-                    .and_then(|r| r)
-            };
-        match committed {
-            Ok(record) => {
-                tracing::debug!(entry = %record.id, "committed");
-                // (No journal id here: it is not deterministic, and results
-                // are compared in replay. `toolhost undo` takes the call id.)
-                let mut summary = set.summary(MAX_EFFECTS_IN_META);
-                if let Some(o) = summary.as_object_mut() {
-                    o.insert("diff".into(), json!(diff_uri));
-                }
-                run.extra.insert("effects".into(), summary);
-                run.trace.push(
-                    Stage::Commit,
-                    StageVerdict::Pass,
-                    "journal",
-                    Some(clip(&set.headline(5), 300)),
-                );
-                Ok(())
-            }
-            Err(CommitError::Conflict { path }) => Err(run.deny(
-                Stage::Commit,
-                "journal",
-                ToolFailure::new(
-                    FailureCode::Conflict,
-                    format!(
-                        "the tool ran, but {path} was changed by someone else while it ran, so none \
-                         of its changes were made. Read the file again and retry"
-                    ),
-                )
-                .with_info(json!({"path": path})),
-            )),
-            Err(e) => Err(run.deny(
-                Stage::Commit,
-                "journal",
-                host_error(format!("the tool ran, but its changes could not be committed: {e}")),
-            )),
-        }
-    }
-
-    /// Asks the approver about a staged run's effects.
-    async fn approve_effects(
-        &self,
-        run: &mut Run<'_>,
-        tool: &RegisteredTool,
-        set: &EffectSet,
-        (diff, diff_uri): (&str, &str),
-        reason: String,
-        signal: &CancellationToken,
-    ) -> Result<(), ToolFailure> {
-        let call = run.call;
-        let Some(approver) = &self.b.approver else {
-            return Err(run.deny(
-                Stage::Commit,
-                "no_approver",
-                ToolFailure::new(
-                    FailureCode::ApprovalDenied,
-                    format!(
-                        "{reason}, and no approver is available, so its changes were discarded"
-                    ),
-                ),
-            ));
-        };
-        let shown = clip(diff, MAX_DIFF_IN_APPROVAL);
-        let request = ApprovalRequest {
-            call_id: call.call_id().to_owned(),
-            tool: tool.descriptor.name.clone(),
-            summary: format!(
-                "`{}` would make {}\n\n{shown}{}",
-                tool.descriptor.name,
-                set.headline(10),
-                if shown.len() < diff.len() {
-                    format!("\n(the whole diff: {diff_uri})")
-                } else {
-                    String::new()
-                }
-            ),
-            reason,
-        };
-        let answer = tokio::select! {
-            biased;
-            a = approver.approve(&request) => a,
-            () = signal.cancelled() => Approval::Denied("the call was cancelled".into()),
-        };
-        match answer {
-            Approval::Approved => {
-                run.trace.push(
-                    Stage::Commit,
-                    StageVerdict::Approved,
-                    "approver",
-                    Some(clip(&set.headline(5), 300)),
-                );
-                Ok(())
-            }
-            Approval::Denied(why) => Err(run.deny(
-                Stage::Commit,
-                "approver",
-                ToolFailure::new(
-                    FailureCode::ApprovalDenied,
-                    format!(
-                        "the user did not approve this call's changes, so none were made: {why}"
-                    ),
-                ),
-            )),
-            Approval::Pending(what) => Err(run.deny(
-                Stage::Commit,
-                "approver",
-                ToolFailure::new(
-                    FailureCode::ApprovalPending,
-                    format!("the user was asked to approve this call's changes: {what}"),
-                ),
-            )),
-        }
-    }
-
-    /// The journal commits go through.
-    fn journal(&self) -> Result<Arc<Journal>, String> {
-        if let Some(j) = &self.b.journal {
-            return Ok(j.clone());
-        }
-        static DEFAULT: std::sync::OnceLock<Result<Arc<Journal>, String>> =
-            std::sync::OnceLock::new();
-        DEFAULT
-            .get_or_init(|| {
-                let dir = toolhost_effects::private_dir("journal");
-                Journal::open(&dir)
-                    .map(|(j, _)| Arc::new(j))
-                    .map_err(|e| format!("the commit journal cannot be opened: {e}"))
-            })
-            .clone()
     }
 
     fn enter(&self, call: &FrozenCall, stage: Stage) {
@@ -828,11 +395,7 @@ impl Pipeline {
     }
 
     async fn run(&self, admitted: Admitted, signal: CancellationToken) -> ToolResult {
-        let mut turn = Turn {
-            pipeline: self,
-            position: admitted.position,
-            finished: false,
-        };
+        let mut turn = Turn::new(self, admitted.position);
         let call = &admitted.call;
         let plan = admitted.replay.as_ref().map(|(_, p)| *p);
         let recorded = match plan {
@@ -893,7 +456,7 @@ impl Pipeline {
             _ => None,
         };
         let finished = Finished { event, record };
-        turn.finished = true;
+        turn.done();
         if self.b.seed.is_some() {
             // Deterministic: in position order, whatever order calls end in.
             self.in_order
@@ -978,7 +541,23 @@ impl Pipeline {
             Err(f) => ToolResult::from_failure(f),
         };
 
-        // Bound.
+        self.bound(&mut run, &mut result);
+
+        let meta = result.meta_mut();
+        meta.trace = run.trace;
+        meta.extra = run.extra;
+        meta.context = run.context;
+        meta.timings = Timings {
+            total_us: clock.monotonic_ns().saturating_sub(t0) / 1000,
+            dispatch_us: run.dispatch_ns / 1000,
+        };
+        result
+    }
+
+    /// bound: content over the tool's result budget is cut, and the
+    /// overflow kept as an artifact.
+    fn bound(&self, run: &mut Run<'_>, result: &mut ToolResult) {
+        let call = run.call;
         self.enter(call, Stage::Bound);
         let limits = run
             .tool
@@ -1005,27 +584,72 @@ impl Pipeline {
                 json!({"totalBytes": total, "budgetBytes": budget}),
             );
         }
-
-        let meta = result.meta_mut();
-        meta.trace = run.trace;
-        meta.extra = run.extra;
-        meta.context = run.context;
-        meta.timings = Timings {
-            total_us: clock.monotonic_ns().saturating_sub(t0) / 1000,
-            dispatch_us: run.dispatch_ns / 1000,
-        };
-        result
     }
 
+    /// The stages from lookup to post-execute, in the order of the diagram
+    /// at the top of this file. The first that refuses ends the call.
     async fn stages(
         &self,
         run: &mut Run<'_>,
         admitted: &Admitted,
         signal: &CancellationToken,
     ) -> StageResult {
-        let call = run.call;
+        let tool = self.lookup(run, admitted, signal).await?;
+        let args = self.parse(run, &tool)?;
+        let (args, handles) = self.schema(run, &tool, args)?;
+        let args: &Value = &args;
+        // A script's call sees the directories as the script's earlier
+        // calls left them (staged), as its sandbox will.
+        let tx_view = run.script.map(|s| TxView(&s.transaction));
+        let view: &dyn crate::paths::GrantView = match &tx_view {
+            Some(v) => v,
+            None => &crate::paths::RealTree,
+        };
+        let paths = self.path(run, &tool, args, view, &handles)?;
+        self.network(run, &tool, args)?;
+        self.repeat(run, signal).await?;
+        let decision = self.pre_execute(run, &tool)?;
+        self.approval(run, &tool, decision, args, &paths, signal)
+            .await?;
+        self.guards(run, &tool)?;
+        let Dispatched {
+            args_text,
+            value_text,
+            rendered_in_instance,
+            staged,
+            script,
+        } = self.dispatch(run, admitted, &tool, args, signal).await?;
+        let value = self.output(run, &tool, &value_text)?;
+        let issued = self
+            .commit(
+                run,
+                &tool,
+                staged,
+                script.as_deref(),
+                (view, &paths),
+                signal,
+            )
+            .await?;
+        let rendered = (
+            rendered_in_instance,
+            args_text.as_str(),
+            value_text.as_str(),
+        );
+        let result = self
+            .render(run, &tool, rendered, value, &issued, signal)
+            .await?;
+        self.post_execute(run, result)
+    }
 
-        // ── lookup ──────────────────────────────────────────────────────
+    /// lookup: the tool, once its component has loaded; and whether this
+    /// caller may call it.
+    async fn lookup(
+        &self,
+        run: &mut Run<'_>,
+        admitted: &Admitted,
+        signal: &CancellationToken,
+    ) -> Result<Arc<RegisteredTool>, ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::Lookup);
         let registry = &self.b.registry;
         let mut found = registry.resolve(call.name(), call.agent());
@@ -1061,8 +685,16 @@ impl Pipeline {
         if let Some(refusal) = admitted.reach.as_ref().and_then(|r| r.refuse(call.name())) {
             return Err(run.deny(Stage::Lookup, "reach", refusal));
         }
+        Ok(tool)
+    }
 
-        // ── parse ───────────────────────────────────────────────────────
+    /// parse: the arguments as JSON (parsed at admission; defensive here).
+    fn parse<'c>(
+        &self,
+        run: &mut Run<'c>,
+        tool: &RegisteredTool,
+    ) -> Result<&'c Value, ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::Parse);
         let args = match call.arguments() {
             ParsedArguments::Json(v) => v,
@@ -1084,14 +716,23 @@ impl Pipeline {
             }
         };
         run.pass(Stage::Parse, "parser");
+        Ok(args)
+    }
 
-        // ── schema ──────────────────────────────────────────────────────
-        self.enter(call, Stage::Schema);
+    /// schema: the host's `baseline` argument taken out, the rest against
+    /// the input schema.
+    fn schema<'c>(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        args: &'c Value,
+    ) -> Result<(Cow<'c, Value>, Vec<String>), ToolFailure> {
+        self.enter(run.call, Stage::Schema);
         // The host's `baseline` argument is the host's: out before the tool
         // (and its schema) sees the arguments. Only a call that brought one
         // pays for a copy of its arguments.
         let (args, handles) =
-            if self.takes_handles(&tool) && args.get(baseline::BASELINE_ARG).is_some() {
+            if self.takes_handles(tool) && args.get(baseline::BASELINE_ARG).is_some() {
                 let handles = baseline::presented(args).map_err(|why| {
                     run.deny(
                         Stage::Schema,
@@ -1107,8 +748,7 @@ impl Pipeline {
             } else {
                 (Cow::Borrowed(args), Vec::new())
             };
-        let args: &Value = &args;
-        let errors = crate::schema::errors(&tool.input, args, "arguments");
+        let errors = crate::schema::errors(&tool.input, &args, "arguments");
         if !errors.is_empty() {
             return Err(run.deny(
                 Stage::Schema,
@@ -1125,16 +765,21 @@ impl Pipeline {
             ));
         }
         run.pass(Stage::Schema, "input_schema");
+        Ok((args, handles))
+    }
 
-        // ── path ────────────────────────────────────────────────────────
+    /// path: the path arguments against the grants, and the baselines of
+    /// the files a call changes.
+    fn path(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        args: &Value,
+        view: &dyn crate::paths::GrantView,
+        handles: &[String],
+    ) -> Result<Vec<ResolvedPath>, ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::Path);
-        // A script's call sees the directories as the script's earlier
-        // calls left them (staged), as its sandbox will.
-        let tx_view = run.script.map(|s| TxView(&s.transaction));
-        let view: &dyn crate::paths::GrantView = match &tx_view {
-            Some(v) => v,
-            None => &crate::paths::RealTree,
-        };
         let paths =
             crate::paths::check_paths_in(view, &tool.descriptor, args, &tool.policy.sandbox)
                 .and_then(|p| {
@@ -1142,21 +787,36 @@ impl Pipeline {
                         key: self.b.handles.as_ref(),
                         principal: call.principal().unwrap_or_default(),
                         now_ms: run.env.clock.wall_ms(),
-                        handles: &handles,
+                        handles,
                     };
                     self.baselines.check_in(view, &p, presented).map(|()| p)
                 })
                 .map_err(|f| run.deny(Stage::Path, "paths", f))?;
         run.pass(Stage::Path, "paths");
+        Ok(paths)
+    }
 
-        // ── network ─────────────────────────────────────────────────────
-        self.enter(call, Stage::Network);
+    /// network: declared URL arguments against the allow-list.
+    fn network(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        args: &Value,
+    ) -> Result<(), ToolFailure> {
+        self.enter(run.call, Stage::Network);
         crate::network::check_urls(&tool.descriptor, args, &tool.policy.sandbox)
             .map_err(|f| run.deny(Stage::Network, "network", f))?;
         run.pass(Stage::Network, "network");
+        Ok(())
+    }
 
-        // ── repeat ──────────────────────────────────────────────────────
-        self.enter(call, Stage::Repeat);
+    /// repeat: the identical call that just failed is refused.
+    async fn repeat(
+        &self,
+        run: &mut Run<'_>,
+        signal: &CancellationToken,
+    ) -> Result<(), ToolFailure> {
+        self.enter(run.call, Stage::Repeat);
         // The call admitted just before this one, when it is the same call:
         // wait for its outcome (so the check does not depend on scheduling).
         let repeated = match &run.previous {
@@ -1178,8 +838,17 @@ impl Pipeline {
             ));
         }
         run.pass(Stage::Repeat, "repeat");
+        Ok(())
+    }
 
-        // ── pre-execute (waterfall; the policy speaks first) ────────────
+    /// pre-execute: the waterfall over allow | ask | deny; the policy
+    /// speaks first.
+    fn pre_execute(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+    ) -> Result<PreDecision, ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::PreExecute);
         let mut decision = match tool.policy.decision {
             Decision::Allow => PreDecision::Allow,
@@ -1212,8 +881,21 @@ impl Pipeline {
                 ToolFailure::new(FailureCode::Denied, reason.clone()),
             ));
         }
+        Ok(decision)
+    }
 
-        // ── approval (one-shot, fail closed) ────────────────────────────
+    /// approval: one-shot, only on ask, fail closed (no approver = deny);
+    /// or deferred to the effects.
+    async fn approval(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        decision: PreDecision,
+        args: &Value,
+        paths: &[ResolvedPath],
+        signal: &CancellationToken,
+    ) -> Result<(), ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::Approval);
         // Effects-first: the tool runs staged and the user approves what it
         // did (at the commit). Not for a tool that can reach the network:
@@ -1234,77 +916,78 @@ impl Pipeline {
             }
             d => d,
         };
-        if let PreDecision::Ask(reason) = decision {
-            let Some(approver) = &self.b.approver else {
+        let PreDecision::Ask(reason) = decision else {
+            return Ok(());
+        };
+        let Some(approver) = &self.b.approver else {
+            return Err(run.deny(
+                Stage::Approval,
+                "no_approver",
+                ToolFailure::new(
+                    FailureCode::ApprovalDenied,
+                    format!("{reason}, and no approver is available, so the call was denied"),
+                ),
+            ));
+        };
+        let request = ApprovalRequest {
+            call_id: crate::script::asking_call(call, run.script).to_owned(),
+            tool: tool.descriptor.name.clone(),
+            summary: approval_summary(&tool.descriptor.name, args, paths),
+            reason: crate::script::reason(reason, run.script),
+        };
+        // A cancelled call stops waiting for its answer.
+        let asked_at = run.env.clock.monotonic_ns();
+        let answer = tokio::select! {
+            biased;
+            a = approver.approve(&request) => {
+                if let Some(s) = run.script {
+                    s.waited(run.env.clock.monotonic_ns().saturating_sub(asked_at));
+                }
+                a
+            }
+            () = signal.cancelled() => {
                 return Err(run.deny(
                     Stage::Approval,
-                    "no_approver",
+                    "approver",
                     ToolFailure::new(
-                        FailureCode::ApprovalDenied,
-                        format!("{reason}, and no approver is available, so the call was denied"),
+                        FailureCode::Cancelled,
+                        "the call was cancelled while waiting for approval",
                     ),
                 ));
-            };
-            let request = ApprovalRequest {
-                call_id: crate::script::asking_call(call, run.script).to_owned(),
-                tool: tool.descriptor.name.clone(),
-                summary: approval_summary(&tool.descriptor.name, args, &paths),
-                reason: crate::script::reason(reason, run.script),
-            };
-            // A cancelled call stops waiting for its answer.
-            let asked_at = run.env.clock.monotonic_ns();
-            let answer = tokio::select! {
-                biased;
-                a = approver.approve(&request) => {
-                    if let Some(s) = run.script {
-                        s.waited(run.env.clock.monotonic_ns().saturating_sub(asked_at));
-                    }
-                    a
-                }
-                () = signal.cancelled() => {
-                    return Err(run.deny(
-                        Stage::Approval,
-                        "approver",
-                        ToolFailure::new(
-                            FailureCode::Cancelled,
-                            "the call was cancelled while waiting for approval",
-                        ),
-                    ));
-                }
-            };
-            match answer {
-                Approval::Approved => {
-                    run.trace.push(
-                        Stage::Approval,
-                        StageVerdict::Approved,
-                        "approver",
-                        Some(request.summary),
-                    );
-                }
-                Approval::Denied(why) => {
-                    return Err(run.deny(
-                        Stage::Approval,
-                        "approver",
-                        ToolFailure::new(
-                            FailureCode::ApprovalDenied,
-                            format!("the user did not approve this call: {why}"),
-                        ),
-                    ));
-                }
-                Approval::Pending(what) => {
-                    return Err(run.deny(
-                        Stage::Approval,
-                        "approver",
-                        ToolFailure::new(
-                            FailureCode::ApprovalPending,
-                            format!("the user was asked to approve this call: {what}"),
-                        ),
-                    ));
-                }
             }
+        };
+        match answer {
+            Approval::Approved => {
+                run.trace.push(
+                    Stage::Approval,
+                    StageVerdict::Approved,
+                    "approver",
+                    Some(request.summary),
+                );
+                Ok(())
+            }
+            Approval::Denied(why) => Err(run.deny(
+                Stage::Approval,
+                "approver",
+                ToolFailure::new(
+                    FailureCode::ApprovalDenied,
+                    format!("the user did not approve this call: {why}"),
+                ),
+            )),
+            Approval::Pending(what) => Err(run.deny(
+                Stage::Approval,
+                "approver",
+                ToolFailure::new(
+                    FailureCode::ApprovalPending,
+                    format!("the user was asked to approve this call: {what}"),
+                ),
+            )),
         }
+    }
 
-        // ── guards (deny or abstain) ────────────────────────────────────
+    /// guards: deny or abstain, never allow; a broken guard denies.
+    fn guards(&self, run: &mut Run<'_>, tool: &RegisteredTool) -> Result<(), ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::Guard);
         for g in &self.b.guards {
             match catch_unwind(AssertUnwindSafe(|| g.check(call, &tool.descriptor))) {
@@ -1334,8 +1017,20 @@ impl Pipeline {
                 }
             }
         }
+        Ok(())
+    }
 
-        // ── wrappers → body ─────────────────────────────────────────────
+    /// wrappers → body: the around-dispatch wrappers, then the sandbox (a
+    /// code runner's script served while it runs).
+    async fn dispatch(
+        &self,
+        run: &mut Run<'_>,
+        admitted: &Admitted,
+        tool: &RegisteredTool,
+        args: &Value,
+        signal: &CancellationToken,
+    ) -> Result<Dispatched, ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::Dispatch);
         let args_text = args.to_string();
         self.dispatches.fetch_add(1, Ordering::SeqCst);
@@ -1344,7 +1039,7 @@ impl Pipeline {
         // A code runner: the script's calls are served while it runs.
         let script = match tool.policy.sandbox.call_tools {
             true => Some(
-                self.script_for(admitted, &tool)
+                self.script_for(admitted, tool)
                     .map_err(|f| run.deny(Stage::Dispatch, "checkpoint", f))?,
             ),
             false => None,
@@ -1354,7 +1049,7 @@ impl Pipeline {
             Some(script) => {
                 let reach = admitted.reach.clone();
                 self.dispatch_script(
-                    script, call, &tool, &args_text, run.env, signal, extra, reach,
+                    script, call, tool, &args_text, run.env, signal, extra, reach,
                 )
                 .instrument(tracing::info_span!("dispatch"))
                 .await
@@ -1367,7 +1062,7 @@ impl Pipeline {
                 wrappers::dispatch(
                     &self.b.wrappers,
                     call,
-                    &tool,
+                    tool,
                     &args_text,
                     run.env,
                     signal,
@@ -1421,9 +1116,24 @@ impl Pipeline {
             run.deny(Stage::Dispatch, by, f)
         })?;
         run.pass(Stage::Dispatch, "sandbox");
+        Ok(Dispatched {
+            args_text,
+            value_text,
+            rendered_in_instance,
+            staged,
+            script,
+        })
+    }
 
-        // ── output validation ───────────────────────────────────────────
-        self.enter(call, Stage::Output);
+    /// output: the value within `max_value_bytes`, then against the
+    /// output schema.
+    fn output(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        value_text: &str,
+    ) -> Result<Value, ToolFailure> {
+        self.enter(run.call, Stage::Output);
         // Bounded before it is parsed: the value goes to programs whole.
         let max_value = tool.policy.limits.max_value_bytes;
         if value_text.len() as u64 > max_value {
@@ -1442,7 +1152,7 @@ impl Pipeline {
                 .with_info(json!({"valueBytes": value_text.len(), "maxValueBytes": max_value})),
             ));
         }
-        let value: Value = serde_json::from_str(&value_text).map_err(|e| {
+        let value: Value = serde_json::from_str(value_text).map_err(|e| {
             run.deny(
                 Stage::Output,
                 "output_schema",
@@ -1467,12 +1177,26 @@ impl Pipeline {
             ));
         }
         run.pass(Stage::Output, "output_schema");
+        Ok(value)
+    }
 
-        // ── commit (file effects, all or nothing) ───────────────────────
+    /// commit: the call's staged file effects, all or nothing (see
+    /// [`commit_effects`](Self::commit_effects)); then what the call read
+    /// or wrote is remembered, and the handles of those files issued.
+    async fn commit(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        staged: Staged,
+        script: Option<&Script>,
+        (view, paths): (&dyn crate::paths::GrantView, &[ResolvedPath]),
+        signal: &CancellationToken,
+    ) -> Result<Vec<(String, String)>, ToolFailure> {
+        let call = run.call;
         self.enter(call, Stage::Commit);
-        if let Err(f) = self.commit(run, &tool, staged, signal).await {
+        if let Err(f) = self.commit_effects(run, tool, staged, signal).await {
             // A script whose effects wait for an answer: where it goes on.
-            return Err(match &script {
+            return Err(match script {
                 Some(s) if f.code == FailureCode::ApprovalPending.into() => {
                     self.suspend(s, call, f)
                 }
@@ -1483,29 +1207,41 @@ impl Pipeline {
         // caller a handle of each such file when this host issues them.
         let issued = self.baselines.record_in(
             view,
-            &paths,
+            paths,
             self.b.handles.as_ref(),
             call.principal().unwrap_or_default(),
             run.env.clock.wall_ms(),
         );
         if let Some(script) = run.script {
-            script.saw(self.baselines.known(&paths));
+            script.saw(self.baselines.known(paths));
         }
+        Ok(issued)
+    }
 
-        // ── render ──────────────────────────────────────────────────────
-        self.enter(call, Stage::Render);
+    /// render: value → content (in a fresh sandbox, or already done in the
+    /// execute instance), with the issued handles attached.
+    async fn render(
+        &self,
+        run: &mut Run<'_>,
+        tool: &RegisteredTool,
+        (in_instance, args_text, value_text): (Option<Rendered>, &str, &str),
+        value: Value,
+        issued: &[(String, String)],
+        signal: &CancellationToken,
+    ) -> Result<ToolResult, ToolFailure> {
+        self.enter(run.call, Stage::Render);
         // The policy keeps the tool's render out, or the tool said it has
         // none (contract 0.3.0's `host-renders`).
         let host_renders = tool.policy.render == RenderMode::Host || tool.descriptor.host_renders;
-        let rendered = match rendered_in_instance {
+        let rendered = match in_instance {
             Some(r) => r,
             None if host_renders => Ok(None),
             None => {
                 tool.body
                     .render(
                         &tool.descriptor.name,
-                        &args_text,
-                        &value_text,
+                        args_text,
+                        value_text,
                         &tool.policy,
                         signal.clone(),
                     )
@@ -1535,18 +1271,21 @@ impl Pipeline {
         let (value, content) = baseline::attach(
             value,
             content,
-            &issued,
+            issued,
             baseline::value_carries_handles(&tool.descriptor),
         );
-        let mut result = ToolResult::Success(ToolSuccess {
+        Ok(ToolResult::Success(ToolSuccess {
             value,
             content,
             meta: Meta::default(),
             additional_context: Vec::new(),
             concludes_turn: false,
-        });
+        }))
+    }
 
-        // ── post-execute ────────────────────────────────────────────────
+    /// post-execute: accept | replace content | block | add context.
+    fn post_execute(&self, run: &mut Run<'_>, mut result: ToolResult) -> StageResult {
+        let call = run.call;
         self.enter(call, Stage::PostExecute);
         for l in &self.b.post {
             let action = call_listener("post-execute", l.name(), || l.after(call, &result))
@@ -1879,7 +1618,8 @@ fn unknown_tool(registry: &Registry, call: &FrozenCall) -> ToolFailure {
     ToolFailure::new(FailureCode::UnknownTool, message)
 }
 
-fn sanitize(s: &str) -> String {
+/// `s` as a part of an artifact id: its first 64 safe characters.
+pub(crate) fn sanitize(s: &str) -> String {
     s.chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
         .take(64)

@@ -2,8 +2,8 @@
 //! and its outcome, which the next call waits for when it is the same call.
 
 use crate::call::{FrozenCall, ParsedArguments};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use toolhost_contract::HashWriter;
 
@@ -103,6 +103,51 @@ impl Outcome {
                 _ => return None,
             }
         }
+    }
+}
+
+/// The repeat check of stateless requests (MCP 2026-07-28, where every
+/// request is its own session): the latest call of each principal, shared
+/// by the requests of one process. Bounded: past [`RepeatScopes::CAPACITY`]
+/// principals the least recently seen one is forgotten (its next call is
+/// checked against nothing). Replicas do not share it: a repeated call that
+/// lands on another replica runs (and fails) once more there.
+#[derive(Default)]
+pub struct RepeatScopes {
+    inner: Mutex<Scopes>,
+}
+
+#[derive(Default)]
+struct Scopes {
+    /// The latest call of each principal, with when it was seen.
+    last: std::collections::HashMap<String, (u64, Previous)>,
+    /// Admissions so far (the recency stamp).
+    stamp: u64,
+}
+
+impl RepeatScopes {
+    /// Most principals remembered.
+    pub const CAPACITY: usize = 4096;
+
+    /// Makes `next` the latest call of `principal`; returns the one before.
+    pub(crate) fn replace(&self, principal: &str, next: Previous) -> Option<Previous> {
+        let mut s = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        s.stamp += 1;
+        let stamp = s.stamp;
+        if let Some(slot) = s.last.get_mut(principal) {
+            return Some(std::mem::replace(slot, (stamp, next)).1);
+        }
+        if s.last.len() >= Self::CAPACITY
+            && let Some(oldest) = s
+                .last
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(k, _)| k.clone())
+        {
+            s.last.remove(&oldest);
+        }
+        s.last.insert(principal.to_owned(), (stamp, next));
+        None
     }
 }
 

@@ -28,7 +28,8 @@ pub(crate) mod v2 {
 }
 
 /// `toolhost:tool@0.3.0`: the first version with an import of its own
-/// (`context`, provided by [`crate::context`]).
+/// (`context`, served by the store's data in [`crate::sandbox`] through
+/// [`crate::context`]).
 pub(crate) mod v3 {
     wasmtime::component::bindgen!({
         path: "wit/v0.3.0",
@@ -39,8 +40,9 @@ pub(crate) mod v3 {
 }
 
 /// `toolhost:tool@0.4.0`: the `tools` import (a code runner's calls of the
-/// host's tools, provided by [`crate::calls`]), in the `code-runner` world;
-/// a 0.4.0 `tool-provider` is the same world without it.
+/// host's tools, served in [`crate::sandbox`] through [`crate::calls`]), in
+/// the `code-runner` world; a 0.4.0 `tool-provider` is the same world
+/// without it.
 pub(crate) mod v4 {
     wasmtime::component::bindgen!({
         path: "wit/v0.4.0",

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost_contract::{SessionEvent, ToolCall, ToolResult};
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
 use toolhost_pipeline::{
-    Approval, ApprovalRequest, Approver, Pipeline, Reach, SessionLog, read_log,
+    Approval, ApprovalRequest, Approver, Handoff, Pipeline, Reach, SessionLog, read_log,
 };
 use toolhost_tests::{Workspace, shared_cache};
 use toolhost_toolbox::{Host, HostConfig, find_toolbox};
@@ -791,7 +791,7 @@ async fn a_script_reaches_no_tool_its_caller_could_not() {
     let f = fixture(TOOLBOX).await;
     let p = f.host.session().approver(Scripted::answering([])).build();
     let r = p
-        .execute_reaching(
+        .execute_handed(
             ToolCall::new(
                 "c1",
                 "run_code",
@@ -799,8 +799,10 @@ async fn a_script_reaches_no_tool_its_caller_could_not() {
             ),
             CancellationToken::new(),
             None,
-            None,
-            Some(Arc::new(NoWrites)),
+            Handoff {
+                reach: Some(Arc::new(NoWrites)),
+                ..Handoff::default()
+            },
         )
         .await;
     assert_eq!(result(&r), json!("denied"));

@@ -10,8 +10,9 @@ use rmcp::model::CallToolResult;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex, PoisonError};
-use toolhost_contract::ToolResult;
+use toolhost_contract::{ContextSink, ToolResult};
 use toolhost_mcp_wire::Revision;
+use toolhost_pipeline::{Handoff, Retirement};
 
 /// Where one request came from, as its transport tells the session.
 #[derive(Clone)]
@@ -30,6 +31,10 @@ pub(crate) struct Origin {
     /// Where the transport takes the result's `_meta.toolhost` when it
     /// writes the response itself (stdio); `None`: rmcp writes all of it.
     pub(crate) reply: Option<RawMeta>,
+    /// Where the call's sandboxes end when the transport writes the
+    /// response itself: after it is out (the pool's reset of an instance
+    /// overlaps the client reading the response).
+    pub(crate) retire: Option<Retirement>,
 }
 
 impl Origin {
@@ -40,6 +45,7 @@ impl Origin {
             caller: None,
             connectionless: false,
             reply: None,
+            retire: None,
         }
     }
 
@@ -60,6 +66,7 @@ impl Origin {
             caller: caller.map(Arc::new),
             connectionless: true,
             reply: None,
+            retire: None,
         }
     }
 
@@ -86,6 +93,16 @@ impl Origin {
         self.caller
             .clone()
             .map(|c| c as Arc<dyn toolhost_pipeline::Reach>)
+    }
+
+    /// What the pipeline is handed with a call from here: its reach, where
+    /// its sandboxes end, and `sink` for what the tool reports.
+    pub(crate) fn handoff(&self, sink: Option<Arc<dyn ContextSink>>) -> Handoff {
+        Handoff {
+            sink,
+            reach: self.reach(),
+            retire: self.retire.clone(),
+        }
     }
 
     /// `result` on the wire for `revision`. A transport that writes the

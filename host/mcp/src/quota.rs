@@ -49,3 +49,92 @@ impl Wrapper for QuotaWrapper {
         next.run(ctx).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio_util::sync::CancellationToken;
+    use toolhost_contract::{ToolCall, ToolDescriptor};
+    use toolhost_pipeline::{Invocation, Pipeline, Registry, Scope, ToolBody, ToolSpec};
+    use toolhost_policy::{Decision, PolicyBuilder};
+
+    /// Counts the calls that reached it.
+    struct Counted(Arc<AtomicUsize>);
+
+    #[async_trait::async_trait]
+    impl ToolBody for Counted {
+        async fn execute(&self, _: Invocation<'_>) -> Execution {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Execution::new(Ok("{}".into()), ExecutionReport::default())
+        }
+    }
+
+    fn call(id: &str, principal: &str, parent: Option<&str>) -> ToolCall {
+        // Arguments of their own: the repeat check refuses a call the same
+        // as one that just failed.
+        let mut call = ToolCall::new(id, "probe", format!(r#"{{"id":{id:?}}}"#));
+        call.principal = Some(principal.into());
+        call.parent = parent.map(str::to_owned);
+        call
+    }
+
+    #[tokio::test]
+    async fn a_call_over_quota_runs_nothing_and_says_when_to_come_back() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let descriptor = ToolDescriptor::from_raw(
+            "probe".into(),
+            "probe".into(),
+            r#"{"type":"object"}"#,
+            r#"{"type":"object"}"#,
+            Default::default(),
+            Vec::new(),
+        )
+        .expect("descriptor");
+        let policy = PolicyBuilder::new()
+            .decision(Decision::Allow)
+            .build()
+            .expect("policy")
+            .component();
+        let registry = Registry::new();
+        let _registered = registry
+            .register(
+                Scope::Global,
+                vec![ToolSpec {
+                    descriptor,
+                    policy,
+                    body: Arc::new(Counted(ran.clone())),
+                    source: "test".into(),
+                    deferred: false,
+                }],
+            )
+            .expect("registers");
+        let quotas = Arc::new(Quotas::new(toolhost_auth::QuotaLimits {
+            concurrent: None,
+            per_minute: Some(1),
+        }));
+        let mut chain: Vec<Arc<dyn Wrapper>> = vec![Arc::new(QuotaWrapper(quotas))];
+        chain.extend(toolhost_pipeline::wrappers::standard());
+        let pipeline = Pipeline::builder(registry).wrappers(chain).build();
+        let run = |c| pipeline.execute(c, CancellationToken::new());
+
+        assert!(!run(call("1", "alice", None)).await.is_error());
+        let over = run(call("2", "alice", None)).await;
+        assert!(over.failed_with(FailureCode::QuotaExceeded), "{over:?}");
+        let wait = over
+            .error()
+            .and_then(|e| e.info.as_ref())
+            .and_then(|i| i["retryAfterS"].as_u64());
+        assert!(wait.is_some_and(|s| (1..=60).contains(&s)), "{over:?}");
+        // Another principal has a quota of its own; a script's call is its
+        // script's, admitted once.
+        let bob = run(call("3", "bob", None)).await;
+        assert!(!bob.is_error(), "{bob:?}");
+        assert!(!run(call("1#1", "alice", Some("1"))).await.is_error());
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            3,
+            "the refused call ran nothing"
+        );
+    }
+}

@@ -30,7 +30,7 @@ use toolhost_mcp_wire::Revision;
 use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::baseline::{HandleKey, derive_key};
 use toolhost_pipeline::replay::Replay;
-use toolhost_pipeline::{Pipeline, Reach, RepeatScopes, SessionLog};
+use toolhost_pipeline::{Handoff, Pipeline, RepeatScopes, SessionLog};
 use toolhost_toolbox::Host;
 
 /// Default time the person at the client has to answer an approval.
@@ -317,23 +317,21 @@ impl Session {
         self
     }
 
-    /// Runs `call` through the pipeline (statelessly: the repeat check
-    /// looks at the principal's latest call), where the session's calls run.
+    /// Runs `call` through the pipeline with what the front end hands
+    /// down (`stateless`: the repeat check looks at the principal's latest
+    /// call), where the session's calls run.
     async fn run(
         &self,
         call: ToolCall,
         signal: CancellationToken,
-        sink: Option<Arc<dyn ContextSink>>,
         stateless: bool,
-        reach: Option<Arc<dyn Reach>>,
+        handoff: Handoff,
     ) -> ToolResult {
         let pipeline = self.pipeline.clone();
         let shared = self.shared.clone();
         let running = async move {
             let repeat = stateless.then_some(&shared.repeat);
-            pipeline
-                .execute_reaching(call, signal, repeat, sink, reach)
-                .await
+            pipeline.execute_handed(call, signal, repeat, handoff).await
         };
         match &self.placement {
             Some(placement) => placement.run(running).await,
@@ -486,7 +484,7 @@ impl Session {
         );
         let name = call.name.clone();
         let result = self
-            .run(call, context.ct.clone(), sink, false, origin.reach())
+            .run(call, context.ct.clone(), false, origin.handoff(sink))
             .await;
         Ok((name, result))
     }
@@ -520,9 +518,8 @@ impl Session {
             .run(
                 call,
                 context.ct.clone(),
-                sink,
                 origin.connectionless,
-                origin.reach(),
+                origin.handoff(sink),
             )
             .await;
         if result.failed_with(FailureCode::ApprovalPending)

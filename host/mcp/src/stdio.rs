@@ -17,8 +17,8 @@
 //! request handler but around its service loop (see [`StdioTransport`]);
 //! every other message goes through rmcp. It writes the result's
 //! `_meta.toolhost` from the trace as it is ([`RawMeta`], in the request's
-//! [`Origin`]), and a call's
-//! sandbox ends after the response is out (`toolhost_runtime::deferring`):
+//! [`Origin`]), and a call's sandbox ends after the response is out (a
+//! [`Retirement`] in the same Origin):
 //! the pool's reset of the instance overlaps the client reading it.
 //! `--bench stdio` measures what this design buys.
 
@@ -40,6 +40,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::runtime::Handle;
+use toolhost_pipeline::Retirement;
 
 /// The stdio transport: reads the client's lines, answers the calls it can
 /// answer itself, and passes everything else to rmcp.
@@ -160,8 +161,10 @@ impl Direct {
             context.meta = meta;
         }
         let meta = RawMeta::default();
+        let retired = Retirement::new();
         context.extensions.insert(Origin {
             reply: Some(meta.clone()),
+            retire: Some(retired.clone()),
             ..Origin::stdio()
         });
         async move {
@@ -198,6 +201,9 @@ impl Direct {
             if let Err(e) = written {
                 tracing::error!("writing a response: {e}");
             }
+            // The last handle: the call's sandboxes end now, after the
+            // response went out.
+            drop(retired);
         }
     }
 }
@@ -347,14 +353,10 @@ impl Transport<RoleServer> for StdioTransport {
                 self.line.clear();
                 // Polled here first: a call that finishes without waiting is
                 // answered before the next line is read; one that waits goes
-                // on in a task of its own. Its sandbox ends after the
-                // response is written, not before.
+                // on in a task of its own.
                 let mut answer =
                     Box::pin(direct.answer(id, params, self.calls.clone(), self.out.clone()));
-                let polled = std::future::poll_fn(|cx| {
-                    Poll::Ready(toolhost_runtime::deferring(|| answer.as_mut().poll(cx)))
-                })
-                .await;
+                let polled = std::future::poll_fn(|cx| Poll::Ready(answer.as_mut().poll(cx))).await;
                 if polled.is_pending() {
                     tokio::spawn(answer);
                 }

@@ -3,8 +3,26 @@
 
 use serde_json::Value;
 use std::sync::Arc;
-use toolhost_contract::ToolCall;
+use toolhost_contract::{ContextSink, ToolCall};
+use toolhost_runtime::{Reach, Retirement};
 pub use toolhost_stages::args::{ParsedArguments, parse_arguments};
+
+/// What a front end hands down with one call besides the call itself, all
+/// of it optional (the CLI hands nothing).
+#[derive(Clone, Default)]
+pub struct Handoff {
+    /// Where what the tool reports while it runs (progress, log messages)
+    /// goes live, as well as into the result's `meta.context`. A call
+    /// played back from a cassette relays its recorded reports.
+    pub sink: Option<Arc<dyn ContextSink>>,
+    /// What the caller may call, when its front end limits it: it refuses
+    /// the tools it may not, for this call and for every call a script it
+    /// runs makes.
+    pub reach: Option<Arc<dyn Reach>>,
+    /// Where the call's sandboxes end, for a front end that writes the
+    /// response itself: they are dropped after it is out, not before.
+    pub retire: Option<Retirement>,
+}
 
 /// An opaque handle for one execution, assigned when the call is frozen.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

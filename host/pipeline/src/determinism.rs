@@ -24,14 +24,13 @@
 //! scheduler, in any mode).
 
 use crate::call::FrozenCall;
-use crate::pipeline::Pipeline;
 use crate::replay::CallKey;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_STEP_NS};
 use toolhost_contract::{ContextSink, sha256_hex};
 use toolhost_contract::{SessionEvent, ToolResult};
-use toolhost_runtime::Entropy;
+use toolhost_runtime::{Entropy, Retirement};
 
 /// Virtual milliseconds between the start times of consecutive positions.
 const POSITION_SPACING_MS: u64 = 1_000;
@@ -48,6 +47,9 @@ pub(crate) struct CallEnv {
     /// Where what the tool reports while it runs goes live (the front
     /// end's relay to its client), if anywhere.
     pub sink: Option<Arc<dyn ContextSink>>,
+    /// Where the call's sandboxes end, when the front end asked for them
+    /// to end after its response is out.
+    pub retire: Option<Retirement>,
 }
 
 impl CallEnv {
@@ -58,6 +60,7 @@ impl CallEnv {
             clock,
             guest_clock: None,
             sink: None,
+            retire: None,
         }
     }
 
@@ -97,6 +100,7 @@ impl CallEnv {
             clock: clock.clone(),
             guest_clock: Some(clock),
             sink: None,
+            retire: None,
         }
     }
 }
@@ -168,17 +172,23 @@ pub(crate) struct Record {
 
 /// Keeps a position's turn in the in-order writer: an abandoned call
 /// (its future dropped) gives its turn up instead of holding back the rest.
-pub(crate) struct Turn<'a> {
-    pipeline: &'a Pipeline,
+pub(crate) struct Turn<'a, W: Turns> {
+    writer: &'a W,
     position: u64,
     finished: bool,
 }
 
-impl<'a> Turn<'a> {
-    /// The turn of the call at `position`.
-    pub(crate) fn new(pipeline: &'a Pipeline, position: u64) -> Turn<'a> {
+/// Who keeps the turns: told when a call gives its turn up.
+pub(crate) trait Turns {
+    /// The call at `position` ended without its records: the next goes on.
+    fn abandon_turn(&self, position: u64);
+}
+
+impl<'a, W: Turns> Turn<'a, W> {
+    /// The turn of the call at `position`, kept by `writer`.
+    pub(crate) fn new(writer: &'a W, position: u64) -> Turn<'a, W> {
         Turn {
-            pipeline,
+            writer,
             position,
             finished: false,
         }
@@ -190,10 +200,10 @@ impl<'a> Turn<'a> {
     }
 }
 
-impl Drop for Turn<'_> {
+impl<W: Turns> Drop for Turn<'_, W> {
     fn drop(&mut self) {
         if !self.finished {
-            self.pipeline.abandon_turn(self.position);
+            self.writer.abandon_turn(self.position);
         }
     }
 }

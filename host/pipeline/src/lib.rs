@@ -48,7 +48,7 @@ pub use toolhost_session_log as session_log;
 pub use toolhost_stages::{baseline, bound, network, paths, schema, summary};
 
 pub use body::ToolBody;
-pub use call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
+pub use call::{ExecutionToken, FrozenCall, Handoff, ParsedArguments, parse_arguments};
 pub use listeners::{
     Approval, ApprovalRequest, ApproveAll, Approver, Guard, GuardDenial, ListenerError, PostAction,
     PostExecute, PreDecision, PreExecute, REACH, Reach, ResultListener,
@@ -60,4 +60,4 @@ pub use registry::{
 pub use session_log::{LogContents, LogError, SessionLog, parse_log, read_log};
 /// What a [`ToolBody`] runs: the tool, its arguments and everything the
 /// wrappers set.
-pub use toolhost_runtime::Invocation;
+pub use toolhost_runtime::{Invocation, Retirement};

@@ -28,8 +28,8 @@
 
 use crate::baseline::{self, Baselines, Presented};
 use crate::bound::{Artifacts, bound};
-use crate::call::{ExecutionToken, FrozenCall, ParsedArguments, parse_arguments};
-use crate::determinism::{CallEnv, Finished, InOrder, Record, Turn};
+use crate::call::{ExecutionToken, FrozenCall, Handoff, ParsedArguments, parse_arguments};
+use crate::determinism::{CallEnv, Finished, InOrder, Record, Turn, Turns};
 use crate::listeners::{Approval, ApprovalRequest, ListenerError, PostAction, PreDecision, Reach};
 use crate::paths::ResolvedPath;
 use crate::registry::{RegisteredTool, Registry};
@@ -180,6 +180,17 @@ impl Run<'_> {
     }
 }
 
+impl Turns for Pipeline {
+    /// Gives up the turn of `position` in the in-order writer (deterministic
+    /// mode): its call was abandoned before it finished.
+    fn abandon_turn(&self, position: u64) {
+        if self.b.seed.is_some() {
+            self.in_order
+                .finish(position, None, |f| self.write_finished(f));
+        }
+    }
+}
+
 impl Pipeline {
     /// Starts building a pipeline over `registry`.
     pub fn builder(registry: Registry) -> PipelineBuilder {
@@ -202,15 +213,6 @@ impl Pipeline {
             dispatches: AtomicU64::new(0),
             baselines: Baselines::default(),
             artifacts,
-        }
-    }
-
-    /// Gives up the turn of `position` in the in-order writer (deterministic
-    /// mode): its call was abandoned before it finished.
-    pub(crate) fn abandon_turn(&self, position: u64) {
-        if self.b.seed.is_some() {
-            self.in_order
-                .finish(position, None, |f| self.write_finished(f));
         }
     }
 
@@ -267,10 +269,16 @@ impl Pipeline {
         signal: CancellationToken,
         sink: Option<Arc<dyn ContextSink>>,
     ) -> ToolResult {
-        let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
-        let mut admitted = self.admit(call, Origin::Session);
-        admitted.env.sink = sink;
-        self.run(admitted, signal).instrument(span).await
+        self.execute_handed(
+            call,
+            signal,
+            None,
+            Handoff {
+                sink,
+                ..Handoff::default()
+            },
+        )
+        .await
     }
 
     /// As [`execute`](Self::execute), for a stateless request: its repeat
@@ -283,21 +291,23 @@ impl Pipeline {
         repeat: &RepeatScopes,
         sink: Option<Arc<dyn ContextSink>>,
     ) -> ToolResult {
-        self.execute_reaching(call, signal, Some(repeat), sink, None)
+        let handoff = Handoff {
+            sink,
+            ..Handoff::default()
+        };
+        self.execute_handed(call, signal, Some(repeat), handoff)
             .await
     }
 
-    /// As [`execute_with`](Self::execute_with) (or, with `repeat`,
-    /// [`execute_stateless`](Self::execute_stateless)), for a caller whose
-    /// front end limits what it may call: `reach` refuses the tools it may
-    /// not, for this call and for every call a script it runs makes.
-    pub async fn execute_reaching(
+    /// As [`execute`](Self::execute), with what the front end hands down
+    /// ([`Handoff`]), and, with `repeat`, as
+    /// [`execute_stateless`](Self::execute_stateless).
+    pub async fn execute_handed(
         &self,
         call: ToolCall,
         signal: CancellationToken,
         repeat: Option<&RepeatScopes>,
-        sink: Option<Arc<dyn ContextSink>>,
-        reach: Option<Arc<dyn Reach>>,
+        handoff: Handoff,
     ) -> ToolResult {
         let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
         let origin = match repeat {
@@ -305,8 +315,9 @@ impl Pipeline {
             None => Origin::Session,
         };
         let mut admitted = self.admit(call, origin);
-        admitted.env.sink = sink;
-        admitted.reach = reach;
+        admitted.env.sink = handoff.sink;
+        admitted.env.retire = handoff.retire;
+        admitted.reach = handoff.reach;
         self.run(admitted, signal).instrument(span).await
     }
 

@@ -104,6 +104,7 @@ impl Next<'_> {
                     sink: ctx.env.sink.clone(),
                     scope: ctx.scope.clone(),
                     reach: ctx.reach.clone(),
+                    retire: ctx.env.retire.clone(),
                 };
                 if ctx.signal == *self.caller {
                     // No wrapper installed a signal of its own: the caller's

@@ -594,7 +594,7 @@ impl LoadedComponent {
                 inv.policy,
                 inv.budget,
                 inv.cancel,
-                (inv.entropy, clock, inv.sink, inv.scope),
+                (inv.entropy, clock, inv.sink, inv.scope, inv.retire),
                 &mut staged,
             )
             .await;
@@ -699,7 +699,7 @@ impl LoadedComponent {
         policy: &ToolPolicy,
         budget: Budget,
         cancel: CancellationToken,
-        (entropy, clock, sink, scope): Environment,
+        (entropy, clock, sink, scope, retire): Environment,
         staged: &mut Staged,
     ) -> (Result<Returned, ToolFailure>, ExecutionReport) {
         let mut report = ExecutionReport::default();
@@ -932,7 +932,7 @@ impl LoadedComponent {
         }
         // The store, and the pool slot after it (a tuple drops in order),
         // end now or once the response is out (see `retire`).
-        crate::retire::retire((store, slot));
+        crate::retire::retire((store, slot), retire.as_ref());
         (outcome, report)
     }
 }

@@ -7,6 +7,7 @@ use crate::entropy::Entropy;
 use crate::fs::WriteBudgetExceeded;
 use crate::limiter::MemoryLimitExceeded;
 use crate::pipe::OutputLimitExceeded;
+use crate::retire::Retirement;
 use crate::sandbox::Produced;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +73,9 @@ pub struct Invocation<'a> {
     /// scopes): a body that lists tools (`search_tools`) lists only those.
     /// The sandbox does not read it.
     pub reach: Option<Arc<dyn Reach>>,
+    /// Where the call's sandbox ends when the front end writes the
+    /// response itself (`None`: where the call ends).
+    pub retire: Option<Retirement>,
 }
 
 impl std::fmt::Debug for Invocation<'_> {
@@ -87,6 +91,7 @@ impl std::fmt::Debug for Invocation<'_> {
             .field("sink", &self.sink)
             .field("scope", &self.scope)
             .field("reach", &self.reach.is_some())
+            .field("retire", &self.retire)
             .finish()
     }
 }
@@ -105,6 +110,7 @@ impl<'a> Invocation<'a> {
             sink: None,
             scope: Scope::default(),
             reach: None,
+            retire: None,
         }
     }
 }
@@ -206,7 +212,13 @@ pub(crate) struct CallCancelled;
 /// and the sink of its progress and log messages.
 /// (A code runner's call also brings where its tool calls go, and a
 /// script's call the script's transaction: its [`Scope`].)
-pub(crate) type Environment = (Entropy, Arc<dyn Clock>, Option<Arc<dyn ContextSink>>, Scope);
+pub(crate) type Environment = (
+    Entropy,
+    Arc<dyn Clock>,
+    Option<Arc<dyn ContextSink>>,
+    Scope,
+    Option<Retirement>,
+);
 
 /// The randomness and clocks of a pure call (`render`, `list-tools`): the
 /// same fixed stream and the same virtual time on every call, and no one
@@ -217,6 +229,7 @@ pub(crate) fn pure_environment() -> Environment {
         Arc::new(SteppingClock::new(VIRTUAL_EPOCH_MS, 0, VIRTUAL_STEP_NS)),
         None,
         Scope::default(),
+        None,
     )
 }
 

@@ -64,4 +64,4 @@ pub use entropy::Entropy;
 pub use error::{LoadError, RuntimeError};
 pub use imports::{ImportCheck, ImportVerdict};
 pub use invoke::{Budget, Execution, ExecutionReport, Invocation, Reach};
-pub use retire::deferring;
+pub use retire::Retirement;

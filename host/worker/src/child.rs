@@ -223,6 +223,7 @@ async fn execute(
             transaction: transaction.clone(),
         },
         reach: None,
+        retire: None,
     };
     let run = component.execute(inv);
     tokio::pin!(run);

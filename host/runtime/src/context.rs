@@ -117,11 +117,14 @@ impl CallContext {
     }
 
     /// Ends the call's reporting: the latest progress the rate held back
-    /// goes out now. Returns what passed and how many were dropped.
+    /// goes out now, and the sink is let go (a front end's relay ends when
+    /// its last sink does, and the sandbox may outlive the call: see
+    /// `retire`). Returns what passed and how many were dropped.
     pub(crate) fn finish(&mut self) -> (Vec<ContextEvent>, u64) {
         if let Some(last) = self.pending_progress.take() {
             self.pass(last);
         }
+        self.sink = None;
         (std::mem::take(&mut self.events), self.dropped)
     }
 }

@@ -3,16 +3,135 @@
 //! suggest` (show and suggest, write nothing) and `toolhost publish` (push
 //! a component as an OCI artifact).
 
-use anyhow::{Context, bail};
+use super::Context;
+use anyhow::{Context as _, bail};
+use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use toolhost::TerminalProgress;
+use toolhost::{TerminalProgress, find_toolbox};
 use toolhost_runtime::{LoadedComponent, Runtime, RuntimeConfig};
 use toolhost_toolbox::Moving;
 use toolhost_toolbox::file::{Digest, OciRef, Source, Toolbox};
 use toolhost_toolbox::remote;
 use toolhost_toolbox::suggest;
+
+/// `toolhost add`'s options.
+#[derive(Args)]
+pub struct AddArgs {
+    /// `oci://REGISTRY/REPOSITORY:TAG` (or `@sha256:…`), or an https URL.
+    source: String,
+    /// The component's sha256 (https sources).
+    #[arg(long)]
+    digest: Option<String>,
+    /// Prefix its tool names (to avoid clashes).
+    #[arg(long)]
+    prefix: Option<String>,
+    /// The toolbox file (default: ./toolhost.toml, created if missing).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+/// `toolhost policy`'s options: its subcommand.
+#[derive(Args)]
+pub struct PolicyArgs {
+    #[command(subcommand)]
+    cmd: PolicyCmd,
+}
+
+/// What `toolhost policy` does.
+#[derive(Subcommand)]
+enum PolicyCmd {
+    /// Show what a component imports and declares, and the least policy
+    /// that runs it (nothing is written).
+    Suggest {
+        /// `oci://…`, an https URL (with --digest), `builtin:NAME` or a file.
+        source: String,
+        /// The component's sha256 (https sources).
+        #[arg(long)]
+        digest: Option<String>,
+    },
+}
+
+/// `toolhost publish`'s options.
+#[derive(Args)]
+pub struct PublishArgs {
+    /// The component file.
+    component: PathBuf,
+    /// Where: oci://REGISTRY/REPOSITORY:TAG.
+    reference: String,
+    /// The version to annotate it with.
+    #[arg(long)]
+    version: Option<String>,
+    /// A description.
+    #[arg(long)]
+    description: Option<String>,
+    /// Where its source is (a URL).
+    #[arg(long)]
+    source_url: Option<String>,
+    /// The toolbox whose [registries] settings apply (insecure, auth).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+/// Adds the component to the toolbox and says what it did.
+pub async fn add(ctx: &Context, a: AddArgs) -> anyhow::Result<()> {
+    let path = a
+        .config
+        .unwrap_or_else(|| PathBuf::from(toolhost_toolbox::DEFAULT_FILE_NAME));
+    let said = add_component(
+        &a.source,
+        a.digest.as_deref(),
+        a.prefix.as_deref(),
+        &path,
+        ctx.cache.clone(),
+    )
+    .await?;
+    out!("{said}");
+    Ok(())
+}
+
+/// Runs the `policy` subcommand.
+pub async fn policy(ctx: &Context, a: PolicyArgs) -> anyhow::Result<()> {
+    let PolicyCmd::Suggest { source, digest } = a.cmd;
+    let dir = std::env::current_dir()?;
+    let tb = find_toolbox(None, &dir).ok();
+    let said = suggest_policy(&source, digest.as_deref(), tb.as_ref(), ctx.cache.clone()).await?;
+    out!("{said}");
+    Ok(())
+}
+
+/// Pushes the component, annotated, and prints its digest.
+pub async fn publish(ctx: &Context, a: PublishArgs) -> anyhow::Result<()> {
+    let tb = match &a.config {
+        Some(p) => Some(find_toolbox(Some(p), &std::env::current_dir()?)?),
+        None => None,
+    };
+    let mut annotations = BTreeMap::new();
+    for (key, value) in [
+        ("org.opencontainers.image.version", a.version),
+        ("org.opencontainers.image.description", a.description),
+        ("org.opencontainers.image.source", a.source_url),
+    ] {
+        if let Some(v) = value {
+            annotations.insert(key.to_owned(), v);
+        }
+    }
+    let digest = push_component(
+        &a.component,
+        &a.reference,
+        annotations,
+        tb.as_ref(),
+        ctx.cache.clone(),
+    )
+    .await?;
+    out!(
+        "published {} as {} ({digest})",
+        a.component.display(),
+        a.reference
+    );
+    Ok(())
+}
 
 /// A runtime for describing components (compiled into `cache`): `add`,
 /// `policy suggest`, and `lock` and `update`, which pin and compare what
@@ -66,7 +185,7 @@ async fn fetch_and_load(
 
 /// Parses a source written on the command line (`oci://…`, `https://…`
 /// with its digest, `builtin:NAME`, or a path).
-pub fn source(text: &str, digest: Option<&str>) -> anyhow::Result<Source> {
+fn source(text: &str, digest: Option<&str>) -> anyhow::Result<Source> {
     if text.starts_with("oci://") {
         return Ok(Source::Oci(
             OciRef::parse(text).map_err(anyhow::Error::msg)?,
@@ -87,7 +206,7 @@ pub fn source(text: &str, digest: Option<&str>) -> anyhow::Result<Source> {
 
 /// `toolhost policy suggest`: what the component asks for, and the
 /// least policy that runs it. Writes nothing.
-pub async fn suggest_policy(
+async fn suggest_policy(
     text: &str,
     digest: Option<&str>,
     toolbox: Option<&Toolbox>,
@@ -139,7 +258,7 @@ fn quote(s: &str) -> String {
 /// `toolhost add`: fetch the component, show what it asks for, write the
 /// least policy next to the toolbox, append the entry, and lock it. The
 /// toolbox and its lock change only if all of it succeeds.
-pub async fn add(
+async fn add_component(
     text: &str,
     digest: Option<&str>,
     prefix: Option<&str>,
@@ -229,7 +348,7 @@ pub async fn add(
 
 /// `toolhost publish`: the component at `path` pushed as `reference` in
 /// the CNCF Wasm artifact layout, annotated; the manifest's digest.
-pub async fn publish(
+async fn push_component(
     path: &Path,
     reference: &str,
     annotations_in: BTreeMap<String, String>,

@@ -15,14 +15,14 @@
 //! `cargo bench -p toolhost --bench team` (optimized). The real parts come
 //! from `tests/team/install.sh`.
 
-#[path = "../tests/fleet/mod.rs"]
-mod fleet;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-use fleet::{Haproxy, Replica, Stateless, error_code, result_of};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use support::fleet::{self, Haproxy, Replica, Stateless, error_code, result_of};
 
 /// Client connections sending calls at once.
 const CONNECTIONS: usize = 8;
@@ -303,7 +303,7 @@ fn handles(quick: bool) {
 /// JWT validation of a real RS256 token, the JWKS cached.
 fn jwt(quick: bool) {
     let n = if quick { 500 } else { 20_000 };
-    let resource = format!("http://127.0.0.1:{}/mcp", fleet::free_port());
+    let resource = format!("http://127.0.0.1:{}/mcp", support::free_port());
     let oidc = fleet::Oidc::start(&resource);
     let token = oidc.token("agent", "agent-secret", "mcp:tools", &resource);
     let Ok(verifier) = toolhost_auth::Verifier::new(toolhost_auth::OAuthConfig {

@@ -13,14 +13,14 @@
 //! Needs what a user needs: bash, python3, node, cargo (for Rust, and for
 //! the C and Go builder), clang and wasi-libc (make setup installs them).
 
-mod fleet;
+mod support;
 
-use fleet::{TOOLHOST, repo_root};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::Instant;
+use support::{TOOLHOST, lossy, repo_root, toolhost_with_cache};
 
 /// The kits' and toolchains' cache these tests share.
 fn cache() -> PathBuf {
@@ -40,18 +40,12 @@ fn build_lock() -> std::sync::MutexGuard<'static, ()> {
 
 /// `toolhost ARGS` in `dir`, with the shared cache.
 fn toolhost(dir: &Path, args: &[&str]) -> Output {
-    Command::new(TOOLHOST)
-        .arg("--cache-dir")
-        .arg(cache())
+    toolhost_with_cache(cache())
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
         .expect("running toolhost")
-}
-
-fn text(out: &[u8]) -> String {
-    String::from_utf8_lossy(out).into_owned()
 }
 
 #[track_caller]
@@ -60,10 +54,10 @@ fn ok(out: Output, what: &str) -> String {
         out.status.success(),
         "{what} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
         out.status,
-        text(&out.stdout),
-        text(&out.stderr)
+        lossy(&out.stdout),
+        lossy(&out.stderr)
     );
-    text(&out.stdout)
+    lossy(&out.stdout)
 }
 
 /// The file every project counts: 3 lines, 28 bytes.
@@ -87,7 +81,7 @@ fn new_build_call(lang: &str) {
         let _one = build_lock();
         toolhost(&project, &["build"])
     };
-    let stderr = text(&built.stderr);
+    let stderr = lossy(&built.stderr);
     let stdout = ok(built, &format!("toolhost build ({lang})"));
     eprintln!(
         "{lang}: build took {:.1} s\n{stdout}",
@@ -130,12 +124,12 @@ fn new_build_call(lang: &str) {
         &project,
         &["call", &tool, "--json", "--args", r#"{"path": "nope.txt"}"#],
     );
-    let out = text(&missing.stdout);
+    let out = lossy(&missing.stdout);
     assert!(!missing.status.success(), "{out}");
     assert!(
         out.contains("not_found"),
         "{out}\n{}",
-        text(&missing.stderr)
+        lossy(&missing.stderr)
     );
 
     // A path outside the policy's grants never reaches the tool.
@@ -151,9 +145,9 @@ fn new_build_call(lang: &str) {
     );
     assert!(!outside.status.success());
     assert!(
-        text(&outside.stdout).contains("path_denied"),
+        lossy(&outside.stdout).contains("path_denied"),
         "{}",
-        text(&outside.stdout)
+        lossy(&outside.stdout)
     );
 }
 
@@ -188,31 +182,31 @@ fn new_refuses_what_it_cannot_do() {
     let bad_lang = toolhost(tmp.path(), &["new", "x", "--lang", "cobol"]);
     assert!(!bad_lang.status.success());
     assert!(
-        text(&bad_lang.stderr).contains("rust, python, js, c, go"),
+        lossy(&bad_lang.stderr).contains("rust, python, js, c, go"),
         "{}",
-        text(&bad_lang.stderr)
+        lossy(&bad_lang.stderr)
     );
     let bad_name = toolhost(tmp.path(), &["new", "Bad Name", "--lang", "c"]);
     assert!(!bad_name.status.success());
     assert!(
-        text(&bad_name.stderr).contains("cannot name a tool"),
+        lossy(&bad_name.stderr).contains("cannot name a tool"),
         "{}",
-        text(&bad_name.stderr)
+        lossy(&bad_name.stderr)
     );
     ok(toolhost(tmp.path(), &["new", "x", "--lang", "c"]), "new x");
     let again = toolhost(tmp.path(), &["new", "x", "--lang", "go"]);
     assert!(
-        text(&again.stderr).contains("already exists"),
+        lossy(&again.stderr).contains("already exists"),
         "{}",
-        text(&again.stderr)
+        lossy(&again.stderr)
     );
     // Not a project: build says what to run.
     let nowhere = toolhost(tmp.path(), &["build"]);
     assert!(!nowhere.status.success());
     assert!(
-        text(&nowhere.stderr).contains("toolhost new NAME --lang LANG"),
+        lossy(&nowhere.stderr).contains("toolhost new NAME --lang LANG"),
         "{}",
-        text(&nowhere.stderr)
+        lossy(&nowhere.stderr)
     );
 }
 
@@ -240,7 +234,7 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
     }
     let server = serde_json::json!([TOOLHOST, "--cache-dir", cache(), "dev", "--dir", project]);
     let started = Instant::now();
-    let out = fleet::python_client_env(
+    let out = support::python_client_env(
         &[
             "--api",
             "client",
@@ -261,7 +255,7 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
         .map(str::to_owned),
         &[("PY_CLIENT_DEADLINE", "240")],
     );
-    let facts = fleet::facts(&out);
+    let facts = support::facts(&out);
     ok(out, "the dev scenario");
     eprintln!("dev: {:.1} s: {facts}", started.elapsed().as_secs_f64());
     assert_eq!(
@@ -295,8 +289,8 @@ fn build_names_what_the_host_would_refuse() {
         let _one = build_lock();
         toolhost(&project, &["build"])
     };
-    assert!(!built.status.success(), "{}", text(&built.stdout));
-    let err = text(&built.stderr);
+    assert!(!built.status.success(), "{}", lossy(&built.stdout));
+    let err = lossy(&built.stderr);
     assert!(err.contains("input schema does not compile"), "{err}");
     assert!(err.contains("toolhost would not serve it"), "{err}");
 
@@ -312,7 +306,7 @@ fn build_names_what_the_host_would_refuse() {
         toolhost(&project, &["build"])
     };
     assert!(!built.status.success());
-    let err = text(&built.stderr);
+    let err = lossy(&built.stderr);
     assert!(
         err.contains("unknown field `decison`") && err.contains("policy.toml:2:"),
         "{err}"
@@ -342,7 +336,7 @@ fn build_names_a_missing_program() {
         .output()
         .expect("running toolhost");
     assert!(!out.status.success());
-    let err = text(&out.stderr);
+    let err = lossy(&out.stderr);
     assert!(
         err.contains("needs `python3`, which is not on PATH"),
         "{err}"

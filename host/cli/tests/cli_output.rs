@@ -1,8 +1,10 @@
 //! The CLI as a user meets it: output to a pipe whose reader went away
 //! (`toolhost … | head`) ends quietly, and a tool that is not served says why.
 
+mod support;
+
 use std::path::Path;
-use std::process::Command;
+use support::toolhost_with_cache;
 
 #[test]
 fn a_closed_stdout_ends_the_command_quietly() {
@@ -11,9 +13,7 @@ fn a_closed_stdout_ends_the_command_quietly() {
     // A pipe with no reader: the first write fails with EPIPE.
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("--cache-dir")
-        .arg(&cache)
+    let out = toolhost_with_cache(&cache)
         .args(["tools", "--dir"])
         .arg(ws.path())
         .stdout(writer)
@@ -35,9 +35,7 @@ fn a_tool_that_is_not_served_says_why_in_call() {
     std::fs::write(&policy, "version = 1\ndecision = \"allow\"\n").expect("write policy");
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-cli-output-cache");
     let toolhost = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .arg("--cache-dir")
-            .arg(&cache)
+        toolhost_with_cache(&cache)
             .args(args)
             .args([
                 "--component",

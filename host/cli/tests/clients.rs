@@ -20,18 +20,23 @@
 //! Needs python3 (3.10+ with venv) and node 20+ with npm; the first run
 //! reaches PyPI and the npm registry.
 
+mod support;
+
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
-
-const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
+use support::fleet::Replica;
+use support::process;
+use support::{
+    TOOLHOST, clients_dir, install_clients, python_client_command, repo_root, run_script_once,
+    scenario_facts,
+};
 
 /// Longest a client scenario may run (the scripts give up at 90 s themselves).
 const CLIENT_DEADLINE: Duration = Duration::from_secs(120);
@@ -68,73 +73,11 @@ enum Transport {
     Http,
 }
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
-/// Where install.sh puts the clients: `$TOOLHOST_CLIENTS_DIR` (relative to
-/// the test's working directory), default `<repo root>/target/clients`.
-fn clients_dir() -> PathBuf {
-    match std::env::var_os("TOOLHOST_CLIENTS_DIR") {
-        Some(d) => std::env::current_dir().expect("current directory").join(d),
-        None => repo_root().join("target").join("clients"),
-    }
-}
-
-/// Installs the clients (once per test binary).
-fn setup() {
-    static SETUP: OnceLock<()> = OnceLock::new();
-    SETUP.get_or_init(|| {
-        let started = Instant::now();
-        let out = Command::new("bash")
-            .arg(repo_root().join("tests/clients/install.sh"))
-            .env("TOOLHOST_CLIENTS_DIR", clients_dir())
-            .stdin(Stdio::null())
-            .output()
-            .expect("running tests/clients/install.sh");
-        assert!(
-            out.status.success(),
-            "tests/clients/install.sh failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        eprintln!(
-            "clients: install.sh took {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
-    });
-}
-
 /// The Python `table` component (`guest-tools/python/build.sh`, built once
 /// per test binary; nothing is rebuilt when its sources are unchanged).
 fn python_component() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let root = repo_root();
-            let started = Instant::now();
-            let out = Command::new("bash")
-                .arg(root.join("guest-tools/python/build.sh"))
-                .stdin(Stdio::null())
-                .output()
-                .expect("running guest-tools/python/build.sh");
-            assert!(
-                out.status.success(),
-                "guest-tools/python/build.sh failed ({}):\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            eprintln!(
-                "clients: the Python component built in {:.1} s",
-                started.elapsed().as_secs_f64()
-            );
-            root.join("target/python-guests/tool_table.wasm")
-        })
-        .clone()
+    run_script_once("guest-tools/python/build.sh", &[]);
+    repo_root().join("target/python-guests/tool_table.wasm")
 }
 
 /// A served directory with the fixture files, and a session log beside it.
@@ -282,160 +225,23 @@ impl Workspace {
     }
 }
 
-/// A `toolhost serve --http 127.0.0.1:0` process, killed when dropped.
-struct HttpServer {
-    child: std::process::Child,
-    url: String,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl HttpServer {
-    fn start(ws: &Workspace) -> HttpServer {
-        let cmd = ws.serve_command();
-        let mut child = Command::new(&cmd[0])
-            .args(&cmd[1..])
-            .args(["--http", "127.0.0.1:0"])
-            .env("HOME", ws.home())
-            .env_remove("XDG_CACHE_HOME")
-            .current_dir(&ws.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning toolhost serve --http");
-        let pipe = child.stderr.take().expect("stderr piped");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let sink = stderr.clone();
-        thread::spawn(move || {
-            for line in BufReader::new(pipe).lines() {
-                let Ok(line) = line else { break };
-                if let Some(url) = line.split("toolhost: serving MCP at ").nth(1) {
-                    let _ = tx.send(url.trim().to_owned());
-                }
-                let mut s = sink.lock().unwrap_or_else(|e| e.into_inner());
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
-        let mut server = HttpServer {
-            child,
-            url: String::new(),
-            stderr,
-        };
-        match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(url) => server.url = url,
-            Err(_) => panic!(
-                "toolhost serve --http printed no `serving MCP at` line within 60 s; stderr:\n{}",
-                server.stderr()
-            ),
-        }
-        let port: u16 = server
-            .url
-            .strip_prefix("http://127.0.0.1:")
-            .and_then(|rest| rest.strip_suffix("/mcp"))
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected endpoint {}", server.url));
-        assert_ne!(port, 0);
-        server
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// What a finished process left.
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-/// Collects a pipe's bytes on a thread; readable at any time.
-struct Drain {
-    buf: Arc<Mutex<Vec<u8>>>,
-    thread: thread::JoinHandle<()>,
-}
-
-impl Drain {
-    fn new(mut pipe: Box<dyn Read + Send>) -> Drain {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let sink = buf.clone();
-        let thread = thread::spawn(move || {
-            let mut chunk = [0u8; 8192];
-            while let Ok(n) = pipe.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend_from_slice(&chunk[..n]);
-            }
-        });
-        Drain { buf, thread }
-    }
-
-    /// What was read so far, after waiting up to `grace` for the end of
-    /// the pipe (a grandchild, such as a server the client spawned, may
-    /// hold it open).
-    fn text(&self, grace: Duration) -> String {
-        let until = Instant::now() + grace;
-        while !self.thread.is_finished() && Instant::now() < until {
-            thread::sleep(Duration::from_millis(10));
-        }
-        String::from_utf8_lossy(&self.buf.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
-    }
-}
-
-/// Runs `cmd` to completion, killing it after `deadline`.
-fn run_with_deadline(mut cmd: Command, deadline: Duration) -> Output {
-    let started = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawning {cmd:?}: {e}"));
-    let out = Drain::new(Box::new(child.stdout.take().expect("stdout piped")));
-    let err = Drain::new(Box::new(child.stderr.take().expect("stderr piped")));
-    while child.try_wait().expect("waiting for the client").is_none() {
-        if started.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{cmd:?} did not finish within {deadline:?}; stderr so far:\n{}",
-                err.text(Duration::from_secs(1))
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let status = child.wait().expect("the client's exit status");
-    let grace = Duration::from_secs(10);
-    Output {
-        status,
-        stdout: out.text(grace),
-        stderr: err.text(grace),
-        elapsed: started.elapsed(),
-    }
+/// `toolhost serve --http 127.0.0.1:0` for `ws`, killed when dropped.
+fn http_server(ws: &Workspace) -> Replica {
+    let cmd = ws.serve_command();
+    let mut c = Command::new(&cmd[0]);
+    c.args(&cmd[1..])
+        .args(["--http", "127.0.0.1:0"])
+        .env("HOME", ws.home())
+        .env_remove("XDG_CACHE_HOME")
+        .current_dir(&ws.dir);
+    Replica::spawn(c, Duration::from_secs(60))
 }
 
 /// A finished scenario: the client's facts, and the HTTP server (still
 /// running) when there was one.
 struct Ran {
     facts: Value,
-    _server: Option<HttpServer>,
+    _server: Option<Replica>,
 }
 
 /// The strings of the array `facts[key]`, which must be one.
@@ -450,23 +256,17 @@ fn strings<'a>(facts: &'a Value, key: &str) -> Vec<&'a str> {
 
 /// Runs one scenario of one client against a server for `ws`.
 fn run(ws: &Workspace, lang: Lang, transport: Transport, scenario: &str, args: &[&str]) -> Ran {
-    setup();
-    let root = repo_root();
     let mut cmd = match lang {
-        Lang::Py => {
-            let mut c = Command::new(clients_dir().join("venv/bin/python"));
-            c.arg(root.join("tests/clients/py_client.py"));
-            c
-        }
+        Lang::Py => python_client_command(),
         Lang::PyClient(mode) => {
-            let mut c = Command::new(clients_dir().join("venv/bin/python"));
-            c.arg(root.join("tests/clients/py_client.py"))
-                .args(["--api", "client", "--mode", mode]);
+            let mut c = python_client_command();
+            c.args(["--api", "client", "--mode", mode]);
             c
         }
         Lang::Ts => {
+            install_clients();
             let mut c = Command::new("node");
-            c.arg(root.join("tests/clients/ts_client.mjs"));
+            c.arg(repo_root().join("tests/clients/ts_client.mjs"));
             c
         }
     };
@@ -484,31 +284,18 @@ fn run(ws: &Workspace, lang: Lang, transport: Transport, scenario: &str, args: &
             None
         }
         Transport::Http => {
-            let server = HttpServer::start(ws);
+            let server = http_server(ws);
             cmd.args(["--transport", "http", "--url", &server.url]);
             Some(server)
         }
     };
     cmd.arg(scenario).args(args);
-    let out = run_with_deadline(cmd, CLIENT_DEADLINE);
-    let server_stderr = server.as_ref().map(HttpServer::stderr).unwrap_or_default();
-    assert!(
-        out.status.success(),
-        "{lang:?} client, scenario `{scenario}` over {transport:?}, failed ({}) after {:.1} s\n\
-         --- client stderr (stdio servers log here too) ---\n{}\n\
-         --- client stdout ---\n{}\n--- HTTP server stderr ---\n{}",
-        out.status,
-        out.elapsed.as_secs_f64(),
-        out.stderr.trim_end(),
-        out.stdout.trim_end(),
-        server_stderr.trim_end()
-    );
-    let line = out.stdout.lines().last().unwrap_or_default();
-    let facts: Value = serde_json::from_str(line)
-        .unwrap_or_else(|e| panic!("the client's last line is not JSON ({e}): {}", out.stdout));
-    eprintln!(
-        "{lang:?}/{transport:?}/{scenario}: {:.2} s: {facts}",
-        out.elapsed.as_secs_f64()
+    let out = process::run(cmd, CLIENT_DEADLINE);
+    let server_stderr = server.as_ref().map(Replica::stderr).unwrap_or_default();
+    let facts = scenario_facts(
+        &out,
+        &format!("{lang:?}/{transport:?}/{scenario}"),
+        &format!("--- HTTP server stderr ---\n{}", server_stderr.trim_end()),
     );
     Ran {
         facts,
@@ -759,7 +546,7 @@ fn baseline_handles(lang: Lang, transport: Transport) {
     };
     let (ours, theirs) = (secret("ours.key", 'a'), secret("theirs.key", 'b'));
     ws.serve_args = vec!["--state-secret-file".into(), theirs];
-    let other = HttpServer::start(&ws);
+    let other = http_server(&ws);
     ws.serve_args = vec!["--state-secret-file".into(), ours];
     let foreign_url = format!("foreign_url={}", other.url);
     let f = run(&ws, lang, transport, "handles", &[&foreign_url]).facts;
@@ -1169,10 +956,9 @@ omega line, edited by a script
 /// An agent framework (`tests/clients/frameworks.py`), in its default
 /// configuration, spawns `toolhost serve` for `ws` over stdio.
 fn framework(ws: &Workspace, name: &str, args: &[&str]) -> Value {
-    setup();
-    let root = repo_root();
+    install_clients();
     let mut cmd = Command::new(clients_dir().join("frameworks/bin/python"));
-    cmd.arg(root.join("tests/clients/frameworks.py"))
+    cmd.arg(repo_root().join("tests/clients/frameworks.py"))
         .arg(name)
         .arg("--cmd")
         .arg(json!(ws.serve_command()).to_string())
@@ -1183,20 +969,7 @@ fn framework(ws: &Workspace, name: &str, args: &[&str]) -> Value {
         .env_remove("XDG_CACHE_HOME")
         .env("RUST_BACKTRACE", "1")
         .current_dir(&ws.dir);
-    let out = run_with_deadline(cmd, CLIENT_DEADLINE);
-    assert!(
-        out.status.success(),
-        "{name} failed ({}) after {:.1} s\n--- stderr (the server's too) ---\n{}\n--- stdout ---\n{}",
-        out.status,
-        out.elapsed.as_secs_f64(),
-        out.stderr.trim_end(),
-        out.stdout.trim_end()
-    );
-    let line = out.stdout.lines().last().unwrap_or_default();
-    let facts: Value = serde_json::from_str(line)
-        .unwrap_or_else(|e| panic!("the last line is not JSON ({e}): {}", out.stdout));
-    eprintln!("{name}: {:.2} s: {facts}", out.elapsed.as_secs_f64());
-    facts
+    scenario_facts(&process::run(cmd, CLIENT_DEADLINE), name, "")
 }
 
 /// pydantic-ai: `TestModel(call_tools="all")` calls every tool with
@@ -1510,7 +1283,7 @@ fn discovery(lang: Lang, transport: Transport) {
 /// BM25 tool search, no undeclared key, the deferred tools marked.
 #[test]
 fn the_anthropic_projection_validates_against_the_anthropic_sdk() {
-    setup();
+    install_clients();
     let ws = Workspace::new();
     ws.toolbox_with_catalog();
     let out = Command::new(TOOLHOST)

@@ -11,11 +11,14 @@
 //! unfinished entry), and prints how many did.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod support;
+
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::{TOOLHOST, initialize, initialized, line, toolhost_cached};
 
 const ROUNDS: u64 = 24;
 const FILES: usize = 150;
@@ -52,9 +55,7 @@ fn a_kill_during_a_commit_leaves_each_calls_files_all_old_or_all_new() {
             "version = 1\ndecision = \"allow\"\n[[fs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"rw\"\n",
         )
         .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .arg("--cache-dir")
-            .arg(toolhost_guests::test_cache_dir())
+        let mut child = toolhost_cached()
             .arg("--journal")
             .arg(journal)
             .args([
@@ -71,16 +72,9 @@ fn a_kill_during_a_commit_leaves_each_calls_files_all_old_or_all_new() {
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
-        let mut send = |v: serde_json::Value| {
-            let mut l = v.to_string().into_bytes();
-            l.push(b'\n');
-            stdin.write_all(&l).unwrap();
-        };
-        send(
-            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
-        );
-        send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        let mut send = |v: serde_json::Value| stdin.write_all(&line(&v)).unwrap();
+        send(initialize(json!(0)));
+        send(initialized());
         send(
             json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"scribble",
             "arguments":{"create": FILES, "modify": names, "then": "ok"}}}),
@@ -107,7 +101,7 @@ fn a_kill_during_a_commit_leaves_each_calls_files_all_old_or_all_new() {
             mid.push(s.clone());
         }
         // The next start recovers (opening the journal is enough).
-        let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        let out = Command::new(TOOLHOST)
             .arg("--journal")
             .arg(journal)
             .arg("history")

@@ -4,13 +4,15 @@
 //! copy does not (so the check can fail), and every `toolhost` flag the
 //! Deployment passes is one `toolhost serve` has.
 
-mod fleet;
+mod support;
+
+use support::fleet;
 
 use std::path::PathBuf;
 use std::process::Command;
 
 fn manifests() -> Vec<PathBuf> {
-    let dir = fleet::repo_root().join("deploy/kubernetes");
+    let dir = support::repo_root().join("deploy/kubernetes");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("deploy/kubernetes")
         .map(|e| e.expect("entry").path())
@@ -44,7 +46,7 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
     let tmp = tempfile::tempdir().expect("tmp");
     let broken = tmp.path().join("broken.yaml");
     let text =
-        std::fs::read_to_string(fleet::repo_root().join("deploy/kubernetes/deployment.yaml"))
+        std::fs::read_to_string(support::repo_root().join("deploy/kubernetes/deployment.yaml"))
             .expect("deployment.yaml");
     std::fs::write(
         &broken,
@@ -57,9 +59,9 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
 #[test]
 fn the_deployment_passes_only_flags_serve_has() {
     let text =
-        std::fs::read_to_string(fleet::repo_root().join("deploy/kubernetes/deployment.yaml"))
+        std::fs::read_to_string(support::repo_root().join("deploy/kubernetes/deployment.yaml"))
             .expect("deployment.yaml");
-    let help = Command::new(fleet::TOOLHOST)
+    let help = Command::new(support::TOOLHOST)
         .args(["serve", "--help"])
         .output()
         .expect("toolhost serve --help");

@@ -8,13 +8,14 @@
 //! flagged; a hot reload that changes a description logs the diff.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-mod stdio;
+mod support;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
-use stdio::Server;
+use support::stdio::Server;
+use support::{text, toolhost_cached};
 
 /// A project directory: `toolhost.toml` serving `builtin:read` and the
 /// descriptors guest in `mode` (as `bomb.wasm`), with `policy` inline.
@@ -49,22 +50,12 @@ impl Project {
     }
 
     fn toolhost(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .arg("--cache-dir")
-            .arg(toolhost_guests::test_cache_dir())
+        toolhost_cached()
             .args(args)
             .current_dir(self.path())
             .output()
             .unwrap()
     }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// Each bound refuses its component in `tools` and `call`, naming the

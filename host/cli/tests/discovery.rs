@@ -11,13 +11,14 @@
 //! search over MCP) are printed; run with `--nocapture` to see them.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-mod stdio;
+mod support;
 
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
-use stdio::Server;
+use support::stdio::Server;
+use support::{text, toolhost_cached};
 
 /// A project serving `builtin:read` and the catalog servers named, each as
 /// `catalog/SERVER.wasm` allowed, except Slack's tools, which ask.
@@ -59,9 +60,7 @@ impl Project {
     }
 
     fn toolhost(&self, args: &[&str]) -> Output {
-        let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .arg("--cache-dir")
-            .arg(toolhost_guests::test_cache_dir())
+        let out = toolhost_cached()
             .args(args)
             .current_dir(self.path())
             .output()
@@ -73,14 +72,6 @@ impl Project {
     fn json(&self, args: &[&str]) -> Value {
         serde_json::from_slice(&self.toolhost(args).stdout).unwrap()
     }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn names(tools: &Value) -> Vec<&str> {

@@ -21,17 +21,20 @@
 //! each once, skipped when up to date. Needs python3 (with venv), node 20+
 //! with npm, and `strip` (binutils); the first run reaches PyPI and npm.
 
+mod support;
+
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
+use support::process::{self, Drain, children, kill_group};
+use support::{TOOLHOST, clients_dir, free_port, install_clients, repo_root, run_script_once};
 
-const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Longest a client scenario may run, an install from a cold cache included.
@@ -41,50 +44,10 @@ const CLIENT_DEADLINE: Duration = Duration::from_secs(240);
 const NOTES: &str = "alpha line\nneedle: the quick brown fox\nomega line\n";
 const NEEDLE: &str = "needle: the quick brown fox";
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
-
 /// Where `tests/dist/install.sh` installs (the default of
 /// `$TOOLHOST_DIST_TESTS_DIR`), and where the packages are built.
 fn tools_dir() -> PathBuf {
     repo_root().join("target/dist-tests")
-}
-
-/// Where `tests/clients/install.sh` installs the Python SDK.
-fn clients_dir() -> PathBuf {
-    match std::env::var_os("TOOLHOST_CLIENTS_DIR") {
-        Some(d) => std::env::current_dir().expect("current directory").join(d),
-        None => repo_root().join("target/clients"),
-    }
-}
-
-/// Runs an install script; panics with its output if it fails.
-fn install(script: &str, env: &[(&str, &Path)]) -> String {
-    let started = Instant::now();
-    let mut cmd = Command::new("bash");
-    cmd.arg(repo_root().join(script)).stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running {script}: {e}"));
-    assert!(
-        out.status.success(),
-        "{script} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprintln!(
-        "dist: {script} took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 /// The installed tools, once per test binary.
@@ -96,12 +59,9 @@ struct Tools {
 fn tools() -> &'static Tools {
     static TOOLS: OnceLock<Tools> = OnceLock::new();
     TOOLS.get_or_init(|| {
-        install(
-            "tests/clients/install.sh",
-            &[("TOOLHOST_CLIENTS_DIR", &clients_dir())],
-        );
-        install("tests/dist/install.sh", &[]);
-        let mcpb = install("deploy/dist/install.sh", &[]);
+        install_clients();
+        run_script_once("tests/dist/install.sh", &[]);
+        let mcpb = run_script_once("deploy/dist/install.sh", &[]);
         Tools {
             mcpb: PathBuf::from(mcpb),
         }
@@ -255,14 +215,6 @@ assert len(scripts) == 1 and (scripts[0].external_attr >> 16) & 0o111 == 0o111, 
     );
 }
 
-/// A free loopback port.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 /// A registry the test started on a loopback port: killed when dropped,
 /// however the test ends.
 struct Server {
@@ -399,22 +351,10 @@ impl User {
             .arg("call")
             .arg("tool=read")
             .arg(format!("args={}", json!({"path": "/workspace/notes.txt"})));
-        let out = run(cmd, CLIENT_DEADLINE);
-        assert!(
-            out.ok,
-            "the Python Client with {server:?} failed ({}) after {:.1} s\n\
-             --- client stderr (the server's too) ---\n{}\n--- client stdout ---\n{}",
-            out.status,
-            out.elapsed.as_secs_f64(),
-            out.stderr.trim_end(),
-            out.stdout.trim_end()
-        );
-        let line = out.stdout.lines().last().unwrap_or_default();
-        let facts: Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("the client's last line is not JSON ({e}): {}", out.stdout));
-        eprintln!(
-            "dist: {server:?}: {:.2} s: {facts}",
-            out.elapsed.as_secs_f64()
+        let facts = support::scenario_facts(
+            &process::run_in_group(cmd, CLIENT_DEADLINE),
+            &format!("dist: the Python Client with {server:?}"),
+            "",
         );
         let tools: Vec<&str> = facts["tools"]
             .as_array()
@@ -434,94 +374,11 @@ impl User {
     }
 }
 
-/// What a finished process left.
-struct Finished {
-    ok: bool,
-    status: String,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-}
-
-/// Collects a pipe's bytes on a thread.
-fn drain(mut pipe: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, thread::JoinHandle<()>) {
-    let buf = Arc::new(Mutex::new(Vec::new()));
-    let sink = buf.clone();
-    let handle = thread::spawn(move || {
-        let mut chunk = [0u8; 8192];
-        while let Ok(n) = pipe.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            sink.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(&chunk[..n]);
-        }
-    });
-    (buf, handle)
-}
-
-/// What was read so far, after waiting up to `grace` for the pipe's end (a
-/// grandchild may hold it open).
-fn drained(pipe: &(Arc<Mutex<Vec<u8>>>, thread::JoinHandle<()>), grace: Duration) -> String {
-    let until = Instant::now() + grace;
-    while !pipe.1.is_finished() && Instant::now() < until {
-        thread::sleep(Duration::from_millis(10));
-    }
-    String::from_utf8_lossy(&pipe.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
-}
-
-/// Kills a process group (what a client and the servers it spawned form).
-fn kill_group(pgid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stderr(Stdio::null())
-        .status();
-}
-
-/// Runs `cmd` to completion in a process group of its own; past `deadline`
-/// the whole group (the client, the installer, the server) is killed.
-fn run(mut cmd: Command, deadline: Duration) -> Finished {
-    let started = Instant::now();
-    let mut child = cmd
-        .process_group(0)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawning {cmd:?}: {e}"));
-    let out = drain(child.stdout.take().expect("stdout piped"));
-    let err = drain(child.stderr.take().expect("stderr piped"));
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for a child") {
-            break status;
-        }
-        if started.elapsed() > deadline {
-            kill_group(child.id());
-            let _ = child.wait();
-            panic!(
-                "{cmd:?} did not finish within {deadline:?}; stderr so far:\n{}",
-                drained(&err, Duration::from_secs(1))
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    // Nothing the command started may outlive it.
-    kill_group(child.id());
-    let grace = Duration::from_secs(10);
-    Finished {
-        ok: status.success(),
-        status: status.to_string(),
-        stdout: drained(&out, grace),
-        stderr: drained(&err, grace),
-        elapsed: started.elapsed(),
-    }
-}
-
 /// Runs `cmd`, which must succeed; its stdout.
 fn succeed(cmd: Command, what: &str) -> String {
-    let out = run(cmd, CLIENT_DEADLINE);
+    let out = process::run_in_group(cmd, CLIENT_DEADLINE);
     assert!(
-        out.ok,
+        out.status.success(),
         "{what} failed ({}) after {:.1} s:\n{}\n{}",
         out.status,
         out.elapsed.as_secs_f64(),
@@ -714,9 +571,9 @@ fn npm_package_serves_through_npx() {
     succeed(npm, "npm install --omit=optional toolhost");
     let mut launcher = user.command(bare.join("node_modules/.bin/toolhost"), &[]);
     launcher.arg("--version");
-    let out = run(launcher, Duration::from_secs(60));
+    let out = process::run_in_group(launcher, Duration::from_secs(60));
     assert!(
-        !out.ok,
+        !out.status.success(),
         "the launcher without its platform package succeeded: {}",
         out.stdout
     );
@@ -745,7 +602,7 @@ fn signal_passes_through(user: &User, launcher: &Path) {
         .expect("spawning the npm launcher");
     let pgid = child.id();
     let _guard = GroupGuard(pgid);
-    let err = drain(child.stderr.take().expect("stderr piped"));
+    let err = Drain::new(child.stderr.take().expect("stderr piped"));
     let mut stdin = child.stdin.take().expect("stdin piped");
     let request = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -766,7 +623,7 @@ fn signal_passes_through(user: &User, launcher: &Path) {
         .unwrap_or_else(|_| {
             panic!(
                 "no answer to initialize through the launcher; stderr:\n{}",
-                drained(&err, Duration::from_secs(1))
+                err.text(Duration::from_secs(1))
             )
         });
     let answer: Value = serde_json::from_str(&line)
@@ -809,7 +666,7 @@ fn signal_passes_through(user: &User, launcher: &Path) {
     assert!(
         status.signal() == Some(15) || status.code() == Some(0) || status.code() == Some(143),
         "the launcher ended with {status} after SIGTERM; stderr:\n{}",
-        drained(&err, Duration::from_secs(1))
+        err.text(Duration::from_secs(1))
     );
     drop(stdin);
 }
@@ -821,22 +678,6 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         kill_group(self.0);
     }
-}
-
-/// The child processes of `pid`'s threads.
-fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-        for task in tasks.flatten() {
-            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-                out.extend(
-                    text.split_whitespace()
-                        .filter_map(|p| p.parse::<u32>().ok()),
-                );
-            }
-        }
-    }
-    out
 }
 
 // --- the MCP bundle ----------------------------------------------------------

@@ -11,43 +11,21 @@
 //! `tests/registry/install.sh` installs the Debian packages (docker-registry,
 //! skopeo, apache2-utils) and the signer (npm) on first use.
 
+mod support;
+
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
-
-fn repo_root() -> PathBuf {
-    Path::new(toolhost_guests::REPO_ROOT).to_owned()
-}
+use support::{
+    TOOLHOST, free_port, last_json, lossy, python_client_command, repo_root, run_script_once,
+};
 
 /// Installs the registry, skopeo, htpasswd and the signer, once.
 fn setup() {
-    static SETUP: OnceLock<()> = OnceLock::new();
-    SETUP.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(repo_root().join("tests/registry/install.sh"))
-            .stdin(Stdio::null())
-            .output()
-            .expect("running tests/registry/install.sh");
-        assert!(
-            out.status.success(),
-            "tests/registry/install.sh failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
-}
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    run_script_once("tests/registry/install.sh", &[]);
 }
 
 /// A `docker-registry serve` on a loopback port, stopped when dropped.
@@ -234,19 +212,7 @@ impl User {
     /// The Python SDK's `Client` (default mode) spawns `toolhost serve` and
     /// calls `tool`: the facts it prints.
     fn mcp_call(&self, tool: &str, args: &Value) -> Value {
-        let clients = repo_root().join("target/clients");
-        let out = Command::new("bash")
-            .arg(repo_root().join("tests/clients/install.sh"))
-            .env("TOOLHOST_CLIENTS_DIR", &clients)
-            .output()
-            .expect("installing the clients");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let out = Command::new(clients.join("venv/bin/python"))
-            .arg(repo_root().join("tests/clients/py_client.py"))
+        let out = python_client_command()
             .args(["--api", "client", "--transport", "stdio", "--cmd"])
             .arg(json!([TOOLHOST, "serve", "--no-reload"]).to_string())
             .arg("--cwd")
@@ -264,8 +230,7 @@ impl User {
             "the MCP client failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("facts")
+        last_json(&lossy(&out.stdout)).expect("facts")
     }
 }
 

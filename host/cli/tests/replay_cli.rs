@@ -2,11 +2,12 @@
 //! plays back with nothing run, verifies against the same files, and a
 //! changed file is reported at the exact field, with exit status 1.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use toolhost::script::copy_workspace;
+mod support;
 
-const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use support::{lossy, toolhost_with_cache};
+use toolhost::script::copy_workspace;
 
 fn demo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo")
@@ -21,18 +22,12 @@ fn workspace() -> tempfile::TempDir {
 
 fn toolhost(args: &[&str], ws: &Path) -> Output {
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-replay-cli-cache");
-    Command::new(TOOLHOST)
-        .arg("--cache-dir")
-        .arg(cache)
+    toolhost_with_cache(cache)
         .args(args)
         .arg("--dir")
         .arg(ws)
         .output()
         .expect("running toolhost")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
@@ -55,13 +50,13 @@ fn record_then_replay_then_verify_a_changed_workspace() {
     assert!(
         rec.status.success(),
         "{}{}",
-        text(&rec.stdout),
-        text(&rec.stderr)
+        lossy(&rec.stdout),
+        lossy(&rec.stderr)
     );
     assert!(
-        text(&rec.stdout).contains("9. read: error [invalid_arguments]"),
+        lossy(&rec.stdout).contains("9. read: error [invalid_arguments]"),
         "{}",
-        text(&rec.stdout)
+        lossy(&rec.stdout)
     );
 
     // Played back over a fresh copy: the same results, nothing run.
@@ -69,13 +64,13 @@ fn record_then_replay_then_verify_a_changed_workspace() {
     assert!(
         play.status.success(),
         "{}{}",
-        text(&play.stdout),
-        text(&play.stderr)
+        lossy(&play.stdout),
+        lossy(&play.stderr)
     );
     assert!(
-        text(&play.stdout).contains("no divergence (0 ran)"),
+        lossy(&play.stdout).contains("no divergence (0 ran)"),
         "{}",
-        text(&play.stdout)
+        lossy(&play.stdout)
     );
 
     // Verified over a fresh copy: the tools run again and agree.
@@ -86,8 +81,8 @@ fn record_then_replay_then_verify_a_changed_workspace() {
     assert!(
         verify.status.success(),
         "{}{}",
-        text(&verify.stdout),
-        text(&verify.stderr)
+        lossy(&verify.stdout),
+        lossy(&verify.stderr)
     );
 
     // Verified over a workspace whose file changed: exit 1, the field named.
@@ -103,9 +98,9 @@ fn record_then_replay_then_verify_a_changed_workspace() {
         diverged.status.code(),
         Some(1),
         "{}",
-        text(&diverged.stdout)
+        lossy(&diverged.stdout)
     );
-    let report = text(&diverged.stderr);
+    let report = lossy(&diverged.stderr);
     assert!(report.contains("call #0 (read#"), "{report}");
     assert!(report.contains("diverged at value /lines/2"), "{report}");
     assert!(report.contains("Howdy"), "{report}");

@@ -8,11 +8,14 @@
 //! so both are PID 1.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod support;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::{TOOLHOST, initialize, initialized, line, toolhost_with_cache};
 
 /// The files under `p`, with their sizes (symlinks not followed).
 fn files(p: &Path) -> Vec<(PathBuf, u64)> {
@@ -57,7 +60,7 @@ impl Host {
     fn start(cache: &Path, ws: &Path) -> Host {
         let mut unshare = Command::new("unshare")
             .args(unshare())
-            .arg(env!("CARGO_BIN_EXE_toolhost"))
+            .arg(TOOLHOST)
             .arg("--cache-dir")
             .arg(cache)
             .args(["serve", "--no-reload", "--component"])
@@ -76,17 +79,14 @@ impl Host {
             stdin,
             stdout,
         };
-        h.send(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}));
+        h.send(&initialize(json!(0)));
         assert!(h.read().get("result").is_some());
-        h.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        h.send(&initialized());
         h
     }
 
     fn send(&mut self, v: &Value) {
-        let mut l = v.to_string().into_bytes();
-        l.push(b'\n');
-        self.stdin.as_mut().unwrap().write_all(&l).unwrap();
+        self.stdin.as_mut().unwrap().write_all(&line(v)).unwrap();
     }
 
     fn read(&mut self) -> Value {
@@ -141,6 +141,13 @@ impl Host {
         let status = self.unshare.wait().unwrap();
         assert!(status.success(), "{status}");
     }
+}
+
+/// `toolhost history` on `cache`, which must succeed: its stderr.
+fn history_stderr(cache: &Path) -> String {
+    let out = toolhost_with_cache(cache).arg("history").output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]
@@ -222,14 +229,7 @@ fn a_host_restarted_under_the_same_pid_calls_commits_and_leaves_nothing_staged()
     assert!(left.is_empty(), "the staging directory is empty: {left:?}");
 
     // And `history` has nothing more to say about staging.
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("--cache-dir")
-        .arg(&cache)
-        .arg("history")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = history_stderr(&cache);
     assert!(!err.contains("staging:"), "{err}");
 }
 
@@ -249,14 +249,7 @@ fn history_removes_what_stopped_hosts_staged_and_says_how_much() {
         vec![b'y'; 1 << 20],
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("--cache-dir")
-        .arg(&cache)
-        .arg("history")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = history_stderr(&cache);
     assert!(
         err.contains("staging: removed 4.0 MiB staged by 2 stopped host(s)"),
         "{err}"

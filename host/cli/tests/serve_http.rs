@@ -5,53 +5,25 @@
 //! MCP client library.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::fleet::Replica;
+use support::toolhost_cached;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts `toolhost serve --http 127.0.0.1:0 ARGS` in `dir`; waits for its address.
-fn serve(dir: &Path, args: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("--cache-dir")
-        .arg(toolhost_guests::test_cache_dir())
-        .args(["serve", "--no-reload", "--http", "127.0.0.1:0"])
+fn serve(dir: &Path, args: &[&str]) -> Replica {
+    let mut cmd = toolhost_cached();
+    cmd.args(["serve", "--no-reload", "--http", "127.0.0.1:0"])
         .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("http://127.0.0.1:").nth(1) {
-                let port: u16 = rest.trim_end_matches("/mcp").parse().unwrap();
-                let _ = tx.send(port);
-            }
-        }
-    });
-    let port = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the server announces its address");
-    Server { child, port }
+        .current_dir(dir);
+    Replica::spawn(cmd, Duration::from_secs(120))
 }
 
 struct Response {
@@ -186,9 +158,7 @@ fn the_bearer_token_is_required_when_configured() {
 #[test]
 fn a_non_loopback_bind_without_a_token_is_refused() {
     let dir = workspace();
-    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("--cache-dir")
-        .arg(toolhost_guests::test_cache_dir())
+    let out = toolhost_cached()
         .args(["serve", "--no-reload", "--http", "0.0.0.0:0"])
         .current_dir(dir.path())
         .stdin(Stdio::null())

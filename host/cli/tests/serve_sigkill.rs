@@ -18,13 +18,16 @@
 //! each torn position is covered deterministically there.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod support;
+
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
+use support::{initialize, initialized, line, toolhost_cached};
 use toolhost_contract::SessionEvent;
 use toolhost_pipeline::read_log;
 
@@ -33,9 +36,7 @@ const ROUNDS: usize = 4;
 const CALLS: usize = 300;
 
 fn serve(dir: &Path, log: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("--cache-dir")
-        .arg(toolhost_guests::test_cache_dir())
+    toolhost_cached()
         .args(["serve", "--no-reload", "--log"])
         .arg(log)
         .current_dir(dir)
@@ -46,20 +47,9 @@ fn serve(dir: &Path, log: &Path) -> Child {
         .unwrap()
 }
 
-fn line(msg: &Value) -> Vec<u8> {
-    let mut l = msg.to_string().into_bytes();
-    l.push(b'\n');
-    l
-}
-
 fn init() -> Vec<u8> {
-    let mut out = line(
-        &json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
-    );
-    out.extend(line(
-        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    ));
+    let mut out = line(&initialize(json!("init")));
+    out.extend(line(&initialized()));
     out
 }
 

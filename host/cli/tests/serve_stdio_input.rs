@@ -8,97 +8,23 @@
 //! JSON lines, so nothing here trusts an MCP client library.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod support;
+
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use support::stdio::Server;
 
-struct Session {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Session {
-    fn start(dir: &Path) -> Session {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .arg("--cache-dir")
-            .arg(toolhost_guests::test_cache_dir())
-            .args(["serve", "--no-reload"])
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut s = Session {
-            child,
-            stdin,
-            lines,
-        };
-        let init = s.request(json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}));
-        assert!(init.get("result").is_some(), "{init}");
-        s.send_line(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string());
-        s
-    }
-
-    fn send_line(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The next message on stdout (within 60 s).
-    fn next(&self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the server answers (and is still running)");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
-    }
-
-    /// Sends `msg` and returns the next message, which must be its response.
-    fn request(&mut self, msg: Value) -> Value {
-        let id = msg["id"].clone();
-        self.send_line(&msg.to_string());
-        let m = self.next();
-        assert_eq!(m["id"], id, "the response to {id}, not: {m}");
-        m
-    }
-
-    /// A well-formed tools/call of `read` answers: the session still serves.
-    fn still_serving(&mut self, id: u64) {
-        let r = self.request(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
-            "params":{"name":"read","arguments":{"path":"a.txt"}}}));
-        assert_eq!(r["result"]["isError"], false, "{r}");
-        assert!(
-            r["result"]["content"][0]["text"]
-                .as_str()
-                .unwrap()
-                .contains("hello"),
-            "{r}"
-        );
-    }
+/// A well-formed tools/call of `read` answers: the session still serves.
+fn still_serving(s: &mut Server, id: u64) {
+    let r = s.request_next(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"read","arguments":{"path":"a.txt"}}}));
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello"),
+        "{r}"
+    );
 }
 
 fn workspace() -> tempfile::TempDir {
@@ -116,8 +42,8 @@ fn error_code(m: &Value) -> i64 {
 #[test]
 fn lines_that_are_not_json_rpc_are_dropped_or_refused_and_the_session_goes_on() {
     let ws = workspace();
-    let mut s = Session::start(ws.path());
-    s.still_serving(1);
+    let mut s = Server::start(ws.path(), false);
+    still_serving(&mut s, 1);
     // Not JSON: skipped without an answer (nothing to answer to); the next
     // message on stdout is the next request's response.
     for garbage in [
@@ -129,34 +55,34 @@ fn lines_that_are_not_json_rpc_are_dropped_or_refused_and_the_session_goes_on() 
     ] {
         s.send_line(garbage);
     }
-    s.still_serving(2);
+    still_serving(&mut s, 2);
     // JSON that is not a JSON-RPC message: an Invalid Request error.
     s.send_line(r#"{"foo":"bar"}"#);
     assert_eq!(error_code(&s.next()), -32600);
-    s.still_serving(3);
+    still_serving(&mut s, 3);
 }
 
 #[test]
 fn wrong_requests_get_their_json_rpc_errors() {
     let ws = workspace();
-    let mut s = Session::start(ws.path());
-    let unknown = s.request(json!({"jsonrpc":"2.0","id":10,"method":"no/such/method"}));
+    let mut s = Server::start(ws.path(), false);
+    let unknown = s.request_next(json!({"jsonrpc":"2.0","id":10,"method":"no/such/method"}));
     assert_eq!(error_code(&unknown), -32601, "{unknown}");
     // rmcp matches a request against the methods with their parameters,
     // so `tools/call` without parameters, or with parameters of the wrong
     // shape, is answered as an unknown method (not -32602).
-    let no_params = s.request(json!({"jsonrpc":"2.0","id":11,"method":"tools/call"}));
+    let no_params = s.request_next(json!({"jsonrpc":"2.0","id":11,"method":"tools/call"}));
     assert_eq!(error_code(&no_params), -32601, "{no_params}");
     let bad_params =
-        s.request(json!({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":7}}));
+        s.request_next(json!({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":7}}));
     assert_eq!(error_code(&bad_params), -32601, "{bad_params}");
-    s.still_serving(13);
+    still_serving(&mut s, 13);
 }
 
 #[test]
 fn bad_tool_arguments_are_tool_errors_the_model_can_read() {
     let ws = workspace();
-    let mut s = Session::start(ws.path());
+    let mut s = Server::start(ws.path(), false);
     // Arguments that are not an object, an unknown tool, a path outside
     // the workspace: each a result with isError and a stable code.
     for (id, params, code) in [
@@ -176,7 +102,8 @@ fn bad_tool_arguments_are_tool_errors_the_model_can_read() {
             "unknown_tool",
         ),
     ] {
-        let r = s.request(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}));
+        let r =
+            s.request_next(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params}));
         let result = if r.get("result").is_some() {
             &r["result"]
         } else {
@@ -185,13 +112,13 @@ fn bad_tool_arguments_are_tool_errors_the_model_can_read() {
         assert_eq!(result["isError"], true, "{r}");
         assert_eq!(result["_meta"]["toolhost"]["error"]["code"], code, "{r}");
     }
-    s.still_serving(23);
+    still_serving(&mut s, 23);
 }
 
 #[test]
 fn a_deeply_nested_or_large_document_does_not_bring_the_server_down() {
     let ws = workspace();
-    let mut s = Session::start(ws.path());
+    let mut s = Server::start(ws.path(), false);
     // 100,000 levels: a parser that recursed would overflow its stack.
     let deep = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":29,\"method\":\"tools/call\",\"params\":{{\"name\":\"read\",\"arguments\":{{\"path\":{}1{}}}}}}}",
@@ -202,14 +129,14 @@ fn a_deeply_nested_or_large_document_does_not_bring_the_server_down() {
     // serde_json stops at 128 levels: the line does not parse, and is
     // skipped like any other that does not (the next message is the next
     // response).
-    s.still_serving(30);
+    still_serving(&mut s, 30);
     // 8 MB of arguments: an error or a tool error, never a crash.
     let big = json!({"jsonrpc":"2.0","id":31,"method":"tools/call",
         "params":{"name":"read","arguments":{"path":"x".repeat(8 << 20)}}});
-    let r = s.request(big);
+    let r = s.request_next(big);
     assert!(
         r.get("error").is_some() || r["result"]["isError"] == true,
         "refused"
     );
-    s.still_serving(32);
+    still_serving(&mut s, 32);
 }

@@ -13,15 +13,15 @@
 //!
 //! HAProxy, promtool and the rest come from `tests/team/install.sh`.
 
-mod fleet;
+mod support;
 
-use fleet::{Haproxy, Replica, Stateless, Transport, error_code, result_of};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use support::fleet::{self, Haproxy, Replica, Stateless, Transport, error_code, result_of};
 
 /// A served directory, the shared state of the replicas, and a home each.
 struct Team {
@@ -132,7 +132,7 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
     let lb = Haproxy::start(&replicas.iter().map(|r| r.port).collect::<Vec<_>>());
 
     // The Python SDK's high-level Client, as its README shows it.
-    let out = fleet::python_client(
+    let out = support::python_client(
         &[
             "--api",
             "client",
@@ -155,7 +155,7 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
         String::from_utf8_lossy(&out.stderr),
         stderrs.join("\n---\n")
     );
-    let facts = fleet::facts(&out);
+    let facts = support::facts(&out);
     eprintln!("facts: {facts}");
     assert_eq!(
         std::fs::read_to_string(team.ws().join("notes.txt")).expect("notes"),
@@ -176,7 +176,7 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
             .all(|e| e["principal"] == "http:anonymous")
     );
     // `toolhost log DIR` merges them in time order.
-    let merged = Command::new(fleet::TOOLHOST)
+    let merged = Command::new(support::TOOLHOST)
         .arg("log")
         .arg(team.logs())
         .output()
@@ -430,7 +430,7 @@ impl Protected {
             .map(|i| format!("{i:05} {}\n", "x".repeat(70)))
             .collect();
         let team = Team::new(&[("notes.txt", notes), ("big.txt", big)]);
-        let port = fleet::free_port();
+        let port = support::free_port();
         let resource = format!("http://127.0.0.1:{port}/mcp");
         let oidc = fleet::Oidc::start(&resource);
         let home = team.tmp.path().join("home");
@@ -644,7 +644,7 @@ fn an_oauth_resource_server_of_a_real_authorization_server() {
 #[test]
 fn the_python_sdk_oauth_client_gets_its_token_from_the_metadata() {
     let p = Protected::start();
-    let out = fleet::python_client(&[
+    let out = support::python_client(&[
         "--api".into(),
         "client".into(),
         "--transport".into(),
@@ -664,7 +664,7 @@ fn the_python_sdk_oauth_client_gets_its_token_from_the_metadata() {
         String::from_utf8_lossy(&out.stderr),
         p.replica.stderr()
     );
-    let facts = fleet::facts(&out);
+    let facts = support::facts(&out);
     // The first token has the scope the 401 named (mcp:tools): `edit` is
     // not listed. Calling it is a 403 insufficient_scope naming mcp:write;
     // the SDK steps up, and then `edit` runs and is listed.

@@ -1,25 +1,18 @@
 //! `toolhost history`, `undo` and `redo` as a user runs them, after
 //! `toolhost call` committed a write through the journal.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+use support::{text, toolhost_with_cache};
 
 fn toolhost(cache: &Path, dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .arg("--cache-dir")
-        .arg(cache)
+    toolhost_with_cache(cache)
         .args(args)
         .current_dir(dir)
         .output()
         .expect("running toolhost")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

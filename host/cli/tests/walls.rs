@@ -6,11 +6,12 @@
 //! still work; the same guest in-process succeeds, so the test can fail.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-mod fleet;
+mod support;
 
-use fleet::{Replica, Stateless, error_code, result_of};
 use serde_json::{Value, json};
 use std::path::Path;
+use support::fleet::{Replica, Stateless, error_code, result_of};
+use support::process::children;
 
 /// A served toolbox and the secrets around it.
 struct Scene {
@@ -254,21 +255,6 @@ fn an_escaped_guest_in_a_worker_reaches_nothing_its_policy_did_not_grant() {
     }
 }
 
-/// The child processes of `pid`.
-fn children(pid: u32) -> Vec<u32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|c| {
-            c.split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
-}
-
 #[test]
 fn the_same_escape_in_process_reaches_everything() {
     let mut s = scene(r#"isolation = "in-process""#);
@@ -284,7 +270,7 @@ fn the_same_escape_in_process_reaches_everything() {
 fn a_kernel_without_a_wall_is_reported_and_required_walls_refuse() {
     let pretend = [("TOOLHOST_TEST_PRETEND_NO_WALLS", "landlock")];
     let mut s = scene_with("", &pretend);
-    let (status, body) = fleet::get(s.server.port, "/readyz").unwrap();
+    let (status, body) = support::fleet::get(s.server.port, "/readyz").unwrap();
     assert_eq!(status, 200);
     assert!(body.contains("MISSING landlock"), "{body}");
     assert!(
@@ -306,7 +292,7 @@ fn a_kernel_without_a_wall_is_reported_and_required_walls_refuse() {
     assert_eq!(r["structuredContent"]["content"], "hello", "{r}");
     // `toolhost tools` refuses the toolbox that needs what is missing…
     let tools = |args: &[&str]| {
-        std::process::Command::new(fleet::TOOLHOST)
+        std::process::Command::new(support::TOOLHOST)
             .arg("tools")
             .args(args)
             .envs(pretend)
@@ -403,7 +389,7 @@ return (await tools.read({path: "/workspace/y.txt"})).content;"#;
         "one+two"
     );
     // One journal entry for the whole script.
-    let out = std::process::Command::new(fleet::TOOLHOST)
+    let out = std::process::Command::new(support::TOOLHOST)
         .args(["history", "--journal"])
         .arg(root.join("journal"))
         .current_dir(&root)
@@ -478,7 +464,7 @@ fn workers_run_the_serving_binary_even_after_an_upgrade_replaced_its_file() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let exe = root.join("toolhost");
-    std::fs::copy(fleet::TOOLHOST, &exe).unwrap();
+    std::fs::copy(support::TOOLHOST, &exe).unwrap();
     std::fs::write(
         root.join("toolhost.toml"),
         format!(
@@ -510,10 +496,7 @@ fn workers_run_the_serving_binary_even_after_an_upgrade_replaced_its_file() {
             }
         }
     };
-    request(
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-    );
+    request(support::initialize(json!(1)));
     // The tools are listed (in a worker) before the file goes.
     let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}))["result"]["tools"]

@@ -1,28 +1,16 @@
 //! A fleet of `toolhost serve --http` replicas behind a real HAProxy, and a
-//! std-only stateless MCP client to drive it: shared by `tests/team.rs`
-//! and `benches/team.rs`. The real parts come from `tests/team/install.sh`.
+//! std-only stateless MCP client to drive it: shared by the tests and
+//! `benches/team.rs`. The real parts come from `tests/team/install.sh`.
 
-#![allow(dead_code)]
-
+use super::{TOOLHOST, free_port, repo_root, run_script_once};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// The toolhost binary under test.
-pub const TOOLHOST: &str = env!("CARGO_BIN_EXE_toolhost");
-
-/// The repository's root.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap_or_else(|_| PathBuf::from("."))
-}
 
 /// Where `tests/team/install.sh` puts the npm and PyPI parts.
 pub fn team_dir() -> PathBuf {
@@ -33,69 +21,10 @@ pub fn team_dir() -> PathBuf {
 
 /// Runs `tests/team/install.sh` once per process.
 pub fn install() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(repo_root().join("tests/team/install.sh"))
-            .env("TOOLHOST_TEAM_DIR", team_dir())
-            .output()
-            .expect("running tests/team/install.sh");
-        assert!(
-            out.status.success(),
-            "tests/team/install.sh failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
-}
-
-/// Runs `tests/clients/py_client.py ARGS…` with the pinned Python SDK
-/// (`tests/clients/install.sh` installs it, once per process).
-pub fn python_client(args: &[String]) -> std::process::Output {
-    python_client_env(args, &[])
-}
-
-/// [`python_client`] with these variables added to its environment.
-pub fn python_client_env(args: &[String], env: &[(&str, &str)]) -> std::process::Output {
-    static INSTALLED: OnceLock<()> = OnceLock::new();
-    let clients = repo_root().join("target/clients");
-    INSTALLED.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(repo_root().join("tests/clients/install.sh"))
-            .env("TOOLHOST_CLIENTS_DIR", &clients)
-            .stdin(Stdio::null())
-            .output()
-            .expect("tests/clients/install.sh");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
-    Command::new(clients.join("venv/bin/python"))
-        .arg(repo_root().join("tests/clients/py_client.py"))
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("running the Python client")
-}
-
-/// The facts a client scenario printed last.
-pub fn facts(out: &std::process::Output) -> Value {
-    serde_json::from_str(
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .unwrap_or_default(),
-    )
-    .unwrap_or(Value::Null)
-}
-
-/// A free loopback port (bound, then released).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    run_script_once(
+        "tests/team/install.sh",
+        &[("TOOLHOST_TEAM_DIR", &team_dir())],
+    );
 }
 
 /// `haproxy`, from `PATH` or `/usr/sbin`.
@@ -109,11 +38,16 @@ fn haproxy_bin() -> PathBuf {
     PathBuf::from("/usr/sbin/haproxy")
 }
 
-/// One `toolhost serve --http 127.0.0.1:0` process, killed when dropped.
+/// One `toolhost serve --http` process, its stderr kept, killed when
+/// dropped.
 pub struct Replica {
+    /// The process.
     pub child: Child,
     /// `http://127.0.0.1:PORT` (without `/mcp`).
     pub base: String,
+    /// The MCP endpoint, `BASE/mcp`.
+    pub url: String,
+    /// The port it listens on.
     pub port: u16,
     stderr: Arc<Mutex<String>>,
 }
@@ -138,14 +72,27 @@ impl Replica {
         args: &[String],
         env: &[(&str, &str)],
     ) -> Replica {
-        let mut child = Command::new(TOOLHOST)
-            .arg("serve")
+        let mut cmd = Command::new(TOOLHOST);
+        cmd.arg("serve")
             .args(["--http", bind])
             .args(args)
             .envs(env.iter().copied())
             .env("HOME", home)
             .env_remove("XDG_CACHE_HOME")
-            .current_dir(dir)
+            .current_dir(dir);
+        let r = Replica::spawn(cmd, Duration::from_secs(120));
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while get(r.port, "/readyz").map(|(s, _)| s) != Some(200) {
+            assert!(Instant::now() < deadline, "not ready:\n{}", r.stderr());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        r
+    }
+
+    /// Spawns `cmd`, a `toolhost serve --http …`, and waits up to `within`
+    /// for the endpoint it announces on stderr (not for it to be ready).
+    pub fn spawn(mut cmd: Command, within: Duration) -> Replica {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -166,32 +113,28 @@ impl Replica {
                 s.push('\n');
             }
         });
-        let url = rx
-            .recv_timeout(Duration::from_secs(120))
-            .unwrap_or_else(|_| {
-                panic!(
-                    "toolhost serve --http did not start; stderr:\n{}",
-                    stderr.lock().map(|s| s.clone()).unwrap_or_default()
-                )
-            });
+        let url = rx.recv_timeout(within).unwrap_or_else(|_| {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "toolhost serve --http printed no `serving MCP at` line within {within:?}; stderr:\n{}",
+                stderr.lock().map(|s| s.clone()).unwrap_or_default()
+            )
+        });
         let base = url.trim_end_matches("/mcp").to_owned();
         let port = base
             .rsplit(':')
             .next()
             .and_then(|p| p.parse().ok())
-            .expect("a port");
-        let r = Replica {
+            .unwrap_or_else(|| panic!("unexpected endpoint {url}"));
+        assert_ne!(port, 0);
+        Replica {
             child,
             base,
+            url,
             port,
             stderr,
-        };
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while get(r.port, "/readyz").map(|(s, _)| s) != Some(200) {
-            assert!(Instant::now() < deadline, "not ready:\n{}", r.stderr());
-            std::thread::sleep(Duration::from_millis(50));
         }
-        r
     }
 
     /// What it wrote to stderr so far.

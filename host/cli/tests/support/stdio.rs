@@ -1,11 +1,11 @@
 //! A `toolhost serve` over stdio, driven line by line as an MCP client
 //! would: JSON-RPC requests in, responses out, its log kept to search.
-#![allow(dead_code)]
 
+use super::{initialize, initialized, toolhost_cached};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
@@ -24,12 +24,25 @@ impl Drop for Server {
     }
 }
 
+/// Sends each line `pipe` gives on a channel, on a thread of its own.
+fn lines_of(pipe: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 impl Server {
+    /// Serves `dir` with the shared cache (hot reload on or off), logging at
+    /// info, and initializes the session.
     pub fn start(dir: &Path, reload: bool) -> Server {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolhost"));
-        cmd.arg("--cache-dir")
-            .arg(toolhost_guests::test_cache_dir())
-            .arg("serve")
+        let mut cmd = toolhost_cached();
+        cmd.arg("serve")
             // Reloads are logged at info.
             .env("TOOLHOST_LOG", "info");
         if !reload {
@@ -41,49 +54,59 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let (tx, lines) = channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let (tx, stderr) = channel();
-        let err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+            .expect("spawning toolhost serve");
+        let stdin = child.stdin.take().expect("stdin piped");
+        let lines = lines_of(child.stdout.take().expect("stdout piped"));
+        let stderr = lines_of(child.stderr.take().expect("stderr piped"));
         let mut s = Server {
             child,
             stdin,
             lines,
             stderr,
         };
-        let init = s.request(json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}));
+        let init = s.request(initialize(json!("init")));
         assert!(init.get("result").is_some(), "{init}");
-        s.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        s.send(&initialized());
         s
     }
 
+    /// Sends `msg` as one line.
     pub fn send(&mut self, msg: &Value) {
-        self.stdin.write_all(msg.to_string().as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
+        self.send_line(&msg.to_string());
+    }
+
+    /// Sends `line` as it is, and a newline.
+    pub fn send_line(&mut self, line: &str) {
+        self.stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.write_all(b"\n"))
+            .and_then(|()| self.stdin.flush())
+            .expect("writing to the server's stdin");
+    }
+
+    /// The next message on stdout (within 60 s).
+    pub fn next(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server answers (and is still running)");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Sends `msg` and returns the next message, which must be its response.
+    pub fn request_next(&mut self, msg: Value) -> Value {
+        let id = msg["id"].clone();
+        self.send(&msg);
+        let m = self.next();
+        assert_eq!(m["id"], id, "the response to {id}, not: {m}");
+        m
     }
 
     /// Sends `msg` and returns its response (notifications before it are
     /// skipped).
     pub fn request(&mut self, msg: Value) -> Value {
-        serde_json::from_str(&self.raw(msg)).unwrap()
+        let line = self.raw(msg);
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
     }
 
     /// Sends `msg` and returns its response's line, byte for byte.
@@ -95,7 +118,8 @@ impl Server {
                 .lines
                 .recv_timeout(Duration::from_secs(60))
                 .expect("the server answers");
-            let m: Value = serde_json::from_str(&line).unwrap();
+            let m: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
             if m["id"] == id {
                 return line;
             }
@@ -113,9 +137,9 @@ impl Server {
             if !loading || Instant::now() > until {
                 return r["result"]["tools"]
                     .as_array()
-                    .unwrap()
+                    .expect("a tools array")
                     .iter()
-                    .map(|t| t["name"].as_str().unwrap().to_owned())
+                    .map(|t| t["name"].as_str().expect("a tool name").to_owned())
                     .collect();
             }
         }

@@ -24,29 +24,17 @@ python="${PYTHON:-python3}"
 
 say() { printf 'toolhost clients: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=../lib/install.sh
+source "$root/tests/lib/install.sh"
 
-command -v "$python" >/dev/null || die "python3 is needed (Debian: apt-get install python3 python3-venv)"
-command -v node >/dev/null || die "node (20 or later) is needed"
-command -v npm >/dev/null || die "npm is needed"
+need_python_node "$python"
 
-mkdir -p "$dest"
+install_lock "$dest"
 dest="$(cd "$dest" && pwd)"
 
-# One installer at a time (parallel test runs share DEST).
-if command -v flock >/dev/null; then
-    exec 9>"$dest/.install.lock"
-    flock 9
-fi
-
 stamp_file="$dest/.stamp"
-stamp="$(
-    {
-        sha256sum "$here/requirements.txt" "$here/requirements-frameworks.txt" \
-            "$here/package.json" "$here/package-lock.json" "$here/install.sh" | cut -d' ' -f1
-        "$python" -c 'import sys; print(sys.version)'
-        node --version
-    } | sha256sum | cut -d' ' -f1
-)"
+stamp="$(pins_stamp "$python" "$here/requirements.txt" "$here/requirements-frameworks.txt" \
+    "$here/package.json" "$here/package-lock.json" "$here/install.sh")"
 if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" \
     && -x "$dest/venv/bin/python" && -x "$dest/frameworks/bin/python" \
     && -d "$dest/node/node_modules/@modelcontextprotocol/sdk" ]]; then
@@ -59,15 +47,6 @@ rm -f "$stamp_file"
 logs="$dest/logs"
 rm -rf "$logs"
 mkdir -p "$logs"
-# run LOG CMD...: runs CMD with its output in LOG; shows LOG if it fails.
-run() {
-    local log="$1"
-    shift
-    if ! "$@" >>"$log" 2>&1; then
-        cat "$log" >&2
-        die "failed: $*"
-    fi
-}
 
 # Python: fresh venvs with the pinned packages, compiled to bytecode at
 # install (pip's default). Without it every client the tests start compiles
@@ -120,11 +99,7 @@ frameworks_pid=$!
 say "installing @modelcontextprotocol/sdk (package-lock.json) into $dest/node (node $(node --version), npm $(npm --version))"
 node_sdk &
 node_pid=$!
-failed=0
-for pid in "$sdk_pid" "$frameworks_pid" "$node_pid"; do
-    wait "$pid" || failed=1
-done
-((failed == 0)) || die "an install failed (its output is above; logs in $logs)"
+wait_installs "$logs" "$sdk_pid" "$frameworks_pid" "$node_pid"
 
 echo "$stamp" >"$stamp_file"
 say "done"

@@ -25,31 +25,19 @@ python="${PYTHON:-python3}"
 
 say() { printf 'toolhost dist tests: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=../lib/install.sh
+source "$root/tests/lib/install.sh"
 
-command -v "$python" >/dev/null || die "python3 is needed (Debian: apt-get install python3 python3-venv)"
-command -v node >/dev/null || die "node (20 or later) is needed"
-command -v npm >/dev/null || die "npm is needed"
+need_python_node "$python"
 
 bash "$root/deploy/dist/install.sh" >/dev/null
 
-mkdir -p "$dest"
+install_lock "$dest"
 dest="$(cd "$dest" && pwd)"
 
-# One installer at a time (parallel test runs share DEST).
-if command -v flock >/dev/null; then
-    exec 9>"$dest/.install.lock"
-    flock 9
-fi
-
 stamp_file="$dest/.stamp"
-stamp="$(
-    {
-        sha256sum "$here/requirements.txt" "$here/package.json" "$here/package-lock.json" \
-            "$here/install.sh" | cut -d' ' -f1
-        "$python" -c 'import sys; print(sys.version)'
-        node --version
-    } | sha256sum | cut -d' ' -f1
-)"
+stamp="$(pins_stamp "$python" "$here/requirements.txt" "$here/package.json" \
+    "$here/package-lock.json" "$here/install.sh")"
 if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" \
     && -x "$dest/venv/bin/pypi-server" && -x "$dest/venv/bin/uvx" \
     && -f "$dest/node/node_modules/verdaccio/bin/verdaccio" ]]; then
@@ -60,15 +48,6 @@ rm -f "$stamp_file"
 logs="$dest/logs"
 rm -rf "$logs"
 mkdir -p "$logs"
-# run LOG CMD...: runs CMD with its output in LOG; shows LOG if it fails.
-run() {
-    local log="$1"
-    shift
-    if ! "$@" >>"$log" 2>&1; then
-        cat "$log" >&2
-        die "failed: $*"
-    fi
-}
 
 python_tools() {
     local log="$logs/venv.log"
@@ -92,11 +71,7 @@ python_pid=$!
 say "installing verdaccio (package-lock.json) into $dest/node (node $(node --version), npm $(npm --version))"
 node_tools &
 node_pid=$!
-failed=0
-for pid in "$python_pid" "$node_pid"; do
-    wait "$pid" || failed=1
-done
-((failed == 0)) || die "an install failed (its output is above; logs in $logs)"
+wait_installs "$logs" "$python_pid" "$node_pid"
 
 echo "$stamp" >"$stamp_file"
 say "done"

@@ -19,6 +19,8 @@ say() { printf 'toolhost registry tests: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 # shellcheck source=../lib/apt.sh
 source "$root/tests/lib/apt.sh"
+# shellcheck source=../lib/install.sh
+source "$root/tests/lib/install.sh"
 
 need=()
 command -v docker-registry >/dev/null || need+=(docker-registry)
@@ -29,12 +31,7 @@ if ((${#need[@]})); then
     apt_install "$root/target/registry-apt.log" "${need[@]}"
 fi
 
-# One installer at a time (test binaries may run this together).
-mkdir -p "$dest"
-if command -v flock >/dev/null; then
-    exec 9>"$dest/.install.lock"
-    flock 9
-fi
+install_lock "$dest"
 stamp="$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -d' ' -f1)"
 if [[ "$(cat "$dest/.stamp" 2>/dev/null)" != "$stamp" ]]; then
     say "installing the Sigstore signer (npm ci) into $dest"

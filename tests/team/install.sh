@@ -20,13 +20,10 @@ say() { printf 'toolhost team tests: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 # shellcheck source=../lib/apt.sh
 source "$root/tests/lib/apt.sh"
+# shellcheck source=../lib/install.sh
+source "$root/tests/lib/install.sh"
 
-# One installer at a time (test binaries may run this together).
-mkdir -p "$dest"
-if command -v flock >/dev/null; then
-    exec 9>"$dest/.install.lock"
-    flock 9
-fi
+install_lock "$dest"
 
 need=()
 command -v haproxy >/dev/null || [[ -x /usr/sbin/haproxy ]] || need+=(haproxy)

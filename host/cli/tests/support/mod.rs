@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 /// The toolhost binary under test.
@@ -83,30 +83,34 @@ pub fn line(msg: &Value) -> Vec<u8> {
 /// output if it fails; what it printed on stdout, trimmed. The scripts
 /// skip what is already installed or built, so a later run is quick.
 pub fn run_script_once(script: &str, env: &[(&str, &Path)]) -> String {
-    static DONE: Mutex<Option<HashMap<String, String>>> = Mutex::new(None);
-    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
-    let done = done.get_or_insert_with(HashMap::new);
-    if let Some(out) = done.get(script) {
-        return out.clone();
-    }
-    let started = Instant::now();
-    let out = Command::new("bash")
-        .arg(repo_root().join(script))
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("running {script}: {e}"));
-    assert!(
-        out.status.success(),
-        "{script} failed ({}):\n{}{}",
-        out.status,
-        lossy(&out.stdout),
-        lossy(&out.stderr)
-    );
-    eprintln!("{script} took {:.1} s", started.elapsed().as_secs_f64());
-    let stdout = lossy(&out.stdout).trim().to_owned();
-    done.insert(script.to_owned(), stdout.clone());
-    stdout
+    // One cell a script: different scripts may run at once, as before.
+    static RAN: Mutex<Option<HashMap<String, Arc<OnceLock<String>>>>> = Mutex::new(None);
+    let cell = RAN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .entry(script.to_owned())
+        .or_default()
+        .clone();
+    cell.get_or_init(|| {
+        let started = Instant::now();
+        let out = Command::new("bash")
+            .arg(repo_root().join(script))
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("running {script}: {e}"));
+        assert!(
+            out.status.success(),
+            "{script} failed ({}):\n{}{}",
+            out.status,
+            lossy(&out.stdout),
+            lossy(&out.stderr)
+        );
+        eprintln!("{script} took {:.1} s", started.elapsed().as_secs_f64());
+        lossy(&out.stdout).trim().to_owned()
+    })
+    .clone()
 }
 
 /// Where `tests/clients/install.sh` puts the clients: `$TOOLHOST_CLIENTS_DIR`

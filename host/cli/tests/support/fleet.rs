@@ -196,6 +196,7 @@ pub fn rss_kib(pid: u32) -> u64 {
 /// (the request never reached one, so that is safe). Killed when dropped.
 pub struct Haproxy {
     child: Child,
+    /// The port clients connect to.
     pub port: u16,
     _dir: tempfile::TempDir,
 }
@@ -463,6 +464,7 @@ impl Drop for Oidc {
 pub struct Stateless {
     port: u16,
     conn: Option<BufReader<TcpStream>>,
+    /// The access token sent with each request, if any.
     pub bearer: Option<String>,
 }
 

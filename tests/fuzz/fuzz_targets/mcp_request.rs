@@ -23,7 +23,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Value, json};
 use std::sync::OnceLock;
 use toolhost_contract::{ContentBlock, FailureCode, ToolFailure, ToolResult, ToolSuccess};
-use toolhost_mcp_Revision;
+use toolhost_mcp_wire::Revision;
 use toolhost_stages::bound::ARTIFACT_SCHEME;
 
 mod world;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::Instant;
-use support::{TOOLHOST, lossy, repo_root, toolhost_with_cache};
+use support::{TOOLHOST, lossy, repo_root, succeeded, toolhost_with_cache};
 
 /// The kits' and toolchains' cache these tests share.
 fn cache() -> PathBuf {
@@ -48,18 +48,6 @@ fn toolhost(dir: &Path, args: &[&str]) -> Output {
         .expect("running toolhost")
 }
 
-#[track_caller]
-fn ok(out: Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        out.status,
-        lossy(&out.stdout),
-        lossy(&out.stderr)
-    );
-    lossy(&out.stdout)
-}
-
 /// The file every project counts: 3 lines, 28 bytes.
 const NOTES: &str = "alpha\nthe quick brown fox\nz\n";
 
@@ -68,8 +56,8 @@ fn new_build_call(lang: &str) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let name = format!("count-{lang}");
     let tool = format!("count_{lang}");
-    let made = ok(
-        toolhost(tmp.path(), &["new", &name, "--lang", lang]),
+    let made = succeeded(
+        &toolhost(tmp.path(), &["new", &name, "--lang", lang]),
         "toolhost new",
     );
     assert!(made.contains(&format!("toolhost call {tool}")), "{made}");
@@ -82,7 +70,7 @@ fn new_build_call(lang: &str) {
         toolhost(&project, &["build"])
     };
     let stderr = lossy(&built.stderr);
-    let stdout = ok(built, &format!("toolhost build ({lang})"));
+    let stdout = succeeded(&built, &format!("toolhost build ({lang})"));
     eprintln!(
         "{lang}: build took {:.1} s\n{stdout}",
         started.elapsed().as_secs_f64()
@@ -101,8 +89,8 @@ fn new_build_call(lang: &str) {
     assert!(stdout.contains(&format!("tools: {tool}")), "{stdout}");
     assert!(!stdout.contains("DENIED"), "{stdout}");
 
-    let called = ok(
-        toolhost(
+    let called = succeeded(
+        &toolhost(
             &project,
             &[
                 "call",
@@ -193,7 +181,7 @@ fn new_refuses_what_it_cannot_do() {
         "{}",
         lossy(&bad_name.stderr)
     );
-    ok(toolhost(tmp.path(), &["new", "x", "--lang", "c"]), "new x");
+    succeeded(&toolhost(tmp.path(), &["new", "x", "--lang", "c"]), "new x");
     let again = toolhost(tmp.path(), &["new", "x", "--lang", "go"]);
     assert!(
         lossy(&again.stderr).contains("already exists"),
@@ -220,8 +208,8 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
     // The user's own HOME (rustup and cargo find their toolchain there,
     // for the C builder); the kits' cache is named.
     let tmp = tempfile::tempdir().expect("tempdir");
-    ok(
-        toolhost(tmp.path(), &["new", "count-dev", "--lang", "c"]),
+    succeeded(
+        &toolhost(tmp.path(), &["new", "count-dev", "--lang", "c"]),
         "toolhost new",
     );
     let project = tmp.path().join("count-dev");
@@ -230,7 +218,7 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
     // builds again before serving (nothing changed: at once).
     {
         let _one = build_lock();
-        ok(toolhost(&project, &["build"]), "toolhost build");
+        succeeded(&toolhost(&project, &["build"]), "toolhost build");
     }
     let server = serde_json::json!([TOOLHOST, "--cache-dir", cache(), "dev", "--dir", project]);
     let started = Instant::now();
@@ -256,7 +244,7 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
         &[("PY_CLIENT_DEADLINE", "240")],
     );
     let facts = support::facts(&out);
-    ok(out, "the dev scenario");
+    succeeded(&out, "the dev scenario");
     eprintln!("dev: {:.1} s: {facts}", started.elapsed().as_secs_f64());
     assert_eq!(
         facts["after"], "Counts lines and bytes, rebuilt.",
@@ -271,8 +259,8 @@ fn dev_rebuilds_what_changed_and_the_client_sees_it() {
 #[test]
 fn build_names_what_the_host_would_refuse() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    ok(
-        toolhost(tmp.path(), &["new", "broken", "--lang", "c"]),
+    succeeded(
+        &toolhost(tmp.path(), &["new", "broken", "--lang", "c"]),
         "toolhost new",
     );
     let project = tmp.path().join("broken");
@@ -318,8 +306,8 @@ fn build_names_what_the_host_would_refuse() {
 #[test]
 fn build_names_a_missing_program() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    ok(
-        toolhost(tmp.path(), &["new", "lonely", "--lang", "python"]),
+    succeeded(
+        &toolhost(tmp.path(), &["new", "lonely", "--lang", "python"]),
         "toolhost new",
     );
     // A PATH with bash and nothing else.

@@ -35,7 +35,7 @@ use support::fleet::Replica;
 use support::process;
 use support::{
     TOOLHOST, clients_dir, install_clients, python_client_command, repo_root, run_script_once,
-    scenario_facts,
+    scenario_facts, succeeded,
 };
 
 /// Longest a client scenario may run (the scripts give up at 90 s themselves).
@@ -1292,11 +1292,7 @@ fn the_anthropic_projection_validates_against_the_anthropic_sdk() {
         .current_dir(&ws.dir)
         .output()
         .expect("toolhost tools");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "toolhost tools --format anthropic");
     let listing = ws.tmp.path().join("anthropic.json");
     std::fs::write(&listing, &out.stdout).expect("write the listing");
     let out = Command::new(clients_dir().join("venv/bin/python"))
@@ -1304,12 +1300,7 @@ fn the_anthropic_projection_validates_against_the_anthropic_sdk() {
         .arg(&listing)
         .output()
         .expect("anthropic_tools.py");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "anthropic_tools.py");
     let facts: Value = serde_json::from_slice(&out.stdout).expect("facts");
     assert_eq!(facts["tools"], 290, "{facts}");
     assert_eq!(facts["deferred"], 289, "{facts}");

@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{TOOLHOST, initialize, initialized, line, toolhost_cached};
+use support::{TOOLHOST, initialize, initialized, line, succeeded, toolhost_cached};
 
 const ROUNDS: u64 = 24;
 const FILES: usize = 150;
@@ -107,11 +107,7 @@ fn a_kill_during_a_commit_leaves_each_calls_files_all_old_or_all_new() {
             .arg("history")
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out, "toolhost history");
         assert_eq!(unfinished(journal), None, "round {round}: recovered");
         let old = names
             .iter()

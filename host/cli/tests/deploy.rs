@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::fleet;
+use support::{fleet, succeeded};
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -36,12 +36,7 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
     let files = manifests();
     assert!(files.len() >= 3, "{files:?}");
     let out = validate(&files);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "kubernetes-validate");
     // The same Deployment with a field the API does not have: refused.
     let tmp = tempfile::tempdir().expect("tmp");
     let broken = tmp.path().join("broken.yaml");

@@ -33,7 +33,9 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 use support::process::{self, Drain, children, kill_group};
-use support::{TOOLHOST, clients_dir, free_port, install_clients, repo_root, run_script_once};
+use support::{
+    TOOLHOST, clients_dir, free_port, install_clients, repo_root, run_script_once, succeeded,
+};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -107,13 +109,7 @@ fn packages() -> &'static Packages {
             .stdin(Stdio::null())
             .output()
             .expect("running deploy/dist/pack.py");
-        assert!(
-            out.status.success(),
-            "deploy/dist/pack.py failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out, "deploy/dist/pack.py");
         eprintln!(
             "dist: pack.py took {:.1} s:\n{}",
             started.elapsed().as_secs_f64(),
@@ -174,12 +170,7 @@ fn packages() -> &'static Packages {
             .current_dir(&dir)
             .output()
             .expect("running sha256sum");
-        assert!(
-            check.status.success(),
-            "sha256sum --check SHA256SUMS failed:\n{}{}",
-            String::from_utf8_lossy(&check.stdout),
-            String::from_utf8_lossy(&check.stderr)
-        );
+        succeeded(&check, "sha256sum --check SHA256SUMS");
         packages
     })
 }
@@ -207,12 +198,7 @@ assert len(scripts) == 1 and (scripts[0].external_attr >> 16) & 0o111 == 0o111, 
         .arg(wheel)
         .output()
         .expect("running python3");
-    assert!(
-        out.status.success(),
-        "the wheel {} is not well formed:\n{}",
-        wheel.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, &format!("checking the wheel {}", wheel.display()));
 }
 
 /// A registry the test started on a loopback port: killed when dropped,

@@ -21,6 +21,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use support::{
     TOOLHOST, free_port, last_json, lossy, python_client_command, repo_root, run_script_once,
+    succeeded,
 };
 
 /// Installs the registry, skopeo, htpasswd and the signer, once.
@@ -149,14 +150,7 @@ impl User {
 
     /// `toolhost ARGS`, which must succeed; its stdout.
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.toolhost(args);
-        assert!(
-            out.status.success(),
-            "toolhost {args:?} failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        succeeded(&self.toolhost(args), &format!("toolhost {args:?}"))
     }
 
     /// `toolhost ARGS`, which must fail; its stderr and stdout.
@@ -225,11 +219,7 @@ impl User {
             .current_dir(self.project())
             .output()
             .expect("running the MCP client");
-        assert!(
-            out.status.success(),
-            "the MCP client failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out, "the MCP client");
         last_json(&lossy(&out.stdout)).expect("facts")
     }
 }
@@ -254,11 +244,7 @@ fn sign(registry: &Registry, repo: &str, digest: &str, args: &[&str]) -> Value {
         )
         .output()
         .expect("running sign.mjs");
-    assert!(
-        out.status.success(),
-        "sign.mjs failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "sign.mjs");
     serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).expect("sign.mjs facts")
 }
 
@@ -327,11 +313,7 @@ fn skopeo_push(registry: &Registry, wasm: &Path, repo_tag: &str) {
         .arg(format!("docker://{}/{repo_tag}", registry.host()))
         .output()
         .expect("running skopeo");
-    assert!(
-        out.status.success(),
-        "skopeo copy failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "skopeo copy");
 }
 
 /// A registry, a user, and the hostile test guest published by the user as
@@ -603,11 +585,7 @@ fn openssl_public_key(dir: &Path) -> PathBuf {
             command.arg(&private).arg("-out").arg(&public);
         }
         let out = command.output().expect("openssl");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out, &format!("openssl {args:?}"));
     }
     public
 }
@@ -833,11 +811,7 @@ fn a_private_registry_needs_credentials() {
     );
     // From the toolbox's environment variable.
     let out = user.toolhost_env(&publish_args, &[(env_var, "alice:s3cret-pass")]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "toolhost publish (credentials from the environment)");
     // From ~/.docker/config.json, as every OCI tool reads them.
     let docker = user.home().join(".docker");
     std::fs::create_dir_all(&docker).expect("mkdir");
@@ -1139,11 +1113,7 @@ fn https_server(dir: &Path) -> (Child, PathBuf, u16) {
             .current_dir(&pki)
             .output()
             .expect("openssl");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out, &format!("openssl {args:?}"));
     };
     openssl(&[
         "req",
@@ -1250,17 +1220,9 @@ fn an_https_source_runs_only_the_bytes_of_its_digest() {
     assert!(said.contains("TLS"), "{said}");
     // The right digest, the CA trusted: locked, and it runs.
     let out = run(&["lock"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "toolhost lock");
     let out = run(&["call", "echo", "--args", r#"{"y":2}"#]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out, "toolhost call echo");
     let _ = server.kill();
     let _ = server.wait();
 }

@@ -6,7 +6,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{lossy, toolhost_with_cache};
+use support::{lossy, succeeded, toolhost_with_cache};
 use toolhost::script::copy_workspace;
 
 fn demo() -> PathBuf {
@@ -47,12 +47,7 @@ fn record_then_replay_then_verify_a_changed_workspace() {
         ],
         ws.path(),
     );
-    assert!(
-        rec.status.success(),
-        "{}{}",
-        lossy(&rec.stdout),
-        lossy(&rec.stderr)
-    );
+    succeeded(&rec, "toolhost record");
     assert!(
         lossy(&rec.stdout).contains("9. read: error [invalid_arguments]"),
         "{}",
@@ -61,12 +56,7 @@ fn record_then_replay_then_verify_a_changed_workspace() {
 
     // Played back over a fresh copy: the same results, nothing run.
     let play = toolhost(&["replay", cassette_arg, "--yes"], workspace().path());
-    assert!(
-        play.status.success(),
-        "{}{}",
-        lossy(&play.stdout),
-        lossy(&play.stderr)
-    );
+    succeeded(&play, "toolhost replay");
     assert!(
         lossy(&play.stdout).contains("no divergence (0 ran)"),
         "{}",
@@ -78,12 +68,7 @@ fn record_then_replay_then_verify_a_changed_workspace() {
         &["replay", cassette_arg, "--verify", "--yes"],
         workspace().path(),
     );
-    assert!(
-        verify.status.success(),
-        "{}{}",
-        lossy(&verify.stdout),
-        lossy(&verify.stderr)
-    );
+    succeeded(&verify, "toolhost replay --verify");
 
     // Verified over a workspace whose file changed: exit 1, the field named.
     let changed = workspace();

@@ -140,3 +140,19 @@ fn a_deeply_nested_or_large_document_does_not_bring_the_server_down() {
     );
     still_serving(&mut s, 32);
 }
+
+#[test]
+fn a_call_with_a_progress_token_gets_its_response() {
+    // The relay that forwards a call's progress ends when the call's last
+    // sink drops; a sandbox kept past the call must not hold it open, or
+    // the response waits behind it for ever (as it once did over stdio).
+    let ws = workspace();
+    let mut s = Server::start(ws.path(), false);
+    for id in 40..43 {
+        let r = s.request(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"read","arguments":{"path":"a.txt"},
+                "_meta":{"progressToken":format!("p{id}")}}}));
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    still_serving(&mut s, 43);
+}

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use support::fleet::{self, Haproxy, Replica, Stateless, Transport, error_code, result_of};
+use support::succeeded;
 
 /// A served directory, the shared state of the replicas, and a home each.
 struct Team {
@@ -182,11 +183,7 @@ fn three_replicas_behind_haproxy_serve_one_stateless_client() {
         .output()
         .expect("toolhost log");
     let text = String::from_utf8_lossy(&merged.stdout);
-    assert!(
-        merged.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merged.stderr)
-    );
+    succeeded(&merged, "toolhost log");
     let order: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with('→'))

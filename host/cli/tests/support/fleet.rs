@@ -2,7 +2,7 @@
 //! std-only stateless MCP client to drive it: shared by the tests and
 //! `benches/team.rs`. The real parts come from `tests/team/install.sh`.
 
-use super::{TOOLHOST, free_port, repo_root, run_script_once};
+use super::{TOOLHOST, free_port, repo_root, run_script_once, succeeded};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -240,11 +240,7 @@ impl Haproxy {
             .arg(&cfg)
             .output()
             .expect("haproxy -c");
-        assert!(
-            check.status.success(),
-            "haproxy rejects its config: {}",
-            String::from_utf8_lossy(&check.stderr)
-        );
+        succeeded(&check, "haproxy -c (checking its config)");
         let child = Command::new(haproxy_bin())
             .args(["-db", "-f"])
             .arg(&cfg)

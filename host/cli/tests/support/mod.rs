@@ -55,6 +55,20 @@ pub fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `out`'s stdout as text, once its process succeeded; otherwise the test
+/// fails naming `what`, its exit status, stdout and stderr.
+#[track_caller]
+pub fn succeeded(out: &Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        lossy(&out.stdout),
+        lossy(&out.stderr)
+    );
+    lossy(&out.stdout)
+}
+
 /// What a finished process printed: stdout, then stderr.
 pub fn text(out: &Output) -> String {
     format!("{}{}", lossy(&out.stdout), lossy(&out.stderr))
@@ -100,15 +114,9 @@ pub fn run_script_once(script: &str, env: &[(&str, &Path)]) -> String {
             .stdin(Stdio::null())
             .output()
             .unwrap_or_else(|e| panic!("running {script}: {e}"));
-        assert!(
-            out.status.success(),
-            "{script} failed ({}):\n{}{}",
-            out.status,
-            lossy(&out.stdout),
-            lossy(&out.stderr)
-        );
+        let stdout = succeeded(&out, script);
         eprintln!("{script} took {:.1} s", started.elapsed().as_secs_f64());
-        lossy(&out.stdout).trim().to_owned()
+        stdout.trim().to_owned()
     })
     .clone()
 }

@@ -1,8 +1,9 @@
 # toolhost: the two commands a fresh machine needs.
 #
 #   make demo   builds everything needed and runs real tools through the sandbox
-#   make test   runs every check: formatting, lints, host tests, guest tool tests,
-#               MCP client and conformance tests, and the benchmarks in quick mode
+#   make test   runs every check: formatting, lints, API docs, host tests,
+#               guest tool tests, MCP client and conformance tests, and the
+#               benchmarks in quick mode
 #   make bench  the benchmarks, optimized (builds the release profile)
 #   make cassettes  records the demo session's cassette again (after a
 #               built-in tool changed on purpose; tests replay it)
@@ -65,6 +66,8 @@ test: setup
 	# built-ins build from toolhost-guests' packaged sources alone
 	# (make dist verifies every crate, which takes long).
 	bash deploy/dist/crates.sh --quick
+	# The API docs build without a broken or private link.
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 	# guest-tools' tests name the host's triple: its proc macros (serde's,
 	# wit-bindgen's) are then built as host units, which the wasm32 Clippy
 	# after it reuses instead of compiling them again.

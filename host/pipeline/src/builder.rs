@@ -155,7 +155,7 @@ impl PipelineBuilder {
     /// Deterministic mode: everything a guest or the session log can
     /// observe (clocks, randomness, session id, tokens, timings, artifact
     /// ids, the order of result events) derives from `seed` and each call's
-    /// position. The rules are in [`crate::determinism`].
+    /// position. The rules are in the crate's `determinism` module.
     pub fn deterministic(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self

@@ -649,7 +649,8 @@ impl LoadedComponent {
     /// Runs the tool's pure `render` in a fresh sandbox that grants nothing
     /// (only the policy's limits apply). `Ok(None)`: use the host's default.
     /// Nothing it can observe varies: its randomness is a fixed stream and
-    /// its clocks start at [`VIRTUAL_EPOCH_MS`] on every call.
+    /// its clocks start at [`toolhost_contract::clock::VIRTUAL_EPOCH_MS`] on
+    /// every call.
     pub async fn render(
         &self,
         tool: &str,

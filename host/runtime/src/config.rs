@@ -8,7 +8,7 @@ use toolhost_contract::clock::{Clock, SystemClock};
 /// How often the epoch ticks. A deadline is enforced to within one tick.
 pub const DEFAULT_EPOCH_TICK: Duration = Duration::from_millis(5);
 
-/// Wasm stack per call (see [`toolhost_engine::DEFAULT_MAX_WASM_STACK`]).
+/// Wasm stack per call: the engine's default, which says why it is that size.
 pub use toolhost_engine::DEFAULT_MAX_WASM_STACK;
 
 /// Settings of a [`crate::Runtime`].

@@ -149,7 +149,7 @@ pub struct Execution {
     /// The canonical value's JSON, or why there is none.
     pub outcome: Result<String, ToolFailure>,
     /// `render`'s outcome when it ran in the same instance right after a
-    /// successful `execute` (the policy's [`RenderMode::SameInstance`]);
+    /// successful `execute` (the policy's [`toolhost_policy::RenderMode::SameInstance`]);
     /// `None` otherwise. `Ok(None)`: the host renders.
     pub rendered: Option<Result<Option<Vec<ContentBlock>>, ToolFailure>>,
     /// What the sandbox observed.

@@ -1,6 +1,6 @@
 //! The toolbox file and the one place a toolhost host is assembled from it.
 //!
-//! A toolbox file (`toolhost.toml`, see [`file`]) lists the tool components a
+//! A toolbox file (`toolhost.toml`, see [`file`](mod@file)) lists the tool components a
 //! toolhost server or CLI call uses: each one's source (a built-in tool or a
 //! `.wasm` component file), its policy (a policy file, an inline table, or
 //! the built-in's default) and an optional prefix for its tool names, and

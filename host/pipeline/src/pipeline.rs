@@ -694,7 +694,7 @@ impl Pipeline {
             return Err(run.deny(Stage::Lookup, "callers", refusal));
         }
         if let Some(refusal) = admitted.reach.as_ref().and_then(|r| r.refuse(call.name())) {
-            return Err(run.deny(Stage::Lookup, "reach", refusal));
+            return Err(run.deny(Stage::Lookup, crate::listeners::REACH, refusal));
         }
         Ok(tool)
     }

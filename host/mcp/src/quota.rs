@@ -113,9 +113,9 @@ mod tests {
             concurrent: None,
             per_minute: Some(1),
         }));
-        let mut chain: Vec<Arc<dyn Wrapper>> = vec![Arc::new(QuotaWrapper(quotas))];
-        chain.extend(toolhost_pipeline::wrappers::standard());
-        let pipeline = Pipeline::builder(registry).wrappers(chain).build();
+        let pipeline = Pipeline::builder(registry)
+            .outer_wrapper(Arc::new(QuotaWrapper(quotas)))
+            .build();
         let run = |c| pipeline.execute(c, CancellationToken::new());
 
         assert!(!run(call("1", "alice", None)).await.is_error());

@@ -210,10 +210,7 @@ impl Server {
         }
         if let Some(quotas) = &self.shared.quotas {
             // Outermost: a call over quota runs no other wrapper.
-            let mut chain: Vec<Arc<dyn toolhost_pipeline::wrappers::Wrapper>> =
-                vec![Arc::new(QuotaWrapper(quotas.clone()))];
-            chain.extend(toolhost_pipeline::wrappers::standard());
-            b = b.wrappers(chain);
+            b = b.outer_wrapper(Arc::new(QuotaWrapper(quotas.clone())));
         }
         Session {
             shared: self.shared.clone(),

@@ -114,6 +114,12 @@ impl PipelineBuilder {
         self.wrappers = w;
         self
     }
+    /// Adds an around-dispatch wrapper outside the existing ones: it runs
+    /// first, and a call it refuses reaches none of them.
+    pub fn outer_wrapper(mut self, w: Arc<dyn Wrapper>) -> Self {
+        self.wrappers.insert(0, w);
+        self
+    }
     /// Adds an around-dispatch wrapper inside the existing ones.
     pub fn wrapper(mut self, w: Arc<dyn Wrapper>) -> Self {
         self.wrappers.push(w);

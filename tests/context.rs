@@ -232,7 +232,7 @@ async fn a_tool_that_renders_nothing_runs_in_one_instance_under_the_default_poli
     let renders_itself = component.tool("test_simple_text").unwrap();
     let host_renders = component.tool("test_error_handling").unwrap();
     assert!(!renders_itself.host_renders && host_renders.host_renders);
-    assert_eq!(component.contract_version(), "0.3.0");
+    assert_eq!(component.contract_version(), Some("0.3.0"));
     let (registry, _reg) = fixtures_of(&component, |_| {});
     let p = Pipeline::builder(registry).build();
     let instances = || rt.stats().instances;

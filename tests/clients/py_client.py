@@ -1164,7 +1164,42 @@ async def scenario_dev(opts: Opts) -> None:
         FACTS["value_after"] = value(await s.call_tool(tool, {"path": "notes.txt"}), "call after the rebuild")
 
 
+# The `integers` record of the plain test component (wit/test-plain): every width,
+# the 64-bit ones past 2^53 as decimal strings.
+PLAIN_INTS = {
+    "a": 255, "b": -128, "c": 65535, "d": -32768, "e": 4294967295,
+    "f": -2147483648, "g": "18446744073709551615", "h": "-9223372036854775808",
+}
+
+
+async def scenario_plain(opts: Opts) -> None:
+    """A plain component's functions (wit/test-plain): listed with the schemas and
+    descriptions of their WIT, called, and failing with their codes."""
+    async with connect(opts) as s:
+        listed = {t.name: t for t in (await s.list_tools()).tools}
+        for name in ("greet", "integers", "lookup_find", "points", "zero"):
+            expect(name in listed, f"{name} is not listed: {sorted(listed)}")
+        greet = listed["greet"]
+        expect(greet.description == "Greets someone by name.", f"greet's description: {greet.description!r}")
+        expect(greet.input_schema.get("required") == ["name"], f"greet's inputSchema: {greet.input_schema}")
+        point = listed["points"].input_schema["properties"]["items"]["items"]
+        expect(point.get("title") == "point", f"points' item schema: {point}")
+        r = await s.call_tool("greet", {"name": "Ana"})
+        expect(not r.is_error and text_of(r) == "Hello, Ana!", f"greet: {describe(r)}")
+        FACTS["greet_output_schema"] = greet.output_schema
+        FACTS["greet_structured"] = r.structured_content
+        FACTS["integers"] = value(await s.call_tool("integers", {"v": PLAIN_INTS}), "integers")
+        FACTS["not_found"] = error(
+            await s.call_tool("lookup_find", {"name": "zzz"}), "not_found", "lookup_find of an unknown name"
+        )
+        FACTS["out_of_range"] = error(
+            await s.call_tool("integers", {"v": {**PLAIN_INTS, "a": 256}}), "invalid_arguments", "a u8 of 256"
+        )
+        FACTS["tools"] = sorted(listed)
+
+
 SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
+    "plain": scenario_plain,
     "dev": scenario_dev,
     "list": scenario_list,
     "allowed": scenario_allowed,

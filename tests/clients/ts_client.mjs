@@ -221,7 +221,36 @@ function scriptResult(result, what) {
 
 // --- scenarios ---------------------------------------------------------------
 
+// The `integers` record of the plain test component (wit/test-plain).
+const PLAIN_INTS = {
+  a: 255, b: -128, c: 65535, d: -32768, e: 4294967295,
+  f: -2147483648, g: '18446744073709551615', h: '-9223372036854775808',
+};
+
 const SCENARIOS = {
+  // A plain component's functions (wit/test-plain): the SDK parses the listing
+  // (an outputSchema it keeps must describe an object), calls and errors.
+  async plain(opts) {
+    const c = await connect(opts);
+    try {
+      const tools = (await c.listTools()).tools;
+      const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+      for (const name of ['greet', 'integers', 'lookup_find', 'points', 'zero']) {
+        expect(byName[name], `${name} is not listed: ${Object.keys(byName)}`);
+      }
+      expect(byName.greet.description === 'Greets someone by name.', `greet's description: ${describe(byName.greet.description)}`);
+      const g = await call(c, 'greet', { name: 'Ana' });
+      expect(!g.isError && textOf(g) === 'Hello, Ana!', `greet: ${describe(g)}`);
+      facts.greet_output_schema = byName.greet.outputSchema ?? null;
+      facts.integers_output_schema_type = byName.integers.outputSchema?.type ?? null;
+      facts.integers = value(await call(c, 'integers', { v: PLAIN_INTS }), 'integers');
+      facts.not_found = error(await call(c, 'lookup_find', { name: 'zzz' }), 'not_found', 'lookup_find of an unknown name');
+      facts.tools = tools.map((t) => t.name);
+    } finally {
+      await c.close();
+    }
+  },
+
   async list(opts) {
     const expected = (opts.args.expect ?? '').split(',').filter(Boolean);
     const c = await connect(opts);

@@ -107,7 +107,9 @@ enum Cmd {
     /// grants nothing until you fill them in), append it to the toolbox and
     /// lock it. The publisher's own idea of a policy is never applied.
     Add(supply::AddArgs),
-    /// Policies: `toolhost policy suggest SOURCE`.
+    /// Policies: `toolhost policy suggest SOURCE` (the least policy that
+    /// runs a component), `toolhost policy import policy.yaml` (a wassette
+    /// policy as toolhost's).
     Policy(supply::PolicyArgs),
     /// Push a component to an OCI registry as a Wasm artifact (the CNCF TAG
     /// Runtime layout), annotated with its tools and contract version.

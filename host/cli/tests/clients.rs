@@ -27,8 +27,8 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 use support::fleet::Replica;
@@ -78,6 +78,27 @@ enum Transport {
 fn python_component() -> PathBuf {
     run_script_once("guest-tools/python/build.sh", &[]);
     repo_root().join("target/python-guests/tool_table.wasm")
+}
+
+/// The plain test component (`wit/test-plain`, built by host/guests from
+/// `guest-tools/test-guests/plain`) with its WIT docs, as a published one
+/// carries them (`guest-tools/test-guests/plain-build.sh`).
+fn plain_component() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = repo_root().join("target/plain-guests/plain_rust.wasm");
+            let status = Command::new("bash")
+                .arg(repo_root().join("guest-tools/test-guests/plain-build.sh"))
+                .arg("rust")
+                .arg(&out)
+                .arg(toolhost_guests::GUEST_PLAIN)
+                .status()
+                .expect("running plain-build.sh");
+            assert!(status.success(), "plain-build.sh rust: {status}");
+            out
+        })
+        .clone()
 }
 
 /// A served directory with the fixture files, and a session log beside it.
@@ -1113,6 +1134,37 @@ fn context_reports(lang: Lang, transport: Transport) {
     );
 }
 
+/// A plain component (exported functions, no `toolhost:tool`) served over
+/// MCP: its tools listed with the descriptions and schemas of its WIT,
+/// called, and failing with their codes. Before 2026-07-28 a tool whose
+/// value is not an object is listed without an `outputSchema` (the
+/// TypeScript SDK refuses the listing otherwise); from 2026-07-28 it keeps
+/// it and its value is the `structuredContent`.
+fn plain_component_served(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    ws.toolbox(&format!(
+        "version = 1\n[[component]]\nsource = '{}'\n[component.policy]\ndecision = \"allow\"\n",
+        plain_component().display()
+    ));
+    let f = run(&ws, lang, transport, "plain", &[]).facts;
+    let ints = json!({
+        "a": 255, "b": -128, "c": 65535, "d": -32768, "e": 4294967295u32,
+        "f": -2147483648i32, "g": "18446744073709551615", "h": "-9223372036854775808",
+    });
+    assert_eq!(f["integers"], ints, "{f}");
+    assert_eq!(f["not_found"]["code"], "not_found", "{f}");
+    let modern = f["protocol_version"].as_str() >= Some("2026-07-28");
+    if modern {
+        assert_eq!(f["greet_output_schema"], json!({"type": "string"}), "{f}");
+        assert_eq!(f["greet_structured"], json!("Hello, Ana!"), "{f}");
+    } else {
+        assert_eq!(f["greet_output_schema"], Value::Null, "{f}");
+    }
+    if lang == Lang::Ts {
+        assert_eq!(f["integers_output_schema_type"], "object", "{f}");
+    }
+}
+
 macro_rules! tests {
     ($($test:ident => $scenario:ident($lang:ident, $transport:ident);)*) => {
         $(
@@ -1178,6 +1230,10 @@ tests! {
     ts_http_cancel_spin => cancel_spin(Ts, Http);
     ts_http_record_replay => record_replay(Ts, Http);
 
+    py_stdio_plain_component => plain_component_served(Py, Stdio);
+    ts_stdio_plain_component => plain_component_served(Ts, Stdio);
+    ts_http_plain_component => plain_component_served(Ts, Http);
+
     py_stdio_code_mode => code_mode(Py, Stdio);
     py_http_code_mode => code_mode(Py, Http);
     ts_stdio_code_mode => code_mode(Ts, Stdio);
@@ -1233,6 +1289,9 @@ client_tests! {
     pyclient_legacy_http_ask_accept => ask_accept(LEGACY, Http);
     pyclient_legacy_stdio_cold_start => cold_start(LEGACY, Stdio);
     pyclient_legacy_http_context_reports => context_reports(LEGACY, Http);
+
+    pyclient_auto_stdio_plain_component => plain_component_served(AUTO, Stdio);
+    pyclient_auto_http_plain_component => plain_component_served(AUTO, Http);
 
     pyclient_auto_stdio_code_mode => code_mode(AUTO, Stdio);
     pyclient_auto_http_code_mode => code_mode(AUTO, Http);

@@ -77,6 +77,30 @@ impl Revision {
         self == Revision::Sessions
     }
 
+    /// `tools/list` entries as this revision allows them. Before
+    /// 2026-07-28 an `outputSchema` must describe an object, and a client
+    /// that reads one expects every result to carry `structuredContent`
+    /// (the TypeScript SDK refuses the listing otherwise, the Python SDK
+    /// the call): a tool whose value is not an object (a plain
+    /// component's function returning a string) is listed without it,
+    /// and its value reaches such a client as its rendering.
+    pub fn listing(self, mut tools: Vec<Value>) -> Vec<Value> {
+        if self.object_only() {
+            for t in &mut tools {
+                let Some(entry) = t.as_object_mut() else {
+                    continue;
+                };
+                let object = entry
+                    .get("outputSchema")
+                    .is_some_and(|s| s.get("type").and_then(Value::as_str) == Some("object"));
+                if !object {
+                    entry.remove("outputSchema");
+                }
+            }
+        }
+        tools
+    }
+
     /// A pipeline result as an MCP `CallToolResult`. Success:
     /// `structuredContent` is the validated value, `content` the rendered
     /// blocks. Failure: `isError`, the error text (`Error [code]: message`)

@@ -676,6 +676,7 @@ impl ServerHandler for Session {
             advertise::schemas(registry, None, Format::Mcp)
         };
         let all = advertise::within_reach(all, Origin::of(&context).reach().as_deref());
+        let all = Revision::of(context.protocol_version().as_ref()).listing(all);
         let mut page =
             toolhost_mcp_wire::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
         // Never "no tools" in silence: what is still loading, and what

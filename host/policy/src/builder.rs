@@ -181,6 +181,7 @@ impl PolicyBuilder {
                 fs: tool.fs.map(raw_fs),
                 env: tool.env.map(|(allow, set)| raw_env(allow, set)),
                 network: tool.network.map(raw_network),
+                ..RawTool::default()
             };
             tools.insert(unspanned(name), raw_tool);
         }

@@ -60,6 +60,7 @@
 
 mod builder;
 mod error;
+pub mod import;
 mod raw;
 mod types;
 
@@ -77,7 +78,8 @@ pub use types::{
     DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_RESULT_TOKENS,
     DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_VALUE_BYTES,
     DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS, Decision, FsGrant, FsMode,
-    Isolation, Limits, Mode, NetRule, RenderMode, Sandbox, ToolPolicy, Walls,
+    Isolation, Limits, Mode, NetRule, Place, RenderMode, Sandbox, ToolDeclaration, ToolPolicy,
+    Walls,
 };
 
 /// The only value of `version` accepted in policy files.
@@ -91,6 +93,7 @@ pub const POLICY_VERSION: i64 = raw::SUPPORTED_VERSION;
 pub struct Policy {
     component: ToolPolicy,
     tools: BTreeMap<String, ToolPolicy>,
+    declarations: BTreeMap<String, ToolDeclaration>,
     descriptors: DescriptorLimits,
     isolation: Option<Isolation>,
     walls: Option<Walls>,
@@ -148,6 +151,17 @@ impl Policy {
         self.component.clone()
     }
 
+    /// What the policy states about `tool`'s declaration (its path and
+    /// URL arguments, its annotations), if anything.
+    pub fn declaration(&self, tool: &str) -> Option<&ToolDeclaration> {
+        self.declarations.get(tool)
+    }
+
+    /// Every tool whose declaration the policy states, in sorted order.
+    pub fn declarations(&self) -> impl Iterator<Item = (&str, &ToolDeclaration)> {
+        self.declarations.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
     /// Names of the tools that have an override, in sorted order.
     pub fn tool_overrides(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
@@ -157,6 +171,7 @@ impl Policy {
         Policy {
             component: resolved.component,
             tools: resolved.tools,
+            declarations: resolved.declarations,
             descriptors: resolved.descriptors,
             isolation: resolved.isolation,
             walls: resolved.walls,

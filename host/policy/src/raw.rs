@@ -10,10 +10,10 @@ use toml::Spanned;
 
 use crate::error::{Ctx, PolicyError};
 use crate::types::{
-    ApproveMode, Callers, Decision, FsGrant, FsMode, Isolation, Limits, NetRule, RenderMode,
-    ToolPolicy, Walls,
+    ApproveMode, Callers, Decision, FsGrant, FsMode, Isolation, Limits, NetRule, Place, RenderMode,
+    ToolDeclaration, ToolPolicy, Walls,
 };
-use toolhost_contract::DescriptorLimits;
+use toolhost_contract::{DescriptorLimits, PathAccess, PathParam};
 
 /// The only policy format version this crate understands.
 pub(crate) const SUPPORTED_VERSION: i64 = 1;
@@ -75,6 +75,30 @@ pub(crate) struct RawTool {
     pub fs: Option<Vec<RawFsGrant>>,
     pub env: Option<RawEnv>,
     pub network: Option<RawNetwork>,
+    /// Path arguments the component does not declare itself.
+    pub paths: Option<Vec<RawPath>>,
+    /// URL arguments the component does not declare itself.
+    pub urls: Option<Vec<Spanned<String>>>,
+    /// Behaviour hints.
+    pub annotations: Option<RawAnnotations>,
+}
+
+/// One entry of `paths`: `{ pointer = "/path", access = "read" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPath {
+    pub pointer: Spanned<String>,
+    pub access: Spanned<PathAccess>,
+}
+
+/// `annotations`: every hint optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAnnotations {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
 }
 
 /// `[limits]`: every key optional.
@@ -142,6 +166,7 @@ struct Section {
 pub(crate) struct Resolved {
     pub component: ToolPolicy,
     pub tools: BTreeMap<String, ToolPolicy>,
+    pub declarations: BTreeMap<String, ToolDeclaration>,
     pub descriptors: DescriptorLimits,
     pub isolation: Option<Isolation>,
     pub walls: Option<Walls>,
@@ -225,8 +250,13 @@ pub(crate) fn resolve(
     let component = resolve_section(ctx, "", top, &base, base_dir)?;
     let descriptors = resolve_descriptors(ctx, raw.descriptors)?;
     let mut tools = BTreeMap::new();
-    for (name, tool) in raw.tools {
+    let mut declarations = BTreeMap::new();
+    for (name, mut tool) in raw.tools {
         check_tool_name(ctx, &name)?;
+        let declared = resolve_declaration(ctx, name.get_ref(), &mut tool)?;
+        if !declared.is_empty() {
+            declarations.insert(name.get_ref().clone(), declared);
+        }
         let section = Section {
             decision: tool.decision,
             render: tool.render,
@@ -244,10 +274,81 @@ pub(crate) fn resolve(
     Ok(Resolved {
         component,
         tools,
+        declarations,
         descriptors,
         isolation: raw.isolation.map(Spanned::into_inner),
         walls: raw.walls.map(Spanned::into_inner),
     })
+}
+
+/// What `[tools.NAME]` states about the tool's declaration (taken out
+/// of `tool`): pointers well formed, none given twice.
+fn resolve_declaration(
+    ctx: &Ctx<'_>,
+    name: &str,
+    tool: &mut RawTool,
+) -> Result<ToolDeclaration, PolicyError> {
+    let place = |span: std::ops::Range<usize>| {
+        let (line, column) = match ctx.text {
+            Some(text) => {
+                let (l, c) = crate::error::line_column(text, span.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        Place {
+            origin: ctx.origin.to_owned(),
+            line,
+            column,
+        }
+    };
+    let pointer = |p: &Spanned<String>, key: &str| -> Result<String, PolicyError> {
+        let text = p.get_ref();
+        if !text.starts_with('/') || text.len() < 2 {
+            return Err(ctx.at(
+                p.span(),
+                format!(
+                    "`tools.{name}.{key}`: `{text}` is not a JSON Pointer to an argument \
+                     (write `/path` for the argument `path`)"
+                ),
+            ));
+        }
+        Ok(text.clone())
+    };
+    let mut out = ToolDeclaration::default();
+    for p in tool.paths.take().unwrap_or_default() {
+        let text = pointer(&p.pointer, "paths")?;
+        if out.paths.iter().any(|(q, _)| q.pointer == text) {
+            return Err(ctx.at(
+                p.pointer.span(),
+                format!("`tools.{name}.paths`: `{text}` is declared twice"),
+            ));
+        }
+        out.paths.push((
+            PathParam {
+                pointer: text,
+                access: p.access.into_inner(),
+            },
+            place(p.pointer.span()),
+        ));
+    }
+    for u in tool.urls.take().unwrap_or_default() {
+        let text = pointer(&u, "urls")?;
+        if out.urls.iter().any(|(q, _)| *q == text) {
+            return Err(ctx.at(
+                u.span(),
+                format!("`tools.{name}.urls`: `{text}` is declared twice"),
+            ));
+        }
+        out.urls.push((text, place(u.span())));
+    }
+    if let Some(a) = tool.annotations.take() {
+        out.read_only = a.read_only;
+        out.destructive = a.destructive;
+        out.idempotent = a.idempotent;
+        out.open_world = a.open_world;
+    }
+    Ok(out)
 }
 
 /// `[descriptors]` over the defaults; every bound greater than zero.

@@ -584,6 +584,73 @@ pub struct ToolPolicy {
     pub sandbox: Sandbox,
 }
 
+/// A tool's declaration as its policy states it: what a component that
+/// knows nothing of toolhost (a plain component) cannot say about its
+/// tools itself, and what a policy may add to any component's. Paths and
+/// URLs are added to what the component declares (more checks, never
+/// fewer); a stated annotation replaces the component's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolDeclaration {
+    /// Arguments that are file-system paths, and how the tool uses them,
+    /// each with where it is written.
+    pub paths: Vec<(toolhost_contract::PathParam, Place)>,
+    /// Arguments that are URLs the tool requests, as JSON Pointers, each
+    /// with where it is written.
+    pub urls: Vec<(String, Place)>,
+    /// Behaviour hints stated (`None`: as the component says).
+    pub read_only: Option<bool>,
+    /// See [`ToolDeclaration::read_only`].
+    pub destructive: Option<bool>,
+    /// See [`ToolDeclaration::read_only`].
+    pub idempotent: Option<bool>,
+    /// See [`ToolDeclaration::read_only`].
+    pub open_world: Option<bool>,
+}
+
+impl ToolDeclaration {
+    /// Whether it states anything.
+    pub fn is_empty(&self) -> bool {
+        self == &ToolDeclaration::default()
+    }
+
+    /// `annotations` with the stated hints in place.
+    pub fn annotate(&self, annotations: &mut toolhost_contract::Annotations) {
+        for (stated, slot) in [
+            (self.read_only, &mut annotations.read_only),
+            (self.destructive, &mut annotations.destructive),
+            (self.idempotent, &mut annotations.idempotent),
+            (self.open_world, &mut annotations.open_world),
+        ] {
+            if let Some(v) = stated {
+                *slot = v;
+            }
+        }
+    }
+}
+
+/// Where something is written in a policy, for an error found only once
+/// the component is loaded (a declared path that names no argument).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The policy's origin (its file name).
+    pub origin: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+}
+
+impl Place {
+    /// An error about what is written here.
+    pub fn error(&self, message: impl Into<String>) -> crate::PolicyError {
+        crate::PolicyError {
+            line: self.line,
+            column: self.column,
+            ..crate::PolicyError::new(self.origin.clone(), message)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! imports, pre-link, ask it for its tools) and running one call in it (a
 //! fresh store and instance, the budget applied).
 
-use crate::bindings::{ProviderPre, RawFailure, Version};
+use crate::bindings::{ProviderPre, RawFailure, RawTool, Version};
 use crate::cache::CacheOutcome;
 use crate::engine::{Runtime, RuntimeInner};
 use crate::error::LoadError;
@@ -11,6 +11,8 @@ use crate::invoke::{
     Budget, Call, CallCancelled, Environment, Execution, ExecutionReport, Invocation,
     RenderFailure, Returned, cancelled, classify, pure_environment, shutting_down, timeout,
 };
+use crate::plain::docs::PackageDocs;
+use crate::plain::{self, Plain, Unserved};
 use crate::sandbox::HostState;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use toolhost_contract::{
 };
 use toolhost_effects::Staged;
 use toolhost_policy::{Policy, RenderMode, Sandbox, ToolPolicy};
+use wasmtime::component::{InstancePre, Val};
 use wasmtime::{Store, UpdateDeadline};
 
 /// CPU budget for `list-tools` at load: generous for any honest component,
@@ -66,10 +69,45 @@ impl Unlisted {
     }
 }
 
+/// What a component is, told from its own type, pre-linked.
+pub(crate) enum Kind {
+    /// It implements `toolhost:tool` (of the version it exports).
+    Contract(ProviderPre<HostState>),
+    /// It exports plain functions ([`crate::plain`]).
+    Plain {
+        pre: InstancePre<HostState>,
+        plain: Plain,
+        /// Its served functions' descriptors, from its type and docs
+        /// (empty in a worker, which is handed the descriptors).
+        declared: Vec<RawTool>,
+    },
+}
+
+impl Kind {
+    fn instance_pre(&self) -> &InstancePre<HostState> {
+        match self {
+            Kind::Contract(p) => &p.pre,
+            Kind::Plain { pre, .. } => pre,
+        }
+    }
+}
+
+/// A component compiled (or taken from the cache), not yet linked.
+struct Compiled {
+    /// SHA-256 of its bytes.
+    id: String,
+    component: wasmtime::component::Component,
+    cache: CacheOutcome,
+    /// When its load started.
+    started: Instant,
+    /// The WIT docs it carries.
+    docs: Option<PackageDocs>,
+}
+
 /// A compiled, pre-linked component and the tools it declared.
 pub struct LoadedComponent {
     pub(crate) rt: Arc<RuntimeInner>,
-    pub(crate) pre: ProviderPre<HostState>,
+    pub(crate) kind: Kind,
     path: PathBuf,
     id: String,
     tools: Vec<ToolDescriptor>,
@@ -156,16 +194,16 @@ impl Runtime {
         match embedded {
             Some((component, id)) => {
                 let limits = DescriptorLimits::default();
-                self.finish_load(
-                    origin,
+                let compiled = Compiled {
                     id,
                     component,
-                    CacheOutcome::Precompiled,
+                    cache: CacheOutcome::Precompiled,
                     started,
-                    &limits,
-                )
-                .instrument(span)
-                .await
+                    docs: None,
+                };
+                self.finish_load(origin, compiled, &limits)
+                    .instrument(span)
+                    .await
             }
             None => {
                 tracing::info!(
@@ -205,7 +243,14 @@ impl Runtime {
         let component =
             unsafe { wasmtime::component::Component::deserialize(&self.inner.engine, artifact) }
                 .map_err(|e| fail(format!("{e:#}")))?;
-        let mut loaded = self.link(origin, id, component, CacheOutcome::Precompiled, started)?;
+        let compiled = Compiled {
+            id,
+            component,
+            cache: CacheOutcome::Precompiled,
+            started,
+            docs: None,
+        };
+        let mut loaded = self.link(origin, compiled)?;
         loaded.tools = tools;
         Ok(Arc::new(loaded))
     }
@@ -216,9 +261,8 @@ impl Runtime {
         bytes: Vec<u8>,
         limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
-        let (id, component, cache, started) = self.compiled(path, bytes).await?;
-        self.finish_load(path, id, component, cache, started, limits)
-            .await
+        let compiled = self.compiled(path, bytes).await?;
+        self.finish_load(path, compiled, limits).await
     }
 
     /// Loads a component without asking it for its tools: compiled (or
@@ -229,27 +273,15 @@ impl Runtime {
         origin: &Path,
         bytes: Vec<u8>,
     ) -> Result<Unlisted, LoadError> {
-        let (id, component, cache, started) = self.compiled(origin, bytes).await?;
-        Ok(Unlisted(self.link(origin, id, component, cache, started)?))
+        let compiled = self.compiled(origin, bytes).await?;
+        Ok(Unlisted(self.link(origin, compiled)?))
     }
 
-    /// `bytes` compiled, or taken from the cache: (SHA-256, component, how
-    /// the cache served it, when the load started).
-    async fn compiled(
-        &self,
-        path: &Path,
-        bytes: Vec<u8>,
-    ) -> Result<
-        (
-            String,
-            wasmtime::component::Component,
-            CacheOutcome,
-            Instant,
-        ),
-        LoadError,
-    > {
+    /// `bytes` compiled, or taken from the cache.
+    async fn compiled(&self, path: &Path, bytes: Vec<u8>) -> Result<Compiled, LoadError> {
         let id = sha256_hex(&bytes);
         let started = Instant::now();
+        let docs = PackageDocs::of(&bytes);
         let fail = |reason: String| LoadError::Compile {
             path: path.to_owned(),
             reason,
@@ -289,7 +321,13 @@ impl Runtime {
                 (c, outcome)
             }
         };
-        Ok((id, component, cache, started))
+        Ok(Compiled {
+            id,
+            component,
+            cache,
+            started,
+            docs,
+        })
     }
 
     /// The rest of a load once the component is compiled: its imports
@@ -297,13 +335,11 @@ impl Runtime {
     async fn finish_load(
         &self,
         path: &Path,
-        id: String,
-        component: wasmtime::component::Component,
-        cache: CacheOutcome,
-        started: Instant,
+        compiled: Compiled,
         limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
-        let mut loaded = self.link(path, id, component, cache, started)?;
+        let cache = compiled.cache;
+        let mut loaded = self.link(path, compiled)?;
         let listed = Instant::now();
         (loaded.tools, loaded.escaped) = loaded.list_tools(limits).await?;
         let list_time = listed.elapsed();
@@ -324,16 +360,17 @@ impl Runtime {
         Ok(Arc::new(loaded))
     }
 
-    /// A compiled component's imports checked and pre-linked; its tools
-    /// not asked for yet.
-    fn link(
-        &self,
-        path: &Path,
-        id: String,
-        component: wasmtime::component::Component,
-        cache: CacheOutcome,
-        started: Instant,
-    ) -> Result<LoadedComponent, LoadError> {
+    /// A compiled component's imports checked and pre-linked, its kind
+    /// told from its type; its tools not asked for yet (a plain
+    /// component's are read from its type).
+    fn link(&self, path: &Path, compiled: Compiled) -> Result<LoadedComponent, LoadError> {
+        let Compiled {
+            id,
+            component,
+            cache,
+            started,
+            docs,
+        } = compiled;
         let compile_time = started.elapsed();
         self.inner.loads[cache.index()].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let engine = &self.inner.engine;
@@ -357,14 +394,32 @@ impl Runtime {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| instantiate(format!("{e:#}")))?;
-        let pre = ProviderPre::new(pre).map_err(|e| {
-            instantiate(format!(
-                "it does not export the toolhost:tool interface (0.2.0 or 0.1.0): {e:#}"
-            ))
-        })?;
+        let kind = if Plain::is_contract(&component, engine) {
+            Kind::Contract(ProviderPre::new(pre).map_err(|e| {
+                let runs: Vec<&str> = crate::contract_versions().collect();
+                instantiate(format!(
+                    "it exports a toolhost:tool interface this host does not run \
+                     (it runs {}): {e:#}",
+                    runs.join(", ")
+                ))
+            })?)
+        } else {
+            let (plain, declared) = Plain::read(&component, engine, docs.as_ref());
+            if declared.is_empty() {
+                return Err(LoadError::NothingToServe {
+                    path: path.to_owned(),
+                    unserved: plain.unserved().to_vec(),
+                });
+            }
+            Kind::Plain {
+                pre,
+                plain,
+                declared,
+            }
+        };
         Ok(LoadedComponent {
             rt: self.inner.clone(),
-            pre,
+            kind,
             path: path.to_owned(),
             id,
             tools: Vec::new(),
@@ -381,7 +436,7 @@ impl LoadedComponent {
     /// first against `limits` (the count, then each text's size, before
     /// anything is parsed), then each descriptor's form; invisible
     /// characters are escaped.
-    async fn list_tools(&self, limits: &DescriptorLimits) -> Result<Listed, LoadError> {
+    async fn list_tools(&mut self, limits: &DescriptorLimits) -> Result<Listed, LoadError> {
         let declared = self.declared().await?;
         self.check_declared(declared.0, limits)
     }
@@ -389,6 +444,10 @@ impl LoadedComponent {
     /// What the component declares (its `list-tools`), unchecked: run in a
     /// worker for an [`Unlisted`] component, and checked by the caller.
     pub async fn declared(&self) -> Result<Declared, LoadError> {
+        if let Kind::Plain { declared, .. } = &self.kind {
+            // Read from its type at load: nothing of it runs.
+            return Ok(Declared(declared.clone()));
+        }
         let path = self.path.clone();
         let fail = |reason: String| LoadError::ListTools {
             path: path.clone(),
@@ -429,9 +488,14 @@ impl LoadedComponent {
     /// Checks what the component declared: first against `limits` (the
     /// count, then each text's size, before anything is parsed), then
     /// each descriptor's form; invisible characters are escaped.
+    ///
+    /// A plain component's tool past a per-tool bound is not served (its
+    /// other functions are): the host wrote its descriptor from the
+    /// component's types, so a huge one says the types are, not that the
+    /// publisher is overreaching.
     fn check_declared(
-        &self,
-        raw: Vec<crate::bindings::RawTool>,
+        &mut self,
+        mut raw: Vec<crate::bindings::RawTool>,
         limits: &DescriptorLimits,
     ) -> Result<Listed, LoadError> {
         let path = self.path.clone();
@@ -440,18 +504,21 @@ impl LoadedComponent {
             source: Box::new(source),
         };
         limits.check_count(raw.len()).map_err(refuse)?;
+        if let Kind::Plain { plain, .. } = &mut self.kind {
+            raw.retain(|t| {
+                let mut alone = 0usize;
+                match limits.check_tool(&sizes(t), &mut alone) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        plain.refuse(&t.name, e.to_string());
+                        false
+                    }
+                }
+            });
+        }
         let mut total = 0usize;
         for t in &raw {
-            let sizes = DeclaredSizes {
-                name: &t.name,
-                description: t.description.len(),
-                title: t.title.as_ref().map_or(0, String::len),
-                input_schema: t.input_schema.len(),
-                output_schema: t.output_schema.len(),
-                pointers: t.paths.iter().map(|p| p.pointer.len()).sum::<usize>()
-                    + t.urls.iter().map(String::len).sum::<usize>(),
-            };
-            limits.check_tool(&sizes, &mut total).map_err(refuse)?;
+            limits.check_tool(&sizes(t), &mut total).map_err(refuse)?;
         }
         let mut out: Vec<ToolDescriptor> = Vec::with_capacity(raw.len());
         let mut names = std::collections::HashSet::with_capacity(raw.len());
@@ -490,8 +557,8 @@ impl LoadedComponent {
     /// Its compiled code, for a worker process to load
     /// ([`Runtime::load_artifact`]) instead of compiling it again.
     pub fn artifact(&self) -> Result<Vec<u8>, LoadError> {
-        self.pre
-            .pre
+        self.kind
+            .instance_pre()
             .component()
             .serialize()
             .map_err(|e| LoadError::Compile {
@@ -532,9 +599,39 @@ impl LoadedComponent {
         self.tool(name).is_some_and(|t| t.host_renders)
     }
 
-    /// The `toolhost:tool` contract version it implements, e.g. `0.2.0`.
-    pub fn contract_version(&self) -> &'static str {
-        self.pre.version()
+    /// The `toolhost:tool` contract version it implements, e.g. `0.2.0`;
+    /// `None` for a plain component.
+    pub fn contract_version(&self) -> Option<&'static str> {
+        match &self.kind {
+            Kind::Contract(p) => Some(p.version()),
+            Kind::Plain { .. } => None,
+        }
+    }
+
+    /// Whether it is a plain component (its exported functions are its
+    /// tools) rather than a `toolhost:tool` one.
+    pub fn is_plain(&self) -> bool {
+        matches!(self.kind, Kind::Plain { .. })
+    }
+
+    /// A plain component's functions that are not served, with why
+    /// (empty for a `toolhost:tool` component).
+    pub fn unserved(&self) -> &[Unserved] {
+        match &self.kind {
+            Kind::Plain { plain, .. } => plain.unserved(),
+            Kind::Contract(_) => &[],
+        }
+    }
+
+    /// What it exports: the contract's interface, or a plain component's
+    /// exports by name.
+    pub fn exports(&self) -> Vec<String> {
+        let component = self.kind.instance_pre().component();
+        component
+            .component_type()
+            .exports(&self.rt.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect()
     }
 
     /// Its imports, e.g. `wasi:filesystem/types@0.2.6`.
@@ -581,10 +678,31 @@ impl LoadedComponent {
                 ExecutionReport::default(),
             );
         }
-        let call = Call::Execute {
-            name: inv.tool,
-            args: inv.arguments,
-            render: inv.policy.render == RenderMode::SameInstance && !self.host_renders(inv.tool),
+        let call = match &self.kind {
+            Kind::Contract(_) => Call::Execute {
+                name: inv.tool,
+                args: inv.arguments,
+                render: inv.policy.render == RenderMode::SameInstance
+                    && !self.host_renders(inv.tool),
+            },
+            Kind::Plain { plain, .. } => {
+                let Some(function) = plain.function(inv.tool) else {
+                    return Execution::new(
+                        Err(ToolFailure::new(
+                            FailureCode::HostError,
+                            format!("the component has no function behind `{}`", inv.tool),
+                        )),
+                        ExecutionReport::default(),
+                    );
+                };
+                // Checked whole before anything runs.
+                match plain::arguments(function, inv.arguments) {
+                    Ok(params) => Call::Plain { function, params },
+                    Err(e) => {
+                        return Execution::new(Err(plain::invalid(&e)), ExecutionReport::default());
+                    }
+                }
+            }
         };
         let clock = inv.clock.unwrap_or_else(|| self.rt.config.clock.clone());
         let mut staged = Staged::default();
@@ -611,23 +729,16 @@ impl LoadedComponent {
                 });
                 Ok(json)
             }
-            Ok(Returned::Executed(Err(f), _)) if !report.network_denied.is_empty() => {
-                Err(ToolFailure::new(
-                    FailureCode::NetworkDenied,
-                    format!(
-                        "request to {} denied by policy (not on the network allow-list)",
-                        report.network_denied.join(", ")
-                    ),
-                )
-                .with_info(
-                    serde_json::json!({"denied": report.network_denied, "toolMessage": f.message}),
-                ))
-            }
-            Ok(Returned::Executed(Err(f), _)) => Err(ToolFailure {
-                code: ErrorCode::from_tool(&f.code),
-                message: f.message,
-                info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
-            }),
+            Ok(Returned::Plain(Ok(json))) => Ok(json),
+            Ok(Returned::Executed(Err(f), _)) => Err(tool_failed(
+                ToolFailure {
+                    code: ErrorCode::from_tool(&f.code),
+                    message: f.message,
+                    info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
+                },
+                &report,
+            )),
+            Ok(Returned::Plain(Err(f))) => Err(tool_failed(f, &report)),
             Ok(_) => Err(ToolFailure::new(
                 FailureCode::HostError,
                 "unexpected return",
@@ -815,9 +926,30 @@ impl LoadedComponent {
             // their bytes.
             let fut = Box::pin(async {
                 let t0 = clock.monotonic_ns();
-                let ix = &self.pre.exports;
-                let instance = self.pre.pre.instantiate_async(&mut store).await?;
+                let instance = self
+                    .kind
+                    .instance_pre()
+                    .instantiate_async(&mut store)
+                    .await?;
                 instantiated = Some(clock.monotonic_ns().saturating_sub(t0));
+                let provider = match (&self.kind, call) {
+                    (Kind::Plain { .. }, Call::Plain { function, params }) => {
+                        let func = instance
+                            .get_func(&mut store, function.index)
+                            .ok_or_else(|| wasmtime::format_err!("the function is not exported"))?;
+                        let mut results = vec![Val::Bool(false); function.result.iter().count()];
+                        func.call_async(&mut store, &params, &mut results).await?;
+                        return Ok(Returned::Plain(plain::outcome(function, &results)));
+                    }
+                    (Kind::Contract(p), call) => (p, call),
+                    (Kind::Plain { .. }, _) => {
+                        return Err(wasmtime::format_err!(
+                            "a plain component has no list-tools or render to call"
+                        ));
+                    }
+                };
+                let (provider, call) = provider;
+                let ix = &provider.exports;
                 /// The call through one version's types. Only the functions
                 /// called are loaded (each load type-checks its function).
                 macro_rules! dispatch {
@@ -876,10 +1008,15 @@ impl LoadedComponent {
                                 let (b,) = f.call_async(&mut store, (name, args, value)).await?;
                                 Returned::Rendered(blocks(b))
                             }
+                            Call::Plain { .. } => {
+                                return Err(wasmtime::format_err!(
+                                    "a plain function call reached a contract component"
+                                ));
+                            }
                         }
                     }};
                 }
-                Ok(match self.pre.version {
+                Ok(match provider.version {
                     Version::V1 => dispatch!(v1),
                     Version::V2 => dispatch!(v2),
                     Version::V3 => dispatch!(v3),
@@ -935,6 +1072,36 @@ impl LoadedComponent {
         // end now or once the response is out (see `retire`).
         crate::retire::retire((store, slot), retire.as_ref());
         (outcome, report)
+    }
+}
+
+/// A failure the tool reported itself, unless the policy refused a
+/// request it made: then that refusal is why it failed (the tool's own
+/// message goes into `info`).
+fn tool_failed(f: ToolFailure, report: &ExecutionReport) -> ToolFailure {
+    if report.network_denied.is_empty() {
+        return f;
+    }
+    ToolFailure::new(
+        FailureCode::NetworkDenied,
+        format!(
+            "request to {} denied by policy (not on the network allow-list)",
+            report.network_denied.join(", ")
+        ),
+    )
+    .with_info(serde_json::json!({"denied": report.network_denied, "toolMessage": f.message}))
+}
+
+/// What one declared tool weighs, for the descriptor bounds.
+fn sizes(t: &RawTool) -> DeclaredSizes<'_> {
+    DeclaredSizes {
+        name: &t.name,
+        description: t.description.len(),
+        title: t.title.as_ref().map_or(0, String::len),
+        input_schema: t.input_schema.len(),
+        output_schema: t.output_schema.len(),
+        pointers: t.paths.iter().map(|p| p.pointer.len()).sum::<usize>()
+            + t.urls.iter().map(String::len).sum::<usize>(),
     }
 }
 

@@ -71,6 +71,15 @@ pub enum LoadError {
         /// What changed, and what to do.
         reason: String,
     },
+    /// A plain component (one that does not implement `toolhost:tool`)
+    /// exports no function that can be served.
+    #[error("component {path} exports no function toolhost can serve as a tool{}", why(.unserved))]
+    NothingToServe {
+        /// The file.
+        path: PathBuf,
+        /// Each exported function, and why it is not served.
+        unserved: Vec<crate::plain::Unserved>,
+    },
     /// A declared tool is malformed, or what it declares passes a bound.
     #[error("component {path}: {source}")]
     Descriptor {
@@ -79,4 +88,15 @@ pub enum LoadError {
         /// What is wrong.
         source: Box<toolhost_contract::DescriptorError>,
     },
+}
+
+/// The reasons of [`LoadError::NothingToServe`], one a line.
+fn why(unserved: &[crate::plain::Unserved]) -> String {
+    if unserved.is_empty() {
+        return " (it exports no functions)".to_owned();
+    }
+    unserved
+        .iter()
+        .map(|u| format!("\n  {}: {}", u.function, u.reason))
+        .collect()
 }

@@ -144,14 +144,11 @@ fn verdict(i: &str, sandbox: &Sandbox) -> ImportVerdict {
             ))
         }
     } else if i.starts_with("wasi:sockets/") {
-        if sandbox.grants_network() {
-            // Raw sockets stay off; network access is HTTP through the allow-list.
-            ImportVerdict::Inert
-        } else {
-            ImportVerdict::Denied(format!(
-                "`{i}` (raw sockets) is not granted; the policy grants no network"
-            ))
-        }
+        // Raw sockets are never granted (network access is HTTP through
+        // the allow-list), so they are linked inert under any policy: a
+        // component whose libc brings them along (every componentize-py
+        // component) runs, and one that needs them fails when it tries.
+        ImportVerdict::Inert
     } else {
         ImportVerdict::Denied(format!("`{i}` is not provided by toolhost"))
     }
@@ -224,8 +221,11 @@ mod tests {
         let why = networked
             .first_denial(&closed)
             .expect("denied without a network grant");
-        assert!(why.contains("wasi:sockets/tcp"), "{why}");
+        // Sockets are inert under any policy; HTTP needs the grant.
+        assert!(why.contains("wasi:http/types"), "{why}");
         assert_eq!(networked.first_denial(&open), None);
+        let sockets = Imports::new(vec!["wasi:sockets/tcp@0.2.6".to_owned()]);
+        assert_eq!(sockets.first_denial(&closed), None);
         // A runner that also fetches needs both grants, whichever comes first.
         let fetching_runner = Imports::new(sets[5].iter().map(|s| (*s).to_owned()).collect());
         let why = fetching_runner.first_denial(&open).expect("no call_tools");

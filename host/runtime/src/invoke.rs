@@ -18,6 +18,10 @@ use toolhost_effects::Staged;
 use toolhost_policy::ToolPolicy;
 use wasmtime::Trap;
 
+/// How wasmtime says a guest passed its bound on the data the host copies
+/// out of it in one call (its error type is private).
+const HOSTCALL_FUEL: &str = "fuel allocated for hostcalls has been exhausted";
+
 /// Most bytes of a guest's stderr quoted in a crash message.
 const STDERR_TAIL: usize = 1024;
 
@@ -185,12 +189,19 @@ pub(crate) enum Call<'a> {
         args: &'a str,
         value: &'a str,
     },
+    /// A plain component's function, with its arguments converted.
+    Plain {
+        function: &'a crate::plain::Function,
+        params: Vec<wasmtime::component::Val>,
+    },
 }
 
 pub(crate) enum Returned {
     Tools(Vec<RawTool>),
     Executed(Result<String, RawFailure>, Option<Rendered>),
     Rendered(Option<Vec<ContentBlock>>),
+    /// A plain component's function's value, or its `err` as a failure.
+    Plain(Result<String, ToolFailure>),
 }
 
 /// A same-instance render: its blocks, or how it failed.
@@ -312,6 +323,14 @@ pub(crate) fn classify(
         .with_info(serde_json::json!({ "exitStatus": exit.0 }));
         with_stderr_tail(&mut f, state);
         return f;
+    }
+    if e.downcast_ref::<Trap>().is_none() && format!("{e}").contains(HOSTCALL_FUEL) {
+        // wasmtime's bound on what the host copies out of a guest in one
+        // call (a plain component's value is lifted whole).
+        return ToolFailure::new(
+            FailureCode::ValueTooLarge,
+            "the tool returned more data than the host takes from a component in one call",
+        );
     }
     match e.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => ToolFailure::new(

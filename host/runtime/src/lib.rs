@@ -50,6 +50,7 @@ mod imports;
 mod invoke;
 mod limiter;
 mod pipe;
+mod plain;
 mod retire;
 mod sandbox;
 
@@ -64,4 +65,5 @@ pub use entropy::Entropy;
 pub use error::{LoadError, RuntimeError};
 pub use imports::{ImportCheck, ImportVerdict};
 pub use invoke::{Budget, Execution, ExecutionReport, Invocation, Reach};
+pub use plain::Unserved;
 pub use retire::Retirement;

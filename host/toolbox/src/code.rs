@@ -269,6 +269,17 @@ fn typed(t: &str, obj: &serde_json::Map<String, Value>, root: &Value, depth: usi
         "integer" | "number" => "number".into(),
         "boolean" => "boolean".into(),
         "null" => "null".into(),
+        // A tuple (a WIT `tuple<…>`): its items in order.
+        "array" if obj.get("prefixItems").is_some_and(Value::is_array) => {
+            let items: Vec<String> = obj
+                .get("prefixItems")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|i| ts(i, root, depth + 1))
+                .collect();
+            format!("[{}]", items.join(", "))
+        }
         "array" => match obj.get("items") {
             Some(items) => format!("{}[]", paren(&ts(items, root, depth + 1))),
             None => "unknown[]".into(),
@@ -456,6 +467,29 @@ mod tests {
              }\n\
              type ReadFileValue = { lines: string[]; total?: number | null; meta?: { [key: string]: number } };\n"
         );
+    }
+
+    #[test]
+    fn wit_shapes_read_as_typescript() {
+        // As a plain component's schemas describe a tuple, a 64-bit integer,
+        // bytes and an option.
+        let input = json!({
+            "type": "object",
+            "properties": {
+                "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false, "minItems": 2, "maxItems": 2},
+                "big": {"type": ["integer", "string"]},
+                "data": {"type": ["string", "array"], "items": {"type": "integer"}},
+                "label": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+            },
+            "required": ["pair", "big", "data"],
+        });
+        let d = tool("t", "A tool.", input, json!({"type": "string"}));
+        let text = declarations(&[d], 10_000);
+        assert!(text.contains("pair: [string, number];"), "{text}");
+        assert!(text.contains("big: number | string;"), "{text}");
+        assert!(text.contains("data: string | number[];"), "{text}");
+        assert!(text.contains("label?: null | string;"), "{text}");
+        assert!(text.contains("type TValue = string;"), "{text}");
     }
 
     #[test]

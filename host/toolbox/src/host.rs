@@ -162,6 +162,9 @@ struct Prepared {
     entry: ComponentEntry,
     component: Arc<LoadedComponent>,
     policy: Policy,
+    /// Its tools as served: what the component declares, with what its
+    /// policy declares about them ([`crate::declare`]).
+    tools: Vec<ToolDescriptor>,
 }
 
 impl Host {
@@ -739,11 +742,20 @@ fn prepare(
         let Some(component) = component else {
             continue;
         };
+        let policy = resolve_policy(toolbox, entry)?;
+        let tools =
+            crate::declare::apply(component.tools(), &policy).map_err(|e| HostError::Policy {
+                origin: toolbox.origin.clone(),
+                line: entry.line,
+                source_name: entry.source.to_string(),
+                error: Box::new(e),
+            })?;
         prepared.push(Prepared {
             index,
             entry: entry.clone(),
             component,
-            policy: resolve_policy(toolbox, entry)?,
+            policy,
+            tools,
         });
     }
     Ok(prepared)
@@ -852,7 +864,7 @@ fn assemble(
             false => prefixed(&p.entry, &d.name),
         };
         // Checked whole first, so a component is served entirely or not at all.
-        for d in p.component.tools() {
+        for d in &p.tools {
             let name = named(d);
             let refusal = if !valid_name(&name) {
                 HostError::BadName {
@@ -888,7 +900,14 @@ fn assemble(
             &origin,
             &mut report.warnings,
         );
-        for d in p.component.tools() {
+        for u in p.component.unserved() {
+            report.skipped.push(SkippedTool {
+                name: u.function.clone(),
+                component: origin.clone(),
+                reason: u.reason.clone(),
+            });
+        }
+        for d in &p.tools {
             let name = named(d);
             owners.insert(name.clone(), at.clone());
             let policy = p.policy.for_tool(&d.name);

@@ -11,6 +11,7 @@
 /// can be fuzzed without building the sandbox).
 pub use toolhost_toolbox_file as file;
 pub mod code;
+mod declare;
 pub mod descriptors;
 mod dirs;
 mod discover;

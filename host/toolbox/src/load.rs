@@ -81,6 +81,11 @@ pub(crate) async fn load_listed(
         return rt.load_bytes_with(origin, bytes, &listing.limits).await;
     };
     let unlisted = rt.load_bytes_unlisted(origin, bytes).await?;
+    if unlisted.component().is_plain() {
+        // Its tools are read from its type: none of its code runs to list them.
+        let declared = unlisted.component().declared().await?;
+        return unlisted.listed(declared, &listing.limits);
+    }
     let declared = toolhost_worker::declared(&unlisted, walls)
         .await
         .map_err(|reason| LoadError::ListTools {

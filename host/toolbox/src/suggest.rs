@@ -12,11 +12,11 @@ use toolhost_runtime::LoadedComponent;
 /// What `component` imports and declares, for a person to read.
 pub fn describe(component: &LoadedComponent) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "component sha256:{} (contract {})\n",
-        component.id(),
-        component.contract_version()
-    ));
+    let kind = match component.contract_version() {
+        Some(v) => format!("contract {v}"),
+        None => "plain: its exported functions are its tools".to_owned(),
+    };
+    out.push_str(&format!("component sha256:{} ({kind})\n", component.id()));
     out.push_str("imports:\n");
     for i in component.imports() {
         out.push_str(&format!("  {i}\n"));
@@ -43,6 +43,9 @@ pub fn describe(component: &LoadedComponent) -> String {
         for u in &t.urls {
             out.push_str(&format!("    URL argument {u}\n"));
         }
+    }
+    for u in component.unserved() {
+        out.push_str(&format!("  not served: {}: {}\n", u.function, u.reason));
     }
     for (tool, found) in component.escaped() {
         out.push_str(&format!(

@@ -1,7 +1,8 @@
 //! The way in for third-party tools, from the shell: `toolhost add`
 //! (fetch, show, suggest the least policy, append, lock), `toolhost policy
-//! suggest` (show and suggest, write nothing) and `toolhost publish` (push
-//! a component as an OCI artifact).
+//! suggest` (show and suggest, write nothing), `toolhost policy import`
+//! (another host's policy as toolhost's) and `toolhost publish` (push a
+//! component as an OCI artifact).
 
 use super::Context;
 use anyhow::{Context as _, bail};
@@ -51,6 +52,18 @@ enum PolicyCmd {
         #[arg(long)]
         digest: Option<String>,
     },
+    /// Turn a wassette `policy.yaml` into a toolhost policy that grants the
+    /// same and nothing more, saying what it could not map.
+    Import {
+        /// The wassette policy file.
+        file: PathBuf,
+        /// Write the policy here (default: print it).
+        #[arg(long, short, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace `--out` if it exists.
+        #[arg(long, requires = "out")]
+        force: bool,
+    },
 }
 
 /// `toolhost publish`'s options.
@@ -93,11 +106,50 @@ pub async fn add(ctx: &Context, a: AddArgs) -> anyhow::Result<()> {
 
 /// Runs the `policy` subcommand.
 pub async fn policy(ctx: &Context, a: PolicyArgs) -> anyhow::Result<()> {
-    let PolicyCmd::Suggest { source, digest } = a.cmd;
-    let dir = std::env::current_dir()?;
-    let tb = find_toolbox(None, &dir).ok();
-    let said = suggest_policy(&source, digest.as_deref(), tb.as_ref(), ctx.cache.clone()).await?;
-    out!("{said}");
+    match a.cmd {
+        PolicyCmd::Suggest { source, digest } => {
+            let dir = std::env::current_dir()?;
+            let tb = find_toolbox(None, &dir).ok();
+            let said =
+                suggest_policy(&source, digest.as_deref(), tb.as_ref(), ctx.cache.clone()).await?;
+            out!("{said}");
+            Ok(())
+        }
+        PolicyCmd::Import { file, out, force } => import_policy(&file, out.as_deref(), force),
+    }
+}
+
+/// `toolhost policy import`: the policy written (or printed), what was not
+/// mapped said on stderr. The result is checked to parse as a policy
+/// before anything is written.
+fn import_policy(file: &Path, out: Option<&Path>, force: bool) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let imported = toolhost_policy::import::wassette(&text, &file.display().to_string())?;
+    let base = out
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or(std::env::current_dir()?);
+    toolhost_policy::Policy::parse(&imported.toml, "the imported policy", &base)
+        .context("the imported policy does not parse (a bug in the import)")?;
+    for u in &imported.unmapped {
+        eprintln!("toolhost: not imported: {u}");
+    }
+    match out {
+        None => out!("{}", imported.toml.trim_end()),
+        Some(path) => {
+            if path.exists() && !force {
+                bail!("{} exists; pass --force to replace it", path.display());
+            }
+            std::fs::write(path, &imported.toml)
+                .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!(
+                "toolhost: wrote {} ({} not imported: see its comments)",
+                path.display(),
+                imported.unmapped.len()
+            );
+        }
+    }
     Ok(())
 }
 
@@ -366,7 +418,10 @@ async fn push_component(
     annotations.insert("dev.toolhost.tools".into(), tools.join(","));
     annotations.insert(
         "dev.toolhost.contract".into(),
-        format!("toolhost:tool@{}", loaded.contract_version()),
+        match loaded.contract_version() {
+            Some(v) => format!("toolhost:tool@{v}"),
+            None => "plain".into(),
+        },
     );
     let layer = toolhost_registry::digest_of(&bytes);
     let config = serde_json::json!({
@@ -374,7 +429,7 @@ async fn push_component(
         "os": "wasip2",
         "layerDigests": [layer.to_string()],
         "component": {
-            "exports": [format!("toolhost:tool/tools@{}", loaded.contract_version())],
+            "exports": loaded.exports(),
             "imports": loaded.imports(),
         },
     });

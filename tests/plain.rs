@@ -119,6 +119,7 @@ async fn every_function_is_a_tool_named_and_described_from_its_wit() {
                 "outcome",
                 "parse",
                 "points",
+                "setting",
                 "shapes",
                 "text",
                 "zero"
@@ -605,4 +606,25 @@ return { hello, sum, missing };
         json!({"hello": "Hello, Ana!", "sum": "9007199254740994", "missing": "not_found"}),
         "{v}"
     );
+}
+
+#[tokio::test]
+async fn wasi_config_values_are_the_environment_the_policy_grants() {
+    for lang in LANGUAGES {
+        let ws = Workspace::new(&[]);
+        let policy = format!("{ALLOW}\n[component.policy.env]\nset = {{ API_KEY = \"k-123\" }}\n");
+        let (host, _) = serve(lang, &ws, &policy).await;
+        let p = host.session().build();
+        assert_eq!(
+            value(&p, lang, "setting", json!({"key": "API_KEY"})).await,
+            json!("k-123"),
+            "{lang}"
+        );
+        // Nothing the policy does not grant: not the host's environment.
+        assert_eq!(
+            value(&p, lang, "setting", json!({"key": "PATH"})).await,
+            Value::Null,
+            "{lang}"
+        );
+    }
 }

@@ -40,7 +40,7 @@ case "$lang" in
 esac
 
 digest="$(
-    find "${inputs[@]}" "$wit" "$here/plain-build.sh" "$here/../build-lib.sh" -type f \
+    find -L "${inputs[@]}" "$wit" "$here/plain-build.sh" "$here/../build-lib.sh" -type f \
         ! -path '*/__pycache__/*' -print0 | th_files_digest | th_digest
 )"
 th_up_to_date "$out" "$digest" TOOLHOST_PLAIN_REBUILD && exit 0

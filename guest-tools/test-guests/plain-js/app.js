@@ -3,6 +3,8 @@
 // ../plain-build.sh). The same functions as the Rust and Python test
 // components; the host serves each as a tool.
 
+import { get } from "wasi:config/store@0.2.0-draft";
+
 // componentize-js 0.22.0 hands an `s64` argument over as its unsigned
 // 64-bit pattern (-4 arrives as 2^64 - 4): read it back as signed. (Its
 // engine also aborts returning a negative `s64`, or one past 2^63 - 1,
@@ -18,6 +20,10 @@ export function greet(name) {
 }
 
 export function nothing() {}
+
+export function setting(key) {
+    return get(key);
+}
 
 export function deep(v) {
     return v.length;

@@ -5,6 +5,7 @@ the Rust and JavaScript test components; the host serves each as a tool."""
 import wit_world
 from wit_world import exports
 from wit_world.exports import echo, lookup
+from wit_world.imports import store
 from componentize_py_types import Err
 
 import counters as counters_impl
@@ -20,6 +21,9 @@ class WitWorld(wit_world.WitWorld):
 
     def nothing(self) -> None:
         return None
+
+    def setting(self, key: str):
+        return store.get(key)
 
     def deep(self, v) -> int:
         return len(v)

@@ -83,6 +83,8 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(format!("linking wasi:http: {e:#}")))?;
         crate::sandbox::add_to_linker(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("linking toolhost:tool/context: {e:#}")))?;
+        crate::wasi_config::add_to_linker(&mut linker)
+            .map_err(|e| RuntimeError::Engine(format!("linking wasi:config: {e:#}")))?;
         if config.escape_hatch {
             crate::escape::add_to_linker(&mut linker)
                 .map_err(|e| RuntimeError::Engine(format!("linking the escape hatch: {e:#}")))?;

@@ -32,22 +32,31 @@ const CONTRACT_CONTEXT: &str = "toolhost:tool/context@";
 /// host's tools; only a policy with `call_tools` grants it.
 const CONTRACT_TOOLS: &str = "toolhost:tool/tools@";
 
+/// `wasi:config/store`, in the published versions toolhost links (a
+/// prerelease version matches only itself): the configuration values a
+/// policy grants as its environment; every policy grants it.
+const WASI_CONFIG: [&str; 2] = [
+    "wasi:config/store@0.2.0-draft",
+    "wasi:config/store@0.2.0-rc.1",
+];
+
 /// Whether toolhost links an import at all.
 pub(crate) fn is_provided(import: &str) -> bool {
-    [
-        "wasi:cli/",
-        "wasi:io/",
-        "wasi:clocks/",
-        "wasi:random/",
-        "wasi:filesystem/",
-        "wasi:sockets/",
-        "wasi:http/",
-        CONTRACT_TYPES,
-        CONTRACT_CONTEXT,
-        CONTRACT_TOOLS,
-    ]
-    .iter()
-    .any(|p| import.starts_with(p))
+    WASI_CONFIG.contains(&import)
+        || [
+            "wasi:cli/",
+            "wasi:io/",
+            "wasi:clocks/",
+            "wasi:random/",
+            "wasi:filesystem/",
+            "wasi:sockets/",
+            "wasi:http/",
+            CONTRACT_TYPES,
+            CONTRACT_CONTEXT,
+            CONTRACT_TOOLS,
+        ]
+        .iter()
+        .any(|p| import.starts_with(p))
         || crate::escape::provides(import)
 }
 
@@ -108,16 +117,17 @@ impl Imports {
 
 /// The ruling on one import under `sandbox`.
 fn verdict(i: &str, sandbox: &Sandbox) -> ImportVerdict {
-    if [
-        "wasi:cli/",
-        "wasi:io/",
-        "wasi:clocks/",
-        "wasi:random/",
-        CONTRACT_TYPES,
-        CONTRACT_CONTEXT,
-    ]
-    .iter()
-    .any(|p| i.starts_with(p))
+    if WASI_CONFIG.contains(&i)
+        || [
+            "wasi:cli/",
+            "wasi:io/",
+            "wasi:clocks/",
+            "wasi:random/",
+            CONTRACT_TYPES,
+            CONTRACT_CONTEXT,
+        ]
+        .iter()
+        .any(|p| i.starts_with(p))
         || crate::escape::provides(i)
     {
         ImportVerdict::Granted

@@ -53,6 +53,7 @@ mod pipe;
 mod plain;
 mod retire;
 mod sandbox;
+mod wasi_config;
 
 pub use bindings::contract_versions;
 pub use cache::CacheOutcome;

@@ -35,6 +35,8 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 /// The `T` of every `Store<T>`.
 pub(crate) struct HostState {
     wasi: WasiCtx,
+    /// The environment the policy grants, as `wasi:config` values.
+    config_vars: Vec<(String, String)>,
     table: ResourceTable,
     http: WasiHttpCtx,
     hooks: EgressHooks,
@@ -88,6 +90,14 @@ pub(crate) struct Produced {
     pub(crate) context: (Vec<ContextEvent>, u64),
     /// `context.cancelled` told the tool to stop.
     pub(crate) told_to_stop: bool,
+}
+
+impl HostState {
+    /// The call's configuration values (`wasi:config`): the environment
+    /// its policy grants.
+    pub(crate) fn config_vars(&self) -> &[(String, String)] {
+        &self.config_vars
+    }
 }
 
 impl HostState {
@@ -252,12 +262,19 @@ impl HostState {
         if let Some(first) = sb.fs.first() {
             b.initial_cwd(&first.guest);
         }
+        // The environment the policy grants: also the component's
+        // `wasi:config` values.
+        let mut config_vars: Vec<(String, String)> = Vec::new();
         for name in &sb.env_allow {
             if let Ok(value) = std::env::var(name) {
-                b.env(name, value);
+                config_vars.push((name.clone(), value));
             }
         }
         for (k, v) in &sb.env_set {
+            config_vars.retain(|(name, _)| name != k);
+            config_vars.push((k.clone(), v.clone()));
+        }
+        for (k, v) in &config_vars {
             b.env(k, v);
         }
         if let Entropy::Seeded(seed) = entropy {
@@ -310,6 +327,7 @@ impl HostState {
             deadline_moved: Arc::new(AtomicU64::new(0)),
             staging,
             wasi: b.build(),
+            config_vars,
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             hooks: EgressHooks {

@@ -59,6 +59,7 @@ mod bindings {
     wit_bindgen::generate!({
         path: "../../../wit/test-plain",
         world: "plain",
+        generate_all,
     });
 }
 
@@ -84,6 +85,10 @@ mod component {
         }
 
         fn nothing() {}
+
+        fn setting(key: String) -> Option<String> {
+            super::bindings::wasi::config::store::get(&key).ok().flatten()
+        }
 
         fn deep(v: Deep) -> u32 {
             v.len() as u32

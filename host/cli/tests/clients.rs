@@ -27,15 +27,15 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 use support::fleet::Replica;
 use support::process;
 use support::{
-    TOOLHOST, clients_dir, install_clients, python_client_command, repo_root, run_script_once,
-    scenario_facts, succeeded,
+    TOOLHOST, clients_dir, install_clients, plain_component, python_client_command, repo_root,
+    run_script_once, scenario_facts, succeeded,
 };
 
 /// Longest a client scenario may run (the scripts give up at 90 s themselves).
@@ -78,27 +78,6 @@ enum Transport {
 fn python_component() -> PathBuf {
     run_script_once("guest-tools/python/build.sh", &[]);
     repo_root().join("target/python-guests/tool_table.wasm")
-}
-
-/// The plain test component (`wit/test-plain`, built by host/guests from
-/// `guest-tools/test-guests/plain`) with its WIT docs, as a published one
-/// carries them (`guest-tools/test-guests/plain-build.sh`).
-fn plain_component() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let out = repo_root().join("target/plain-guests/plain_rust.wasm");
-            let status = Command::new("bash")
-                .arg(repo_root().join("guest-tools/test-guests/plain-build.sh"))
-                .arg("rust")
-                .arg(&out)
-                .arg(toolhost_guests::GUEST_PLAIN)
-                .status()
-                .expect("running plain-build.sh");
-            assert!(status.success(), "plain-build.sh rust: {status}");
-            out
-        })
-        .clone()
 }
 
 /// A served directory with the fixture files, and a session log beside it.

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use support::{
-    TOOLHOST, free_port, last_json, lossy, python_client_command, repo_root, run_script_once,
-    succeeded,
+    TOOLHOST, free_port, last_json, lossy, plain_component, python_client_command, repo_root,
+    run_script_once, succeeded,
 };
 
 /// Installs the registry, skopeo, htpasswd and the signer, once.
@@ -356,6 +356,88 @@ fn a_published_component_is_added_locked_served_and_called_through_mcp() {
         facts["tools"].as_array().is_some_and(|t| t.len() > 10),
         "{facts}"
     );
+}
+
+/// A plain component (exported functions, no `toolhost:tool`: what
+/// wassette publishes) in the same CNCF Wasm artifact layout: published,
+/// added with the least policy its type allows (no annotations, so every
+/// tool asks), locked, served and called.
+#[test]
+fn a_published_plain_component_is_added_locked_and_called() {
+    let registry = Registry::start(false);
+    let user = User::new();
+    let reference = registry.reference("tools/plain:1");
+    let wasm = plain_component();
+    let digest = publish(&user, &wasm.display().to_string(), &reference);
+    let added = user.ok(&["add", &reference]);
+    assert!(
+        added.contains("(plain: its exported functions are its tools)"),
+        "{added}"
+    );
+    assert!(
+        added.contains("  greet: Greets someone by name."),
+        "{added}"
+    );
+    assert!(
+        added.contains("not served: toolhost-test:plain/counters@0.1.0#bump"),
+        "{added}"
+    );
+    let policy = user.file("policies/plain.toml");
+    assert!(policy.contains("decision = \"ask\""), "{policy}");
+    // What a plain component cannot declare: shown how to state it.
+    assert!(
+        policy.contains("# paths = [{ pointer = \"/path\", access = \"read\" }]"),
+        "{policy}"
+    );
+    assert_eq!(user.locked_manifest(&reference), digest);
+    // The manifest's config names what the component exports.
+    let manifest: Value = serde_json::from_str(&http_get(
+        &registry,
+        "/v2/tools/plain/manifests/1",
+        "application/vnd.oci.image.manifest.v1+json",
+    ))
+    .expect("a manifest");
+    assert_eq!(
+        manifest["artifactType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    let config_digest = manifest["config"]["digest"].as_str().expect("config");
+    let config: Value = serde_json::from_str(&http_get(
+        &registry,
+        &format!("/v2/tools/plain/blobs/{config_digest}"),
+        "*/*",
+    ))
+    .expect("a config");
+    let exports = config["component"]["exports"].to_string();
+    assert!(
+        exports.contains("\"greet\"") && exports.contains("toolhost-test:plain/echo@0.1.0"),
+        "{config}"
+    );
+    user.allow("policies/plain.toml");
+    let facts = user.mcp_call("greet", &json!({"name": "registry"}));
+    assert_eq!(facts["value"], json!("Hello, registry!"), "{facts}");
+    assert!(
+        facts["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|n| n == "lookup_find")),
+        "{facts}"
+    );
+}
+
+/// The body of `GET path` on `registry`, accepting `accept`.
+fn http_get(registry: &Registry, path: &str, accept: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(registry.host()).expect("connect");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n",
+        registry.host()
+    )
+    .expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let (head, body) = response.split_once("\r\n\r\n").expect("a response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_owned()
 }
 
 #[test]

@@ -149,6 +149,9 @@ pub fn minimal_policy(component: &LoadedComponent, source: &str) -> String {
              allow = []\n",
         );
     }
+    if component.is_plain() {
+        out.push_str(&plain_declarations(component));
+    }
     for t in &writers {
         if decision == "allow" {
             out.push_str(&format!(
@@ -156,6 +159,75 @@ pub fn minimal_policy(component: &LoadedComponent, source: &str) -> String {
                 t.name, t.name
             ));
         }
+    }
+    out
+}
+
+/// For a plain component (exported functions, no `toolhost:tool`): what
+/// it cannot declare itself, as commented `[tools.NAME]` tables to fill
+/// in. A string argument named like a path is a candidate path argument
+/// when the component reads files, one named like a URL a candidate URL
+/// argument when it makes requests.
+fn plain_declarations(component: &LoadedComponent) -> String {
+    let imports = component.imports();
+    let files = imports.iter().any(|i| i.starts_with("wasi:filesystem/"));
+    let http = imports.iter().any(|i| i.starts_with("wasi:http/"));
+    let mut out = String::new();
+    if files && component.tools().iter().all(|t| t.paths.is_empty()) {
+        out.push_str(
+            "\n# Directories: it imports wasi:filesystem. Grant the one directory it\n\
+             # may use (and nothing more), e.g.:\n\
+             # [[fs]]\n\
+             # host = \"FILL IN: a directory on this machine\"\n\
+             # guest = \"/workspace\"\n\
+             # mode = \"ro\"\n",
+        );
+    }
+    out.push_str(
+        "\n# A plain component cannot say which arguments are paths or URLs, nor\n\
+         # whether a tool only reads: say it per tool, so the path stage, the\n\
+         # network check and the approval see it, e.g.\n",
+    );
+    let mut any = false;
+    for t in component.tools() {
+        let Some(props) = t.input_schema.get("properties").and_then(|p| p.as_object()) else {
+            continue;
+        };
+        let strings = props
+            .iter()
+            .filter(|(_, s)| s.get("type").and_then(|t| t.as_str()) == Some("string"))
+            .map(|(name, _)| name.as_str());
+        let mut paths = Vec::new();
+        let mut urls = Vec::new();
+        for name in strings {
+            let n = name.to_ascii_lowercase();
+            if files && ["path", "file", "dir", "folder"].iter().any(|w| n.contains(w)) {
+                paths.push(format!("{{ pointer = \"/{name}\", access = \"read\" }}"));
+            } else if http && ["url", "uri", "endpoint"].iter().any(|w| n.contains(w)) {
+                urls.push(format!("\"/{name}\""));
+            }
+        }
+        if paths.is_empty() && urls.is_empty() {
+            continue;
+        }
+        any = true;
+        out.push_str(&format!("# [tools.{}]\n", t.name));
+        if !paths.is_empty() {
+            out.push_str(&format!(
+                "# paths = [{}]   # read, list, create, overwrite, patch or write\n",
+                paths.join(", ")
+            ));
+        }
+        if !urls.is_empty() {
+            out.push_str(&format!("# urls = [{}]\n", urls.join(", ")));
+        }
+        out.push_str("# annotations = { read_only = true }\n");
+    }
+    if !any {
+        out.push_str(
+            "# [tools.NAME]\n# paths = [{ pointer = \"/path\", access = \"read\" }]\n\
+             # annotations = { read_only = true }\n",
+        );
     }
     out
 }

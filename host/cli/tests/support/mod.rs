@@ -121,6 +121,30 @@ pub fn run_script_once(script: &str, env: &[(&str, &Path)]) -> String {
     .clone()
 }
 
+/// The plain test component (`wit/test-plain`: exported functions, no
+/// `toolhost:tool`; built by host/guests from
+/// `guest-tools/test-guests/plain`) with its WIT docs, as a published one
+/// carries them (`guest-tools/test-guests/plain-build.sh`, once per test
+/// binary; nothing is rebuilt when its sources did not change).
+pub fn plain_component() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = repo_root().join("target/plain-guests/plain_rust.wasm");
+            let built = Command::new("bash")
+                .arg(repo_root().join("guest-tools/test-guests/plain-build.sh"))
+                .arg("rust")
+                .arg(&out)
+                .arg(toolhost_guests::GUEST_PLAIN)
+                .stdin(Stdio::null())
+                .output()
+                .expect("running plain-build.sh");
+            succeeded(&built, "plain-build.sh rust");
+            out
+        })
+        .clone()
+}
+
 /// Where `tests/clients/install.sh` puts the clients: `$TOOLHOST_CLIENTS_DIR`
 /// (relative to the test's working directory), default
 /// `<repo root>/target/clients`.

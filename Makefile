@@ -101,6 +101,7 @@ test: setup
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench team -- --quick
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench code -- --quick
 	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench discovery -- --quick
+	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench plain -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh
@@ -118,6 +119,7 @@ bench: setup
 	$(CARGO) bench -p toolhost --bench team
 	$(CARGO) bench -p toolhost --bench code
 	$(CARGO) bench -p toolhost --bench discovery
+	$(CARGO) bench -p toolhost --bench plain
 
 cassettes: setup
 	rm -rf target/demo-workspace

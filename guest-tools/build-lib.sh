@@ -43,3 +43,18 @@ th_install() {
     echo "$digest" >"$out.sources"
     echo "build.sh: $out ($(wc -c <"$out") bytes; $note)" >&2
 }
+
+# th_python_kit_venv VENV WHO: makes sure VENV holds the Python kit's
+# pinned build tools (guest-tools/python/requirements.txt: componentize-py
+# and wasm-tools), installing them when missing or changed; WHO names the
+# script in what it says.
+th_python_kit_venv() {
+    local venv="$1" who="$2" reqs="$root/guest-tools/python/requirements.txt"
+    if [[ ! -x "$venv/bin/componentize-py" || ! -x "$venv/bin/wasm-tools" ]] ||
+        ! cmp -s "$reqs" "$venv/.toolhost-requirements.txt"; then
+        echo "$who: installing $(grep -c '==' "$reqs") pinned packages into $venv" >&2
+        "${PYTHON:-python3}" -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$reqs"
+        cp "$reqs" "$venv/.toolhost-requirements.txt"
+    fi
+}

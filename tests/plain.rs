@@ -628,3 +628,134 @@ async fn wasi_config_values_are_the_environment_the_policy_grants() {
         );
     }
 }
+
+/// A component of `wit` (one package, world `w`) whose every function
+/// traps, made with the Python kit's pinned wasm-tools.
+fn dummy_component(dir: &std::path::Path, wit: &str) -> PathBuf {
+    component("rust"); // installs the venv with wasm-tools when missing
+    let wasm_tools =
+        PathBuf::from(guests::REPO_ROOT).join("target/python-guests/venv/bin/wasm-tools");
+    std::fs::create_dir_all(dir.join("wit")).unwrap();
+    std::fs::write(dir.join("wit/w.wit"), wit).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(&wasm_tools)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "wasm-tools {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "component",
+        "embed",
+        "--dummy",
+        "wit",
+        "-w",
+        "w",
+        "-o",
+        "core.wasm",
+    ]);
+    run(&["component", "new", "core.wasm", "-o", "w.wasm"]);
+    dir.join("w.wasm")
+}
+
+#[tokio::test]
+async fn a_component_with_nothing_to_serve_or_built_for_wasi_03_says_why() {
+    let ws = Workspace::new(&[]);
+    let rt = toolhost_tests::runtime();
+    // Only a resource's functions and a WASI entry point: nothing to serve.
+    let only_resources = dummy_component(
+        &ws.file("resources"),
+        "package t:r@0.1.0;\ninterface files {\n  resource file;\n  open: func(path: string) -> file;\n}\n\
+         world w {\n  export files;\n  export wasi:cli/run@0.2.6;\n}\n\
+         package wasi:cli@0.2.6 { interface run { run: func() -> result; } }\n",
+    );
+    let e = rt.load(&only_resources).await.unwrap_err().to_string();
+    assert!(
+        e.contains("exports no function toolhost can serve")
+            && e.contains("t:r/files@0.1.0#open: its result: a resource handle (`own<file>`) cannot cross JSON")
+            && e.contains("wasi:cli/run@0.2.6#run: an entry point of a WASI world"),
+        "{e}"
+    );
+    // WASI 0.3: async functions.
+    let p3 = dummy_component(
+        &ws.file("p3"),
+        "package t:p3@0.1.0;\nworld w {\n  export fetch: async func(url: string) -> string;\n}\n",
+    );
+    let e = rt.load(&p3).await.unwrap_err().to_string();
+    assert!(
+        e.contains("built for WASI 0.3") && e.contains("wasm32-wasip2"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_plain_components_calls_are_recorded_replayed_and_verified() {
+    use toolhost_pipeline::replay::{Layer, Mode, Replay};
+    use toolhost_pipeline::{Registry, Scope};
+    let component = toolhost_tests::runtime()
+        .load(&component("rust"))
+        .await
+        .unwrap();
+    let policy = toolhost_tests::build(
+        toolhost_policy::PolicyBuilder::new().decision(toolhost_policy::Decision::Allow),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("plain.cassette.jsonl");
+    let calls = [
+        ("greet", json!({"name": "Ana"})),
+        ("add", json!({"a": "9007199254740993", "b": 1})),
+        ("lookup_find", json!({"name": "zzz"})),
+        (
+            "shapes",
+            json!({"s": {"circle": 1.5}, "c": "blue", "p": ["write"]}),
+        ),
+    ];
+    async fn session(p: Pipeline, calls: &[(&str, Value)]) -> (Pipeline, Vec<ToolResult>) {
+        let mut out = Vec::new();
+        for (i, (tool, args)) in calls.iter().enumerate() {
+            out.push(
+                p.execute(
+                    ToolCall::new(format!("c{i}"), *tool, args.to_string()),
+                    CancellationToken::new(),
+                )
+                .await,
+            );
+        }
+        (p, out)
+    }
+    let open = |mode, layer| {
+        let registry = Registry::new();
+        let reg = registry
+            .register_component(Scope::Global, &component, &policy)
+            .unwrap();
+        let replay = Replay::open(&cassette, mode, layer).unwrap();
+        let p = Pipeline::builder(registry)
+            .deterministic(9)
+            .cassette(replay.clone())
+            .build();
+        (p, replay, reg)
+    };
+    let (p, replay, _reg) = open(Mode::Record, Layer::Cassette);
+    let (_, recorded) = session(p, &calls).await;
+    replay.assert_no_divergence();
+    assert_eq!(recorded[1].value(), Some(&json!("9007199254740994")));
+    // Played back: nothing runs, every result the same.
+    let (p, replay, _reg) = open(Mode::Replay, Layer::Cassette);
+    let (p, again) = session(p, &calls).await;
+    assert_eq!(p.dispatches(), 0);
+    replay.assert_no_divergence();
+    assert_eq!(
+        serde_json::to_string(&again).unwrap(),
+        serde_json::to_string(&recorded).unwrap()
+    );
+    // Verified: run again, and the same.
+    let (p, replay, _reg) = open(Mode::Replay, Layer::Verify);
+    let (p, _) = session(p, &calls).await;
+    assert_eq!(p.dispatches(), 4);
+    replay.assert_no_divergence();
+}

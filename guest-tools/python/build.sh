@@ -32,7 +32,6 @@ source "$here/../build-lib.sh"
 tool="${2:-table}"
 out="${1:-$root/target/python-guests/tool_$tool.wasm}"
 venv="${TOOLHOST_PY_VENV:-$root/target/python-guests/venv}"
-python="${PYTHON:-python3}"
 
 if [[ ! -f "$here/tools/$tool/app.py" ]]; then
     echo "build.sh: no tool '$tool' ($here/tools/$tool/app.py is missing)" >&2
@@ -53,14 +52,7 @@ digest="$(sources_digest)"
 th_up_to_date "$out" "$digest" TOOLHOST_PY_REBUILD && exit 0
 
 # ── 1. the venv ─────────────────────────────────────────────────────────
-stamp="$venv/.toolhost-requirements.txt"
-if [[ ! -x "$venv/bin/componentize-py" || ! -x "$venv/bin/wasm-tools" ]] ||
-    ! cmp -s "$here/requirements.txt" "$stamp"; then
-    echo "build.sh: installing $(grep -c '==' "$here/requirements.txt") pinned packages into $venv" >&2
-    "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
-    cp "$here/requirements.txt" "$stamp"
-fi
+th_python_kit_venv "$venv" build.sh
 wasm_tools="$venv/bin/wasm-tools"
 
 work="$(mktemp -d)"

@@ -40,20 +40,13 @@ case "$lang" in
 esac
 
 digest="$(
-    find -L "${inputs[@]}" "$wit" "$here/plain-build.sh" "$here/../build-lib.sh" -type f \
+    find -L "${inputs[@]}" "$wit" "$here/plain-build.sh" "$here/inject-docs.py" "$here/../build-lib.sh" -type f \
         ! -path '*/__pycache__/*' -print0 | th_files_digest | th_digest
 )"
 th_up_to_date "$out" "$digest" TOOLHOST_PLAIN_REBUILD && exit 0
 
 # wasm-tools (and componentize-py), from the Python kit's pinned venv.
-if [[ ! -x "$venv/bin/wasm-tools" || ! -x "$venv/bin/componentize-py" ]] ||
-    ! cmp -s "$root/guest-tools/python/requirements.txt" "$venv/.toolhost-requirements.txt"; then
-    echo "plain-build.sh: installing the Python kit's pinned build tools into $venv" >&2
-    "${PYTHON:-python3}" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r "$root/guest-tools/python/requirements.txt"
-    cp "$root/guest-tools/python/requirements.txt" "$venv/.toolhost-requirements.txt"
-fi
+th_python_kit_venv "$venv" plain-build.sh
 wasm_tools="$venv/bin/wasm-tools"
 
 work="$(mktemp -d)"
@@ -84,33 +77,6 @@ esac
 # The docs section, out of the WIT encoded as a binary package, appended
 # to the component as a top-level custom section.
 "$wasm_tools" component wit "$wit" --wasm -o "$work/docs.wasm"
-python3 - "$work/docs.wasm" "$work/raw.wasm" "$work/plain.wasm" <<'EOF'
-import sys
-
-def leb(data, at):
-    value = shift = 0
-    while True:
-        b = data[at]
-        at += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, at
-
-docs = open(sys.argv[1], "rb").read()
-at, section = 8, None
-while at < len(docs):
-    kind = docs[at]
-    size, start = leb(docs, at + 1)
-    if kind == 0:
-        name_len, name_at = leb(docs, start)
-        if docs[name_at:name_at + name_len] == b"package-docs":
-            section = docs[at:start + size]
-    at = start + size
-if section is None:
-    sys.exit("plain-build.sh: the encoded WIT package has no package-docs section")
-component = open(sys.argv[2], "rb").read()
-open(sys.argv[3], "wb").write(component + section)
-EOF
+python3 "$here/inject-docs.py" "$work/docs.wasm" "$work/raw.wasm" "$work/plain.wasm"
 "$wasm_tools" validate "$work/plain.wasm"
 th_install "$work/plain.wasm" "$out" "$digest" "$lang, with its WIT docs"

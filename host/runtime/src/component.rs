@@ -284,7 +284,7 @@ impl Runtime {
         let docs = PackageDocs::of(&bytes);
         let fail = |reason: String| LoadError::Compile {
             path: path.to_owned(),
-            reason,
+            reason: wasi_03_hint(reason),
         };
         let inner = self.inner.clone();
         let key = id.clone();
@@ -1072,6 +1072,22 @@ impl LoadedComponent {
         // end now or once the response is out (see `retire`).
         crate::retire::retire((store, slot), retire.as_ref());
         (outcome, report)
+    }
+}
+
+/// A compile error, with what it means when the component is built for
+/// WASI 0.3 (async functions, streams, futures): this host runs WASI 0.2
+/// components (its wasmtime is built without the component model's async
+/// ABI, which WASI 0.3's sandboxed file system and HTTP would also need
+/// this host's own mediation for).
+fn wasi_03_hint(reason: String) -> String {
+    if reason.contains("component model async feature") {
+        format!(
+            "{reason}: it is built for WASI 0.3 (async functions); toolhost runs WASI 0.2 \
+             components (rebuild it for wasm32-wasip2)"
+        )
+    } else {
+        reason
     }
 }
 

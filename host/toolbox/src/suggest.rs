@@ -201,7 +201,11 @@ fn plain_declarations(component: &LoadedComponent) -> String {
         let mut urls = Vec::new();
         for name in strings {
             let n = name.to_ascii_lowercase();
-            if files && ["path", "file", "dir", "folder"].iter().any(|w| n.contains(w)) {
+            if files
+                && ["path", "file", "dir", "folder"]
+                    .iter()
+                    .any(|w| n.contains(w))
+            {
                 paths.push(format!("{{ pointer = \"/{name}\", access = \"read\" }}"));
             } else if http && ["url", "uri", "endpoint"].iter().any(|w| n.contains(w)) {
                 urls.push(format!("\"/{name}\""));

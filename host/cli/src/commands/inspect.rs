@@ -49,6 +49,10 @@ pub async fn inspect(
         loaded.compile_time(),
         loaded.cache_outcome()
     );
+    match loaded.contract_version() {
+        Some(v) => out!("kind: toolhost:tool@{v}"),
+        None => out!("kind: plain (its exported functions are its tools)"),
+    }
     out!(
         "tools: {}",
         loaded
@@ -58,6 +62,9 @@ pub async fn inspect(
             .collect::<Vec<_>>()
             .join(", ")
     );
+    for u in loaded.unserved() {
+        out!("not served: {}: {}", u.function, u.reason);
+    }
     let mut denied = false;
     for t in loaded.tools() {
         let tp = policy.for_tool(&t.name);

@@ -183,15 +183,17 @@ fn to_val(v: &Value, ty: &Type, at: &Path<'_>) -> Result<Val, ArgError> {
         }
         Type::Record(r) => {
             let object = v.as_object().ok_or_else(|| expected(at, "an object", v))?;
-            if let Some(extra) = object.keys().find(|k| !r.fields().any(|f| f.name == *k)) {
-                let names: Vec<&str> = r.fields().map(|f| f.name).collect();
+            let fields: Vec<_> = r.fields().collect();
+            if let Some(extra) = object.keys().find(|k| !fields.iter().any(|f| f.name == *k)) {
+                let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
                 return Err(at.error(format!(
                     "no field `{extra}` (the fields are: {})",
                     names.join(", ")
                 )));
             }
             Val::Record(
-                r.fields()
+                fields
+                    .into_iter()
                     .map(|f| {
                         let value = match object.get(f.name) {
                             Some(fv) => to_val(fv, &f.ty, &Path::Key(at, f.name))?,

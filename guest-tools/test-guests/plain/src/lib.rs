@@ -87,7 +87,9 @@ mod component {
         fn nothing() {}
 
         fn setting(key: String) -> Option<String> {
-            super::bindings::wasi::config::store::get(&key).ok().flatten()
+            super::bindings::wasi::config::store::get(&key)
+                .ok()
+                .flatten()
         }
 
         fn deep(v: Deep) -> u32 {

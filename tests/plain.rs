@@ -681,6 +681,37 @@ async fn a_component_with_nothing_to_serve_or_built_for_wasi_03_says_why() {
             && e.contains("wasi:cli/run@0.2.6#run: an entry point of a WASI world"),
         "{e}"
     );
+    // A type that doubles at every level (2^14 leaves once expanded): its
+    // function is not served, the others are. (An enum holds at most
+    // 10,000 cases, and a type at most a million nodes once expanded, as
+    // the component model's validator bounds them: a large enum's schema
+    // fits.)
+    let mut wit =
+        String::from("package t:big@0.1.0;\ninterface big {\n  type d0 = tuple<u8, u8>;\n");
+    for i in 1..=14 {
+        wit.push_str(&format!("  type d{i} = tuple<d{}, d{}>;\n", i - 1, i - 1));
+    }
+    let cases: Vec<String> = (0..5_000).map(|i| format!("c{i}")).collect();
+    wit.push_str(&format!("  enum many {{ {} }}\n", cases.join(", ")));
+    wit.push_str(
+        "  doubled: func(v: d14);\n  pick: func(m: many);\n  fine: func(x: u32) -> u32;\n}\n",
+    );
+    wit.push_str("world w {\n  export big;\n}\n");
+    let big = dummy_component(&ws.file("big"), &wit);
+    let c = rt.load(&big).await.unwrap();
+    let names: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["pick", "fine"]);
+    let reasons: Vec<String> = c
+        .unserved()
+        .iter()
+        .map(|u| format!("{}: {}", u.function, u.reason))
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains(
+            "#doubled: its parameter `v`: its types expand to more than 20000 schema nodes"
+        )),
+        "{reasons:?}"
+    );
     // WASI 0.3: async functions.
     let p3 = dummy_component(
         &ws.file("p3"),

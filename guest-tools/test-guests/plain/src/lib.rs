@@ -48,7 +48,7 @@ pub mod logic {
             assert_eq!(parse("18446744073709551615"), Ok(u64::MAX));
             assert_eq!(parse("18446744073709551616"), Err(None));
             assert_eq!(parse("x1"), Err(Some("x1".to_owned())));
-            assert_eq!(define("wasm").is_some(), true);
+            assert!(define("wasm").is_some());
         }
     }
 }

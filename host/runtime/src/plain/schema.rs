@@ -120,14 +120,21 @@ impl<'a> Builder<'a> {
         self.build(ty, 0)
     }
 
+    /// Counts `n` more nodes (a long list of names counts an eighth a
+    /// name), refusing past the bound.
+    fn count(&mut self, n: usize) -> Result<(), Refusal> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES {
+            return Err(Refusal::TooLarge);
+        }
+        Ok(())
+    }
+
     fn build(&mut self, ty: &Type, depth: usize) -> Result<Value, Refusal> {
         if depth > MAX_DEPTH {
             return Err(Refusal::TooDeep);
         }
-        self.nodes += 1;
-        if self.nodes > MAX_NODES {
-            return Err(Refusal::TooLarge);
-        }
+        self.count(1)?;
         let d = depth + 1;
         let mut schema = match ty {
             Type::Bool => json!({"type": "boolean"}),
@@ -209,7 +216,7 @@ impl<'a> Builder<'a> {
             }
             Type::Enum(e) => {
                 let names: Vec<&str> = e.names().collect();
-                self.nodes += names.len() / 8;
+                self.count(names.len() / 8)?;
                 let mut s = json!({"type": "string", "enum": names});
                 let docs = self.names.of(ty).and_then(|(_, d)| d);
                 if let Some(docs) = docs {
@@ -225,7 +232,7 @@ impl<'a> Builder<'a> {
             }
             Type::Flags(f) => {
                 let names: Vec<&str> = f.names().collect();
-                self.nodes += names.len() / 8;
+                self.count(names.len() / 8)?;
                 json!({
                     "type": "array",
                     "items": {"type": "string", "enum": names},

@@ -85,7 +85,7 @@ test: setup
 	bash guest-tools/js/test.sh
 	bash guest-tools/go/test.sh
 	# Coverage-guided fuzzing (libFuzzer) of what reads untrusted bytes: the
-	# policy and toolbox parsers, the session-log reader, a call's arguments
+	# policy and toolbox parsers, a wassette policy's import, the session-log reader, a call's arguments
 	# through the stages before dispatch, the MCP request path; 15 s each, a
 	# smoke, so the targets cannot rot.
 	bash tests/fuzz/run.sh --smoke 15

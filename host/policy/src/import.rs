@@ -470,8 +470,22 @@ fn toml_string(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
 
+/// `s` as one line of a TOML comment: whitespace runs as one space, and
+/// control characters (which a comment may not hold) escaped.
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .flat_map(|c| {
+            let shown: Vec<char> = if c.is_control() {
+                c.escape_unicode().collect()
+            } else {
+                vec![c]
+            };
+            shown
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -610,6 +624,13 @@ permissions:
                 "# Imported from a wassette policy: Permission policy for time-server."
             )
         );
+    }
+
+    #[test]
+    fn control_characters_stay_out_of_the_comments() {
+        let (i, _) =
+            import("version: \"1.0\"\ndescription: \"a\\abell\\u0000\"\npermissions: {}\n");
+        assert!(i.toml.contains("a\\u{7}bell\\u{0}"), "{}", i.toml);
     }
 
     #[test]

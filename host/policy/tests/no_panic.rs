@@ -65,3 +65,37 @@ fn mutated_and_arbitrary_policies_never_panic() {
         "(version|decision|fs|host|guest|mode|limits|tools|network|allow|env|set|[\\[\\]{}=\"'., \n0-9a-z_*:-]){0,60}",
     );
 }
+
+/// Importing a wassette policy never panics either: on its corpus
+/// (`tests/corpus/policy_import/`) and mutations of it, an import is an
+/// error naming the file, or a policy that parses.
+#[test]
+fn importing_another_hosts_policy_never_panics_and_writes_what_parses() {
+    let corpus = mutate::corpus("policy_import");
+    let check = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        match toolhost_policy::import::wassette(&text, "policy.yaml") {
+            Ok(imported) => {
+                if let Err(e) = Policy::parse(&imported.toml, "imported.toml", Path::new("/")) {
+                    panic!("an import that does not parse: {e}\n{}", imported.toml);
+                }
+            }
+            Err(e) => assert!(e.to_string().starts_with("policy.yaml"), "{e}"),
+        }
+    };
+    for (_, bytes) in &corpus {
+        check(bytes);
+    }
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 512,
+        failure_persistence: None,
+        ..Default::default()
+    });
+    let seeds: Vec<Vec<u8>> = corpus.into_iter().map(|(_, b)| b).collect();
+    runner
+        .run(&mutate::mutated(seeds, 6), |bytes| {
+            check(&bytes);
+            Ok(())
+        })
+        .unwrap();
+}

@@ -3,7 +3,7 @@
 //! and instance, until the serving process closes the channel.
 
 use crate::wall::{self, WallStatus};
-use crate::wire::{self, Executed, FromWorker, Start, ToWorker};
+use crate::wire::{self, Channel, Executed, FromWorker, Start, ToWorker};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -68,34 +68,21 @@ fn read_sync(r: &mut impl std::io::Read) -> Result<ToWorker, String> {
     serde_json::from_slice(&read_frame_sync(r)?).map_err(|e| e.to_string())
 }
 
+/// How long an idle worker spins on its channel for the next call after
+/// answering one, before it parks: calls that come in a burst (a script's,
+/// a client's) then skip the wake-up.
+const IDLE_SPIN: std::time::Duration = std::time::Duration::from_millis(1);
+
 async fn serve(
     channel: std::os::unix::net::UnixStream,
     start: Start,
     artifact: Vec<u8>,
     mut walls: WallStatus,
 ) -> Result<(), String> {
-    channel.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let channel = tokio::net::UnixStream::from_std(channel).map_err(|e| e.to_string())?;
-    let (rd, mut wr) = channel.into_split();
-    let mut rd = tokio::io::BufReader::new(rd);
-    // One writer, fed by everyone who reports (the sink, the relay, the loop).
-    let (out, mut outgoing) = mpsc::unbounded_channel::<FromWorker>();
-    let writer = tokio::spawn(async move {
-        while let Some(msg) = outgoing.recv().await {
-            if wire::write(&mut wr, &msg).await.is_err() {
-                break;
-            }
-        }
-    });
-    // One reader, so a message is never cut by a call that ends first.
-    let (inbox_tx, mut inbox) = mpsc::unbounded_channel::<ToWorker>();
-    tokio::spawn(async move {
-        while let Ok(msg) = wire::read::<_, ToWorker>(&mut rd).await {
-            if inbox_tx.send(msg).is_err() {
-                break;
-            }
-        }
-    });
+    let mut channel = Channel::new(channel, wire::MAX_FRAME).map_err(|e| e.to_string())?;
+    // What the running tool reports, and its HTTP requests: written to the
+    // channel by this task, in order, before the call's own answer.
+    let (out, mut reports) = mpsc::unbounded_channel::<FromWorker>();
     let relay = Arc::new(Relay {
         out: out.clone(),
         pending: Mutex::default(),
@@ -106,23 +93,33 @@ async fn serve(
     let component = match loaded {
         Ok(c) => c,
         Err(reason) => {
-            let _ = out.send(FromWorker::Failed { reason });
-            drop((out, relay));
-            let _ = writer.await;
+            let _ = channel.write(&FromWorker::Failed { reason }).await;
             return Ok(());
         }
     };
     wall::enter_seccomp(&mut walls);
-    let _ = out.send(FromWorker::Ready { walls });
+    if channel.write(&FromWorker::Ready { walls }).await.is_err() {
+        return Ok(());
+    }
     // The policy of the last call (a call under the same one brings none).
     let mut policy = toolhost_policy::ToolPolicy::default();
-    while let Some(msg) = inbox.recv().await {
+    // The serving process closing the channel ends the loop.
+    while let Ok(msg) = channel.read::<ToWorker>(IDLE_SPIN).await {
         let reply = match msg {
             ToWorker::Execute(mut e) => {
                 if let Some(p) = e.policy.take() {
                     policy = p;
                 }
-                execute(&component, *e, &policy, &out, &mut inbox, &relay, &start).await
+                let call = Call {
+                    component: &component,
+                    policy: &policy,
+                    relay: &relay,
+                    start: &start,
+                };
+                match call.execute(*e, &out, &mut channel, &mut reports).await {
+                    Some(reply) => reply,
+                    None => break,
+                }
             }
             ToWorker::Render(r) => {
                 let cancel = CancellationToken::new();
@@ -140,13 +137,16 @@ async fn serve(
             }
             ToWorker::Cancel | ToWorker::Start(_) => continue,
         };
-        if out.send(reply).is_err() {
+        // What the call reported, then its answer.
+        while let Ok(report) = reports.try_recv() {
+            if channel.write(&report).await.is_err() {
+                return Ok(());
+            }
+        }
+        if channel.write(&reply).await.is_err() {
             break;
         }
     }
-    // The serving process closed the channel: nobody waits for anything
-    // (the writer is not awaited: the relay and the runtime hold senders).
-    writer.abort();
     Ok(())
 }
 
@@ -181,89 +181,149 @@ fn load(start: &Start, artifact: &[u8], relay: Arc<Relay>) -> Result<Arc<LoadedC
     loaded.map_err(|e| e.to_string())
 }
 
-async fn execute(
-    component: &Arc<LoadedComponent>,
-    e: wire::Execute,
-    policy: &toolhost_policy::ToolPolicy,
-    out: &mpsc::UnboundedSender<FromWorker>,
-    inbox: &mut mpsc::UnboundedReceiver<ToWorker>,
-    relay: &Relay,
-    start: &Start,
-) -> FromWorker {
-    let clock = e.clock.map(|c| c.clock());
-    let reads_before = e.clock.map_or(0, |c| c.reads());
-    let transaction = match e.transaction {
-        None => None,
-        Some(snapshot) => {
-            let tx = Arc::new(Transaction::new(start.dir.join("transaction")));
-            if let Err(err) = tx.restore(snapshot) {
-                return failed(format!("the script's staged files cannot be read: {err}"));
-            }
-            Some(tx)
-        }
-    };
-    let cancel = CancellationToken::new();
-    let sink: Option<Arc<dyn ContextSink>> = e
-        .live
-        .then(|| Arc::new(Sink { out: out.clone() }) as Arc<dyn ContextSink>);
-    let inv = Invocation {
-        tool: &e.tool,
-        arguments: &e.arguments,
-        policy,
-        budget: Budget {
-            fuel: e.fuel,
-            deadline: std::time::Duration::from_nanos(e.deadline_ns),
-        },
-        cancel: cancel.clone(),
-        entropy: e.seed.map_or(Entropy::Os, Entropy::Seeded),
-        clock: clock.clone(),
-        sink,
-        scope: Scope {
-            tools: None,
-            transaction: transaction.clone(),
-        },
-        reach: None,
-        retire: None,
-    };
-    let run = component.execute(inv);
-    tokio::pin!(run);
-    let execution = loop {
-        tokio::select! {
-            ex = &mut run => break ex,
-            msg = inbox.recv() => match msg {
-                Some(ToWorker::Cancel) => cancel.cancel(),
-                Some(ToWorker::Http { id, result }) => relay.answer(id, result),
-                Some(_) => {}
-                // The serving process is gone: nobody waits for the call.
-                None => std::process::exit(0),
-            },
-        }
-    };
-    let mut staged = Vec::new();
-    for (guest, overlay) in execution.staged.grants() {
-        match overlay.snapshot() {
-            Ok(s) => staged.push((guest.clone(), overlay.root().to_path_buf(), s)),
-            Err(err) => return failed(format!("the staged files cannot be read: {err}")),
-        }
+/// One `execute` in the worker: what it runs with.
+struct Call<'a> {
+    component: &'a Arc<LoadedComponent>,
+    policy: &'a toolhost_policy::ToolPolicy,
+    relay: &'a Relay,
+    start: &'a Start,
+}
+
+impl Call<'_> {
+    /// Runs `e`, passing on what the tool reports and its HTTP requests
+    /// as they come, and the serving process's cancellation and answers.
+    /// `None`: the serving process is gone.
+    async fn execute(
+        &self,
+        e: wire::Execute,
+        out: &mpsc::UnboundedSender<FromWorker>,
+        channel: &mut Channel,
+        reports: &mut mpsc::UnboundedReceiver<FromWorker>,
+    ) -> Option<FromWorker> {
+        let execution = match self.run(e, out, channel, reports).await {
+            Ok(execution) => execution,
+            Err(reply) => return reply,
+        };
+        Some(self.executed(execution))
     }
-    let transaction = match &transaction {
-        Some(tx) if execution.outcome.is_ok() => match tx.snapshot() {
-            Ok(s) => Some(s),
-            Err(err) => return failed(format!("the staged files cannot be read: {err}")),
-        },
-        _ => None,
-    };
-    let clock_reads = clock
-        .and_then(|c| c.portable())
-        .map_or(0, |c| c.reads().saturating_sub(reads_before));
-    FromWorker::Executed(Box::new(Executed {
-        outcome: execution.outcome,
-        rendered: execution.rendered,
-        report: execution.report,
-        staged,
-        transaction,
-        clock_reads,
-    }))
+
+    /// The call run to its end (`Err`: a reply already, or `None` when
+    /// the serving process is gone).
+    async fn run(
+        &self,
+        e: wire::Execute,
+        out: &mpsc::UnboundedSender<FromWorker>,
+        channel: &mut Channel,
+        reports: &mut mpsc::UnboundedReceiver<FromWorker>,
+    ) -> Result<Ran, Option<FromWorker>> {
+        let clock = e.clock.map(|c| c.clock());
+        let reads_before = e.clock.map_or(0, |c| c.reads());
+        let transaction = match e.transaction {
+            None => None,
+            Some(snapshot) => {
+                let tx = Arc::new(Transaction::new(self.start.dir.join("transaction")));
+                if let Err(err) = tx.restore(snapshot) {
+                    return Err(Some(failed(format!(
+                        "the script's staged files cannot be read: {err}"
+                    ))));
+                }
+                Some(tx)
+            }
+        };
+        let cancel = CancellationToken::new();
+        let sink: Option<Arc<dyn ContextSink>> = e
+            .live
+            .then(|| Arc::new(Sink { out: out.clone() }) as Arc<dyn ContextSink>);
+        let inv = Invocation {
+            tool: &e.tool,
+            arguments: &e.arguments,
+            policy: self.policy,
+            budget: Budget {
+                fuel: e.fuel,
+                deadline: std::time::Duration::from_nanos(e.deadline_ns),
+            },
+            cancel: cancel.clone(),
+            entropy: e.seed.map_or(Entropy::Os, Entropy::Seeded),
+            clock: clock.clone(),
+            sink,
+            scope: Scope {
+                tools: None,
+                transaction: transaction.clone(),
+            },
+            reach: None,
+            retire: None,
+        };
+        let run = self.component.execute(inv);
+        tokio::pin!(run);
+        let execution = loop {
+            tokio::select! {
+                ex = &mut run => break ex,
+                report = reports.recv() => {
+                    if let Some(report) = report
+                        && channel.write(&report).await.is_err()
+                    {
+                        return Err(None);
+                    }
+                }
+                msg = channel.read::<ToWorker>(std::time::Duration::ZERO) => match msg {
+                    Ok(ToWorker::Cancel) => cancel.cancel(),
+                    Ok(ToWorker::Http { id, result }) => self.relay.answer(id, result),
+                    Ok(_) => {}
+                    // The serving process is gone: nobody waits for the call.
+                    Err(_) => return Err(None),
+                },
+            }
+        };
+        Ok(Ran {
+            execution,
+            transaction,
+            clock,
+            reads_before,
+        })
+    }
+
+    /// How a run ended, as its answer.
+    fn executed(&self, ran: Ran) -> FromWorker {
+        let Ran {
+            execution,
+            transaction,
+            clock,
+            reads_before,
+        } = ran;
+        let mut staged = Vec::new();
+        for (guest, overlay) in execution.staged.grants() {
+            match overlay.snapshot() {
+                Ok(s) => staged.push((guest.clone(), overlay.root().to_path_buf(), s)),
+                Err(err) => return failed(format!("the staged files cannot be read: {err}")),
+            }
+        }
+        let transaction = match &transaction {
+            Some(tx) if execution.outcome.is_ok() => match tx.snapshot() {
+                Ok(s) => Some(s),
+                Err(err) => return failed(format!("the staged files cannot be read: {err}")),
+            },
+            _ => None,
+        };
+        let clock_reads = clock
+            .and_then(|c| c.portable())
+            .map_or(0, |c| c.reads().saturating_sub(reads_before));
+        FromWorker::Executed(Box::new(Executed {
+            outcome: execution.outcome,
+            rendered: execution.rendered,
+            report: execution.report,
+            staged,
+            transaction,
+            clock_reads,
+        }))
+    }
+}
+
+/// A call run to its end, and what its answer is made from.
+struct Ran {
+    execution: toolhost_runtime::Execution,
+    transaction: Option<Arc<Transaction>>,
+    clock: Option<Arc<dyn toolhost_contract::clock::Clock>>,
+    reads_before: u64,
 }
 
 fn failed(message: String) -> FromWorker {

@@ -2,11 +2,10 @@
 //! tool body that runs a call in one of them.
 
 use crate::wall::{Support, WallSpec, WallStatus};
-use crate::wire::{self, FromWorker, Start, ToWorker};
+use crate::wire::{self, Channel, FromWorker, Start, ToWorker};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{ContentBlock, FailureCode, ToolFailure};
 use toolhost_effects::{Overlay, Staged, StagingArea, TxSnapshot};
@@ -569,12 +568,15 @@ enum Ended {
     Died(String),
 }
 
+/// How long the serving process spins on a worker's channel for its
+/// answer before it parks: a trivial call's whole round trip, with room.
+const ANSWER_SPIN: Duration = Duration::from_millis(1);
+
 /// One worker process.
 struct Worker {
     child: tokio::process::Child,
-    /// The channel, buffered for reading (a message is then one read).
-    reader: tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>,
-    writer: tokio::net::unix::OwnedWriteHalf,
+    /// The channel.
+    channel: Channel,
     /// The policy its last call was sent (a call under the same one sends
     /// none).
     sent_policy: Option<ToolPolicy>,
@@ -602,29 +604,35 @@ impl Worker {
         policy: &ToolPolicy,
         denied: &Mutex<Vec<String>>,
     ) -> Result<FromWorker, Ended> {
-        wire::write(&mut self.writer, msg)
+        self.channel
+            .write(msg)
             .await
             .map_err(|e| Ended::Died(e.to_string()))?;
-        let (rd, wr) = (&mut self.reader, &mut self.writer);
+        // The first wait spins (a quick call's answer comes before a park
+        // and a wake-up would); later ones, after a report, park at once.
+        let mut spin = ANSWER_SPIN;
         loop {
             let next = tokio::select! {
                 biased;
                 () = cancel.cancelled() => {
                     // The caller goes now, as an in-process call's does;
                     // the worker is told, and drained before its reuse.
-                    wire::write(wr, &ToWorker::Cancel)
+                    self.channel
+                        .write(&ToWorker::Cancel)
                         .await
                         .map_err(|e| Ended::Died(e.to_string()))?;
                     return Err(Ended::Cancelled);
                 }
                 () = tokio::time::sleep_until(deadline.into()) => return Err(Ended::Deadline),
-                m = wire::read::<_, FromWorker>(rd) => m,
+                m = self.channel.read::<FromWorker>(spin) => m,
             };
+            spin = Duration::ZERO;
             match next.map_err(|e| Ended::Died(e.to_string()))? {
                 FromWorker::Context { event } => on_event(event),
                 FromWorker::Http { id, request } => {
                     let result = toolhost_runtime::send_relayed(policy, request, denied).await;
-                    wire::write(wr, &ToWorker::Http { id, result })
+                    self.channel
+                        .write(&ToWorker::Http { id, result })
                         .await
                         .map_err(|e| Ended::Died(e.to_string()))?;
                 }
@@ -659,7 +667,7 @@ impl Pool {
         tokio::spawn(async move {
             let answered = tokio::time::timeout(Duration::from_secs(5), async {
                 loop {
-                    match wire::read::<_, FromWorker>(&mut w.reader).await {
+                    match w.channel.read::<FromWorker>(Duration::ZERO).await {
                         Ok(FromWorker::Executed(_) | FromWorker::Rendered { .. }) => return true,
                         Ok(FromWorker::Http { id, .. }) => {
                             let refused = ToWorker::Http {
@@ -668,7 +676,7 @@ impl Pool {
                                     "the call was cancelled".into(),
                                 )),
                             };
-                            if wire::write(&mut w.writer, &refused).await.is_err() {
+                            if w.channel.write(&refused).await.is_err() {
                                 return false;
                             }
                         }
@@ -809,16 +817,11 @@ async fn spawn(
             }
         });
     }
-    ours.set_nonblocking(true)
-        .map_err(|e| fail(e.to_string()))?;
-    let (reader, writer) = UnixStream::from_std(ours)
-        .map_err(|e| fail(e.to_string()))?
-        .into_split();
+    let channel = Channel::new(ours, wire::MAX_FRAME).map_err(|e| fail(e.to_string()))?;
     spec.write.push(dir.clone());
     let mut worker = Worker {
         child,
-        reader: tokio::io::BufReader::new(reader),
-        writer,
+        channel,
         sent_policy: None,
         pid,
         dir: dir.clone(),
@@ -838,9 +841,9 @@ async fn spawn(
     }));
     let started = Instant::now();
     let hello = async {
-        wire::write(&mut worker.writer, &start).await?;
-        wire::write_frame(&mut worker.writer, artifact).await?;
-        wire::read::<_, FromWorker>(&mut worker.reader).await
+        worker.channel.write(&start).await?;
+        worker.channel.write_frame(artifact).await?;
+        worker.channel.read::<FromWorker>(Duration::ZERO).await
     };
     let ready = tokio::time::timeout(START_TIMEOUT, hello).await;
     let walls = match ready {

@@ -1211,7 +1211,13 @@ impl Overlay {
     fn node_of(&self, st: &mut State, path: &str, saved: SavedNode) -> Result<Node, FsError> {
         use base64::Engine as _;
         use std::os::unix::fs::PermissionsExt as _;
-        if path.starts_with('/') || path.split('/').any(|c| c == ".." || c.is_empty()) {
+        // A snapshot may come from another process (a worker's): every
+        // path stays inside the grant, a link never names the host's root
+        // (as `symlink` refuses one), and no file is set-user-id,
+        // set-group-id or sticky (a guest cannot set those bits).
+        let inside =
+            |p: &str| !p.starts_with('/') && !p.split('/').any(|c| c == ".." || c.is_empty());
+        if !inside(path) {
             return Err(FsError::Invalid);
         }
         Ok(match saved {
@@ -1221,11 +1227,15 @@ impl Overlay {
                     .map_err(|_| FsError::Invalid)?;
                 let blob = self.blob(st)?;
                 std::fs::write(&blob, bytes)?;
-                std::fs::set_permissions(&blob, std::fs::Permissions::from_mode(mode & 0o7777))?;
+                std::fs::set_permissions(&blob, std::fs::Permissions::from_mode(mode & 0o777))?;
                 Node::File(blob)
             }
-            SavedNode::LowerRef { from } => Node::LowerRef(from),
+            SavedNode::LowerRef { from } if inside(&from) => Node::LowerRef(from),
+            SavedNode::LowerRef { .. } => return Err(FsError::Invalid),
             SavedNode::Dir { opaque } => Node::Dir { opaque },
+            SavedNode::Symlink { target } if target.starts_with('/') => {
+                return Err(FsError::NotPermitted);
+            }
             SavedNode::Symlink { target } => Node::Symlink(target),
             SavedNode::Whiteout => Node::Whiteout,
         })
@@ -1339,6 +1349,48 @@ mod tests {
             o.apply_changes(&OverlaySnapshot::default(), hostile),
             Err(FsError::Invalid)
         ));
+        // So is a rename from outside it, and a link to the host's root.
+        for (node, refused) in [
+            (
+                SavedNode::LowerRef {
+                    from: "../../etc/passwd".into(),
+                },
+                "a rename from outside",
+            ),
+            (
+                SavedNode::Symlink {
+                    target: "/etc/passwd".into(),
+                },
+                "a link to the root",
+            ),
+        ] {
+            let mut hostile = OverlaySnapshot::default();
+            hostile.nodes.push(("inside.txt".into(), node));
+            assert!(
+                o.apply_changes(&OverlaySnapshot::default(), hostile)
+                    .is_err(),
+                "{refused}"
+            );
+        }
+        // A file's set-user-id bit does not survive.
+        use base64::Engine as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut setuid = OverlaySnapshot::default();
+        setuid.nodes.push((
+            "suid".into(),
+            SavedNode::File {
+                base64: base64::engine::general_purpose::STANDARD.encode(b"#!"),
+                mode: 0o4755,
+            },
+        ));
+        o.apply_changes(&OverlaySnapshot::default(), setuid)
+            .unwrap();
+        let st = lock(&o.state);
+        let Some(Node::File(blob)) = st.nodes.get("suid") else {
+            panic!("staged")
+        };
+        let mode = std::fs::metadata(blob).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o755);
     }
 
     #[test]

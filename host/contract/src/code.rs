@@ -111,6 +111,12 @@ failure_codes! {
     /// broke its seccomp filter) or could not be started; it is replaced.
     /// The reason is in `info.reason`.
     WorkerDied => "worker_died",
+    /// The worker process running the call sent what no honest worker
+    /// sends (an answer to another call, staged writes outside the call's
+    /// grants, more than its policy allows, bytes that are no message): it
+    /// was killed and is replaced, and nothing it did was kept. What it
+    /// sent is in `info.reason`.
+    WorkerRefused => "worker_refused",
     /// The component runs in worker processes, and this kernel cannot
     /// build the walls its policy requires (`walls = "required"`); nothing
     /// ran. What is missing is in `info.missing`.
@@ -247,6 +253,7 @@ mod tests {
                 "quota_exceeded",
                 "tool_call_limit",
                 "worker_died",
+                "worker_refused",
                 "walls_unavailable",
             ]
         );

@@ -103,6 +103,9 @@ async fn serve(
     }
     // The policy of the last call (a call under the same one brings none).
     let mut policy = toolhost_policy::ToolPolicy::default();
+    // Test builds only: the answers to forge (see `forge`).
+    #[cfg(debug_assertions)]
+    let forge_case = std::env::var(crate::forge::VAR).ok();
     // The serving process closing the channel ends the loop.
     while let Ok(msg) = channel.read::<ToWorker>(IDLE_SPIN).await {
         let reply = match msg {
@@ -126,9 +129,13 @@ async fn serve(
                 let outcome = component
                     .render(&r.tool, &r.arguments, &r.value, &r.policy, cancel)
                     .await;
-                FromWorker::Rendered { outcome }
+                FromWorker::Rendered {
+                    seq: r.seq,
+                    outcome,
+                }
             }
-            ToWorker::ListTools => FromWorker::Listed {
+            ToWorker::ListTools { seq } => FromWorker::Listed {
+                seq,
                 declared: component.declared().await.map_err(|e| e.to_string()),
             },
             ToWorker::Http { id, result } => {
@@ -136,6 +143,14 @@ async fn serve(
                 continue;
             }
             ToWorker::Cancel | ToWorker::Start(_) => continue,
+        };
+        #[cfg(debug_assertions)]
+        let reply = match &forge_case {
+            Some(case) => match crate::forge::forge(case, reply, &mut channel).await {
+                Some(reply) => reply,
+                None => continue,
+            },
+            None => reply,
         };
         // What the call reported, then its answer.
         while let Ok(report) = reports.try_recv() {
@@ -200,11 +215,12 @@ impl Call<'_> {
         channel: &mut Channel,
         reports: &mut mpsc::UnboundedReceiver<FromWorker>,
     ) -> Option<FromWorker> {
+        let seq = e.seq;
         let execution = match self.run(e, out, channel, reports).await {
             Ok(execution) => execution,
-            Err(reply) => return reply,
+            Err(reply) => return reply.map(|r| with_seq(r, seq)),
         };
-        Some(self.executed(execution))
+        Some(with_seq(self.executed(execution), seq))
     }
 
     /// The call run to its end (`Err`: a reply already, or `None` when
@@ -308,6 +324,7 @@ impl Call<'_> {
             .and_then(|c| c.portable())
             .map_or(0, |c| c.reads().saturating_sub(reads_before));
         FromWorker::Executed(Box::new(Executed {
+            seq: 0,
             outcome: execution.outcome,
             rendered: execution.rendered,
             report: execution.report,
@@ -326,8 +343,17 @@ struct Ran {
     reads_before: u64,
 }
 
+/// `reply`, numbered as the answer to request `seq`.
+fn with_seq(mut reply: FromWorker, seq: u64) -> FromWorker {
+    if let FromWorker::Executed(e) = &mut reply {
+        e.seq = seq;
+    }
+    reply
+}
+
 fn failed(message: String) -> FromWorker {
     FromWorker::Executed(Box::new(Executed {
+        seq: 0,
         outcome: Err(ToolFailure::new(FailureCode::HostError, message)),
         rendered: None,
         report: toolhost_runtime::ExecutionReport::default(),

@@ -23,6 +23,8 @@
 //! [`workers_run_this_binary`].
 
 mod child;
+#[cfg(debug_assertions)]
+mod forge;
 mod pool;
 pub mod wall;
 pub mod wire;

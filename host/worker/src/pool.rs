@@ -2,7 +2,7 @@
 //! tool body that runs a call in one of them.
 
 use crate::wall::{Support, WallSpec, WallStatus};
-use crate::wire::{self, Channel, FromWorker, Start, ToWorker};
+use crate::wire::{self, Channel, FromWorker, Start, ToWorker, WireError};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -215,7 +215,9 @@ impl Isolated {
             worker.sent_policy = Some(policy.clone());
             Some(policy.clone())
         };
+        let seq = worker.next_seq();
         let msg = ToWorker::Execute(Box::new(wire::Execute {
+            seq,
             tool: input.tool.to_owned(),
             arguments: input.arguments.to_owned(),
             policy: policy_sent,
@@ -231,9 +233,13 @@ impl Isolated {
         }));
         let denied = Mutex::new(Vec::new());
         let deadline = Instant::now() + input.budget.deadline + BACKSTOP_GRACE;
+        worker
+            .channel
+            .set_max_frame(answer_bound(&policy, before.as_ref()));
         let reply = worker
             .call(
                 &msg,
+                seq,
                 deadline,
                 &input.cancel,
                 |event| {
@@ -246,18 +252,21 @@ impl Isolated {
             )
             .await;
         let executed = match reply {
-            Ok(FromWorker::Executed(e)) => {
-                self.pool.checkin(worker);
-                *e
-            }
+            Ok(FromWorker::Executed(e)) => *e,
             Ok(_) => {
                 return Execution::new(
-                    Err(died(&mut worker, "it answered out of turn").await),
+                    Err(refused(
+                        worker,
+                        "it answered an `execute` with another kind of answer",
+                    )),
                     ExecutionReport::default(),
                 );
             }
+            Err(Ended::Refused(why)) => {
+                return Execution::new(Err(refused(worker, &why)), ExecutionReport::default());
+            }
             Err(Ended::Cancelled) => {
-                self.pool.drain(worker);
+                self.pool.drain(worker, seq);
                 return Execution::new(Err(cancelled()), ExecutionReport::default());
             }
             Err(Ended::Deadline) => {
@@ -284,6 +293,11 @@ impl Isolated {
                 );
             }
         };
+        // What an honest worker cannot have sent refuses the call and
+        // stops the worker.
+        if let Err(why) = check_report(&executed.report, &policy) {
+            return Execution::new(Err(refused(worker, &why)), ExecutionReport::default());
+        }
         clock.advance_reads(executed.clock_reads);
         let mut report = executed.report;
         for d in denied.into_inner().unwrap_or_default() {
@@ -300,7 +314,7 @@ impl Isolated {
                         after.only(|root| granted.is_some_and(|g| g.rw.iter().any(|g| g == root)));
                     check_growth(&before, &after, input.policy).and_then(|()| {
                         tx.apply_changes(&before, after)
-                            .map_err(|e| ToolFailure::new(FailureCode::HostError, e.to_string()))
+                            .map_err(|e| forged(format!("its staged files cannot be taken: {e}")))
                     })
                 }
                 (Some(_), _, _) => Ok(()),
@@ -309,9 +323,13 @@ impl Isolated {
                 }
             };
             if let Err(f) = restaged {
+                if is_forgery(&f) {
+                    return Execution::new(Err(stopped(worker, f)), ExecutionReport::default());
+                }
                 outcome = Err(f);
             }
         }
+        self.pool.checkin(worker);
         Execution {
             outcome,
             rendered: executed.rendered,
@@ -333,7 +351,9 @@ impl Isolated {
         }
         self.available().map_err(|u| walls_unavailable(&u))?;
         let mut worker = self.pool.checkout().await?;
+        let seq = worker.next_seq();
         let msg = ToWorker::Render(Box::new(wire::Render {
+            seq,
             tool: tool.to_owned(),
             arguments: arguments.to_owned(),
             value: value.to_owned(),
@@ -342,17 +362,22 @@ impl Isolated {
         let deadline =
             Instant::now() + Duration::from_millis(policy.limits.timeout_ms) + BACKSTOP_GRACE;
         let denied = Mutex::new(Vec::new());
+        worker.channel.set_max_frame(answer_bound(policy, None));
         match worker
-            .call(&msg, deadline, &cancel, |_| {}, policy, &denied)
+            .call(&msg, seq, deadline, &cancel, |_| {}, policy, &denied)
             .await
         {
-            Ok(FromWorker::Rendered { outcome }) => {
+            Ok(FromWorker::Rendered { outcome, .. }) => {
                 self.pool.checkin(worker);
                 outcome
             }
-            Ok(_) => Err(died(&mut worker, "it answered out of turn").await),
+            Ok(_) => Err(refused(
+                worker,
+                "it answered a `render` with another kind of answer",
+            )),
+            Err(Ended::Refused(why)) => Err(refused(worker, &why)),
             Err(Ended::Cancelled) => {
-                self.pool.drain(worker);
+                self.pool.drain(worker, seq);
                 Err(cancelled())
             }
             Err(Ended::Deadline) => {
@@ -457,16 +482,19 @@ fn restage(
             .iter()
             .any(|g| g.mode == FsMode::ReadWrite && g.host == root && g.guest == guest);
         if !granted {
-            return Err(refuse(format!(
-                "the worker staged writes in {} ({guest}), which the call was not granted",
+            return Err(forged(format!(
+                "it staged writes in {} ({guest}), which the call was not granted",
                 root.display()
             )));
         }
         let overlay = Overlay::new(&root, call.with_extension(i.to_string()))
             .map_err(|e| refuse(format!("{}: {e}", root.display())))?;
-        overlay
-            .restore(snapshot)
-            .map_err(|e| refuse(format!("{}: {e}", root.display())))?;
+        overlay.restore(snapshot).map_err(|e| {
+            forged(format!(
+                "its staged files in {} cannot be taken: {e}",
+                root.display()
+            ))
+        })?;
         grants.push((guest, Arc::new(overlay)));
     }
     Ok(Staged::new(grants))
@@ -497,6 +525,111 @@ fn check_budget(bytes: u64, entries: u64, policy: &ToolPolicy) -> Result<(), Too
         ));
     }
     Ok(())
+}
+
+/// The largest answer an honest worker sends for a call under `policy`
+/// (a script's call with the transaction `sent`): its value and rendering,
+/// its stdout and stderr, what it reported and what it staged, each at
+/// the most its policy lets through and as JSON may spell it (a string's
+/// byte as six, a staged file's as base64), with room for the rest. A
+/// frame past it is refused before it is read.
+fn answer_bound(policy: &ToolPolicy, sent: Option<&TxSnapshot>) -> usize {
+    let l = &policy.limits;
+    let six = |n: u64| n.saturating_mul(6);
+    let bytes = six(l.max_value_bytes)
+        .saturating_mul(2)
+        .saturating_add(six(l.max_stdout_bytes).saturating_mul(2))
+        .saturating_add(six(l.max_context_bytes))
+        .saturating_add(l.max_write_bytes.saturating_mul(2))
+        .saturating_add(l.max_files_created.saturating_mul(4096))
+        .saturating_add(sent.map_or(0, |t| {
+            let (b, e) = t.staged_size();
+            b.saturating_mul(2).saturating_add(e.saturating_mul(4096))
+        }))
+        .saturating_add(1 << 20);
+    usize::try_from(bytes)
+        .unwrap_or(usize::MAX)
+        .min(wire::MAX_FRAME)
+}
+
+/// What a call may report as it runs (context events, as they come over
+/// the channel), in bytes of their JSON.
+fn reports_bound(policy: &ToolPolicy) -> usize {
+    usize::try_from(policy.limits.max_context_bytes.saturating_mul(8))
+        .unwrap_or(usize::MAX)
+        .saturating_add(64 * 1024)
+}
+
+/// One reported event's size, as it counts against [`reports_bound`].
+fn event_size(event: &toolhost_contract::ContextEvent) -> usize {
+    serde_json::to_vec(event).map_or(usize::MAX, |v| v.len())
+}
+
+/// Whether what a worker observed fits what its policy lets a sandbox
+/// keep (its stdout and stderr bounded, decoded lossily; what the tool
+/// reported); else what it claims is a forgery.
+fn check_report(report: &ExecutionReport, policy: &ToolPolicy) -> Result<(), String> {
+    let l = &policy.limits;
+    // Lossy decoding may spell a byte as U+FFFD (three bytes).
+    let stream = usize::try_from(l.max_stdout_bytes.saturating_mul(3))
+        .unwrap_or(usize::MAX)
+        .saturating_add(1024);
+    if report.stdout.len() > stream || report.stderr.len() > stream {
+        return Err(format!(
+            "it sent more output than its policy keeps (max_stdout_bytes = {})",
+            l.max_stdout_bytes
+        ));
+    }
+    let reported: usize = report.context.iter().map(event_size).sum();
+    if reported > reports_bound(policy) {
+        return Err(format!(
+            "it recorded more reports than its policy keeps (max_context_bytes = {})",
+            l.max_context_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// A failure whose cause is a worker's forgery (see [`is_forgery`]).
+fn forged(why: String) -> ToolFailure {
+    ToolFailure::new(FailureCode::WorkerRefused, why)
+}
+
+/// Whether `f` says the worker sent what no honest worker sends: staged
+/// writes outside its grants or past its budget (it enforces both itself).
+fn is_forgery(f: &ToolFailure) -> bool {
+    [FailureCode::WorkerRefused, FailureCode::WriteBudgetExceeded]
+        .iter()
+        .any(|c| f.code.as_str() == c.as_str())
+}
+
+/// Stops a worker that sent what no honest worker sends: killed now (not
+/// kept idle: the next call starts another), and its call refused.
+fn refused(worker: Worker, why: &str) -> ToolFailure {
+    stopped(worker, forged(why.to_owned()))
+}
+
+/// Stops `worker` for the forgery `f`, and says so in `f`.
+fn stopped(mut worker: Worker, f: ToolFailure) -> ToolFailure {
+    let _ = worker.child.start_kill();
+    tracing::warn!(
+        pid = worker.pid,
+        why = %f.message,
+        "a worker sent what no honest worker sends: stopped; the next call starts another"
+    );
+    let reason = f.message.clone();
+    let message = match f.code.as_str() {
+        "worker_refused" => format!(
+            "the worker running the tool sent what the host refuses ({reason}); it was \
+             stopped, and nothing it did was kept"
+        ),
+        _ => format!("{reason}; the worker was stopped, and nothing it did was kept"),
+    };
+    ToolFailure {
+        code: f.code,
+        message,
+        info: Some(serde_json::json!({ "reason": reason })),
+    }
 }
 
 fn walls_unavailable(u: &Unavailable) -> ToolFailure {
@@ -566,6 +699,8 @@ enum Ended {
     Cancelled,
     Deadline,
     Died(String),
+    /// It sent what no honest worker sends.
+    Refused(String),
 }
 
 /// How long the serving process spins on a worker's channel for its
@@ -580,6 +715,8 @@ struct Worker {
     /// The policy its last call was sent (a call under the same one sends
     /// none).
     sent_policy: Option<ToolPolicy>,
+    /// The number of its last request.
+    seq: u64,
     pid: u32,
     dir: PathBuf,
     walls: WallStatus,
@@ -593,11 +730,22 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    /// Sends `msg` and waits for its answer, passing on what the tool
-    /// reports and relaying its HTTP requests through `policy`'s gate.
+    /// The number of its next request.
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Sends `msg` (request number `seq`) and waits for its answer,
+    /// passing on what the tool reports (within what `policy` lets it
+    /// report) and relaying its HTTP requests through `policy`'s gate.
+    /// Anything that is neither, or an answer to another request, is
+    /// [`Ended::Refused`].
+    #[allow(clippy::too_many_arguments)]
     async fn call(
         &mut self,
         msg: &ToWorker,
+        seq: u64,
         deadline: Instant,
         cancel: &CancellationToken,
         mut on_event: impl FnMut(toolhost_contract::ContextEvent),
@@ -611,6 +759,8 @@ impl Worker {
         // The first wait spins (a quick call's answer comes before a park
         // and a wake-up would); later ones, after a report, park at once.
         let mut spin = ANSWER_SPIN;
+        let mut reported = 0usize;
+        let may_report = reports_bound(policy);
         loop {
             let next = tokio::select! {
                 biased;
@@ -627,8 +777,23 @@ impl Worker {
                 m = self.channel.read::<FromWorker>(spin) => m,
             };
             spin = Duration::ZERO;
-            match next.map_err(|e| Ended::Died(e.to_string()))? {
-                FromWorker::Context { event } => on_event(event),
+            let next = match next {
+                Ok(m) => m,
+                Err(WireError::Io(e)) => return Err(Ended::Died(e.to_string())),
+                Err(e) => return Err(Ended::Refused(e.to_string())),
+            };
+            match next {
+                FromWorker::Context { event } => {
+                    reported = reported.saturating_add(event_size(&event));
+                    if reported > may_report {
+                        return Err(Ended::Refused(format!(
+                            "it reported more than its policy lets a call report \
+                             (max_context_bytes = {})",
+                            policy.limits.max_context_bytes
+                        )));
+                    }
+                    on_event(event);
+                }
                 FromWorker::Http { id, request } => {
                     let result = toolhost_runtime::send_relayed(policy, request, denied).await;
                     self.channel
@@ -636,7 +801,13 @@ impl Worker {
                         .await
                         .map_err(|e| Ended::Died(e.to_string()))?;
                 }
-                other => return Ok(other),
+                answer if answer.answers() == Some(seq) => return Ok(answer),
+                other => {
+                    return Err(Ended::Refused(match other.answers() {
+                        Some(n) => format!("it answered request {n}, not the one asked ({seq})"),
+                        None => "it said something out of turn".to_owned(),
+                    }));
+                }
             }
         }
     }
@@ -648,11 +819,15 @@ impl Pool {
             let w = self.idle.lock().ok().and_then(|mut i| i.pop());
             match w {
                 Some(mut w) => {
-                    // One that died while idle is replaced.
-                    if matches!(w.child.try_wait(), Ok(None)) {
+                    // One that died while idle is replaced, and so is one
+                    // that said something nobody asked for.
+                    if !matches!(w.child.try_wait(), Ok(None)) {
+                        let _ = died(&mut w, "it died while idle").await;
+                    } else if !matches!(w.channel.try_frame(), Ok(None)) {
+                        let _ = refused(w, "it spoke while idle");
+                    } else {
                         return Ok(w);
                     }
-                    let _ = died(&mut w, "it died while idle").await;
                 }
                 None => return self.spawn().await,
             }
@@ -662,13 +837,14 @@ impl Pool {
     /// Takes back a worker whose call was cancelled once it has answered
     /// (what it says then is dropped); one that does not answer soon is
     /// killed.
-    fn drain(self: &Arc<Self>, mut w: Worker) {
+    fn drain(self: &Arc<Self>, mut w: Worker, seq: u64) {
         let pool = self.clone();
         tokio::spawn(async move {
             let answered = tokio::time::timeout(Duration::from_secs(5), async {
                 loop {
                     match w.channel.read::<FromWorker>(Duration::ZERO).await {
-                        Ok(FromWorker::Executed(_) | FromWorker::Rendered { .. }) => return true,
+                        Ok(answer) if answer.answers() == Some(seq) => return true,
+                        Ok(FromWorker::Executed(_) | FromWorker::Rendered { .. }) => return false,
                         Ok(FromWorker::Http { id, .. }) => {
                             let refused = ToWorker::Http {
                                 id,
@@ -759,9 +935,11 @@ pub async fn declared(
     // list-tools' own deadline (30 s) ends it first; this is the backstop.
     let deadline = Instant::now() + Duration::from_secs(60);
     let nothing = toolhost_policy::Policy::deny_all().component();
+    let seq = worker.next_seq();
     match worker
         .call(
-            &ToWorker::ListTools,
+            &ToWorker::ListTools { seq },
+            seq,
             deadline,
             &CancellationToken::new(),
             |_| {},
@@ -770,8 +948,9 @@ pub async fn declared(
         )
         .await
     {
-        Ok(FromWorker::Listed { declared }) => declared,
+        Ok(FromWorker::Listed { declared, .. }) => declared,
         Ok(_) => Err("the worker answered out of turn".into()),
+        Err(Ended::Refused(why)) => Err(refused(worker, &why).message),
         Err(Ended::Died(why)) => Err(died(&mut worker, &why).await.message),
         Err(Ended::Cancelled | Ended::Deadline) => Err("list-tools did not finish in time".into()),
     }
@@ -796,9 +975,14 @@ async fn spawn(
     let dir = area.fresh("worker");
     toolhost_effects::make_private(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(|e| fail(e.to_string()))?;
-    let mut child = tokio::process::Command::new(exe)
-        .arg(WORKER_ARG)
-        .env_clear()
+    let mut command = tokio::process::Command::new(exe);
+    command.arg(WORKER_ARG).env_clear();
+    // Test builds only: a worker that forges its answers (`forge`).
+    #[cfg(debug_assertions)]
+    if let Some(case) = std::env::var_os("TOOLHOST_TEST_FORGE") {
+        command.env("TOOLHOST_TEST_FORGE", case);
+    }
+    let mut child = command
         .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
             theirs,
         )))
@@ -823,6 +1007,7 @@ async fn spawn(
         child,
         channel,
         sent_policy: None,
+        seq: 0,
         pid,
         dir: dir.clone(),
         walls: WallStatus::default(),

@@ -29,7 +29,10 @@ pub enum ToWorker {
     /// Run `render` in a sandbox that grants nothing.
     Render(Box<Render>),
     /// Run the component's `list-tools` (under a policy granting nothing).
-    ListTools,
+    ListTools {
+        /// The request's number, which its answer carries.
+        seq: u64,
+    },
     /// The running call's caller cancelled it.
     Cancel,
     /// The answer to a relayed HTTP request.
@@ -69,6 +72,8 @@ pub struct Start {
 /// One `execute`.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Execute {
+    /// The request's number, which its answer carries.
+    pub seq: u64,
     /// The tool, by the name the component declared.
     pub tool: String,
     /// The arguments, JSON.
@@ -94,6 +99,8 @@ pub struct Execute {
 /// One pure `render`.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Render {
+    /// The request's number, which its answer carries.
+    pub seq: u64,
     /// The tool.
     pub tool: String,
     /// The arguments, JSON.
@@ -134,11 +141,15 @@ pub enum FromWorker {
     Executed(Box<Executed>),
     /// `list-tools` ended: what the component declared, unchecked.
     Listed {
+        /// The number of the request it answers.
+        seq: u64,
         /// The declaration, or why there is none.
         declared: Result<toolhost_runtime::Declared, String>,
     },
     /// A `render` ended.
     Rendered {
+        /// The number of the request it answers.
+        seq: u64,
         /// Its outcome.
         outcome: Result<Option<Vec<ContentBlock>>, ToolFailure>,
     },
@@ -147,6 +158,8 @@ pub enum FromWorker {
 /// How an `execute` ended.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Executed {
+    /// The number of the request it answers.
+    pub seq: u64,
     /// The value or the failure.
     pub outcome: Result<String, ToolFailure>,
     /// A same-instance render's outcome.
@@ -194,6 +207,21 @@ pub struct Channel {
     start: usize,
     /// The largest frame accepted.
     max_frame: usize,
+}
+
+impl FromWorker {
+    /// The number of the request this answers (`None`: not an answer,
+    /// something the running call says on its way).
+    pub fn answers(&self) -> Option<u64> {
+        match self {
+            FromWorker::Executed(e) => Some(e.seq),
+            FromWorker::Listed { seq, .. } | FromWorker::Rendered { seq, .. } => Some(*seq),
+            FromWorker::Ready { .. }
+            | FromWorker::Failed { .. }
+            | FromWorker::Context { .. }
+            | FromWorker::Http { .. } => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for Channel {
@@ -375,7 +403,9 @@ impl Channel {
         self.write_all(&buf).await
     }
 
-    async fn write_all(&self, mut bytes: &[u8]) -> Result<(), WireError> {
+    /// Writes `bytes` as they are (a frame's parts; the test worker's
+    /// forgeries).
+    pub(crate) async fn write_all(&self, mut bytes: &[u8]) -> Result<(), WireError> {
         use std::io::Write as _;
         while !bytes.is_empty() {
             match (&self.raw).write(bytes) {
@@ -416,11 +446,11 @@ mod tests {
     async fn messages_go_through_whole_and_in_order() {
         let (a, mut b) = pair(MAX_FRAME);
         a.write(&ToWorker::Cancel).await.unwrap();
-        a.write(&ToWorker::ListTools).await.unwrap();
+        a.write(&ToWorker::ListTools { seq: 1 }).await.unwrap();
         assert!(matches!(b.read(Duration::ZERO).await, Ok(ToWorker::Cancel)));
         assert!(matches!(
             b.read(Duration::from_millis(1)).await,
-            Ok(ToWorker::ListTools)
+            Ok(ToWorker::ListTools { seq: 1 })
         ));
         // Nothing more: a spin gives up and parks; a frame written later
         // wakes it.

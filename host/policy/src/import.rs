@@ -383,6 +383,9 @@ fn fs_grant(uri: &str) -> Result<(String, String), String> {
     } else {
         format!("/{path}")
     };
+    // The same rule the written policy is held to, so that an import never
+    // writes a grant its own parse then refuses.
+    crate::raw::check_guest_path(&guest)?;
     Ok((path.to_owned(), guest))
 }
 
@@ -569,6 +572,8 @@ permissions:
     allow:
       - uri: "fs://logs/*.txt"
         access: ["read"]
+      - uri: "fs:///srv//data/./x"
+        access: ["read"]
     deny:
       - uri: "fs://secrets/**"
         access: ["read"]
@@ -595,6 +600,7 @@ permissions:
         let all = i.unmapped.join("\n");
         for said in [
             "fs://logs/*.txt",
+            "fs:///srv//data/./x",
             "storage deny `fs://secrets/**`",
             "*.internal.example.com",
             "10.0.0.0/8",

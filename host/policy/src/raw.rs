@@ -528,7 +528,7 @@ fn resolve_fs(
 
 /// Accepts only absolute, normalized guest paths: `/`, or `/a/b` with no
 /// empty, `.` or `..` components.
-fn check_guest_path(guest: &str) -> Result<(), String> {
+pub(crate) fn check_guest_path(guest: &str) -> Result<(), String> {
     if !guest.starts_with('/') {
         return Err(format!(
             "guest path `{guest}` must be absolute (start with `/`)"

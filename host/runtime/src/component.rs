@@ -871,6 +871,7 @@ impl LoadedComponent {
         self.rt
             .instances
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _ticking = self.rt.ticker.enter();
         let started = Instant::now();
         let t_start = clock.monotonic_ns();
         let state = match HostState::build(

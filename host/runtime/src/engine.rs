@@ -5,7 +5,7 @@ use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::sandbox::HostState;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
@@ -31,6 +31,8 @@ pub(crate) struct RuntimeInner {
     pub(crate) instances: std::sync::atomic::AtomicU64,
     /// Loads so far by how the cache served them, in [`crate::CacheOutcome`] order.
     pub(crate) loads: [std::sync::atomic::AtomicU64; 5],
+    /// Ticks the epoch while calls run.
+    pub(crate) ticker: Arc<Ticker>,
 }
 
 /// What a [`Runtime`] is doing now, and has done (for metrics).
@@ -90,7 +92,7 @@ impl Runtime {
                 .map_err(|e| RuntimeError::Engine(format!("linking the escape hatch: {e:#}")))?;
         }
         let cache = ArtifactCache::open(config.cache_dir.as_deref(), &engine)?;
-        spawn_ticker(&engine, config.epoch_tick);
+        let ticker = Ticker::start(&engine, config.epoch_tick);
         let slots = Arc::new(tokio::sync::Semaphore::new(
             config.max_instances.max(1) as usize
         ));
@@ -109,6 +111,7 @@ impl Runtime {
                 queued: Default::default(),
                 instances: Default::default(),
                 loads: Default::default(),
+                ticker,
             }),
         })
     }
@@ -154,21 +157,122 @@ fn engine_config(config: &RuntimeConfig) -> Config {
     })
 }
 
-fn spawn_ticker(engine: &Engine, tick: Duration) {
-    let weak = engine.weak();
-    let spawned = std::thread::Builder::new()
-        .name("toolhost-epoch".into())
-        .spawn(move || {
-            loop {
-                std::thread::sleep(tick);
-                match weak.upgrade() {
-                    Some(engine) => engine.increment_epoch(),
-                    None => break,
-                }
-            }
+/// Advances the engine's epoch while calls run and parks while none do, so
+/// an idle host (or an idle worker process) wakes no core: a ticker that
+/// slept 5 ms forever cost every process 200 wake-ups a second.
+pub(crate) struct Ticker {
+    state: Mutex<TickerState>,
+    wake: Condvar,
+    /// Epochs advanced so far.
+    ticks: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Default)]
+struct TickerState {
+    running: usize,
+    closed: bool,
+}
+
+/// Held by a running call: the ticker ticks while one exists.
+pub(crate) struct Ticking<'a>(&'a Ticker);
+
+impl Ticker {
+    fn start(engine: &Engine, tick: Duration) -> Arc<Ticker> {
+        let ticker = Arc::new(Ticker {
+            state: Mutex::new(TickerState::default()),
+            wake: Condvar::new(),
+            ticks: Default::default(),
         });
-    if let Err(e) = spawned {
-        // Without a ticker deadlines are still enforced by the tokio backstop.
-        tracing::error!("could not start the epoch ticker: {e}");
+        let weak = engine.weak();
+        let shared = ticker.clone();
+        let spawned = std::thread::Builder::new()
+            .name("toolhost-epoch".into())
+            .spawn(move || {
+                while shared.await_calls() {
+                    std::thread::sleep(tick);
+                    match weak.upgrade() {
+                        Some(engine) => engine.increment_epoch(),
+                        None => break,
+                    }
+                    shared
+                        .ticks
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        if let Err(e) = spawned {
+            // Without a ticker deadlines are still enforced by the tokio backstop.
+            tracing::error!("could not start the epoch ticker: {e}");
+        }
+        ticker
+    }
+
+    /// Marks a call running until the guard drops.
+    pub(crate) fn enter(&self) -> Ticking<'_> {
+        let mut state = self.lock();
+        state.running += 1;
+        if state.running == 1 {
+            self.wake.notify_one();
+        }
+        Ticking(self)
+    }
+
+    /// Blocks while no call runs; false once the runtime is gone.
+    fn await_calls(&self) -> bool {
+        let mut state = self.lock();
+        while state.running == 0 && !state.closed {
+            state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        !state.closed
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.wake.notify_one();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TickerState> {
+        // The counter stays right even if a holder panicked.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for Ticking<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.running = state.running.saturating_sub(1);
+    }
+}
+
+impl Drop for RuntimeInner {
+    fn drop(&mut self) {
+        self.ticker.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::time::Instant;
+
+    #[test]
+    fn ticks_only_while_a_call_runs() {
+        let engine = Engine::new(&Config::new()).expect("engine");
+        let ticker = Ticker::start(&engine, Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(ticker.ticks.load(Relaxed), 0, "ticked with no call running");
+        {
+            let _running = ticker.enter();
+            let waited = Instant::now();
+            while ticker.ticks.load(Relaxed) == 0 {
+                assert!(waited.elapsed() < Duration::from_secs(10), "never ticked");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        let after = ticker.ticks.load(Relaxed);
+        std::thread::sleep(Duration::from_millis(50));
+        // One tick may have been asleep when the call ended; no more.
+        assert!(ticker.ticks.load(Relaxed) <= after + 1, "kept ticking");
+        ticker.close();
     }
 }

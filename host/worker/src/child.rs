@@ -2,6 +2,7 @@
 //! compiled component, and runs one call at a time, each in a fresh store
 //! and instance, until the serving process closes the channel.
 
+use crate::ring::{Lanes, Region};
 use crate::wall::{self, WallStatus};
 use crate::wire::{self, Channel, Executed, FromWorker, Start, ToWorker};
 use std::collections::HashMap;
@@ -14,7 +15,7 @@ use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure};
 use toolhost_effects::Transaction;
 use toolhost_runtime::{
     Budget, EgressRelay, Entropy, Invocation, LoadedComponent, RelayError, RelayedRequest,
-    RelayedResponse, Runtime, RuntimeConfig, Scope,
+    RelayedResponse, Retirement, Runtime, RuntimeConfig, Scope,
 };
 
 /// The worker's `main`: the channel is its standard input. Returns the
@@ -36,6 +37,7 @@ fn run() -> Result<(), String> {
         .try_clone_to_owned()
         .map_err(|e| format!("no channel on standard input: {e}"))?;
     let mut channel = std::os::unix::net::UnixStream::from(fd);
+    let region = take_region()?;
     let start = match read_sync(&mut channel)? {
         ToWorker::Start(s) => s,
         _ => return Err("the first message was not `start`".into()),
@@ -49,7 +51,33 @@ fn run() -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("no event loop: {e}"))?;
-    rt.block_on(serve(channel, *start, artifact, walls))
+    rt.block_on(serve(channel, region, *start, artifact, walls))
+}
+
+/// The channel's rings, whose memory file is standard output; standard
+/// output then goes nowhere, so that a stray print cannot write into them.
+fn take_region() -> Result<Region, String> {
+    use std::os::fd::{AsFd as _, AsRawFd as _};
+    let fd = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| format!("no channel region on standard output: {e}"))?;
+    let region = Region::map(fd).map_err(|e| format!("the channel region: {e}"))?;
+    let null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| format!("/dev/null: {e}"))?;
+    #[allow(unsafe_code)]
+    // SAFETY: both descriptors are open; nothing in this process holds
+    // standard output's old file but the region, which has its own copy.
+    let r = unsafe { libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO) };
+    if r < 0 {
+        return Err(format!(
+            "standard output: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(region)
 }
 
 fn read_frame_sync(r: &mut impl std::io::Read) -> Result<Vec<u8>, String> {
@@ -75,11 +103,13 @@ const IDLE_SPIN: std::time::Duration = std::time::Duration::from_millis(1);
 
 async fn serve(
     channel: std::os::unix::net::UnixStream,
+    region: Region,
     start: Start,
     artifact: Vec<u8>,
     mut walls: WallStatus,
 ) -> Result<(), String> {
     let mut channel = Channel::new(channel, wire::MAX_FRAME).map_err(|e| e.to_string())?;
+    channel.attach(Lanes::worker(region));
     // What the running tool reports, and its HTTP requests: written to the
     // channel by this task, in order, before the call's own answer.
     let (out, mut reports) = mpsc::unbounded_channel::<FromWorker>();
@@ -108,6 +138,7 @@ async fn serve(
     let forge_case = std::env::var(crate::forge::VAR).ok();
     // The serving process closing the channel ends the loop.
     while let Ok(msg) = channel.read::<ToWorker>(IDLE_SPIN).await {
+        let retire = Retirement::new();
         let reply = match msg {
             ToWorker::Execute(mut e) => {
                 if let Some(p) = e.policy.take() {
@@ -118,6 +149,7 @@ async fn serve(
                     policy: &policy,
                     relay: &relay,
                     start: &start,
+                    retire: &retire,
                 };
                 match call.execute(*e, &out, &mut channel, &mut reports).await {
                     Some(reply) => reply,
@@ -161,6 +193,7 @@ async fn serve(
         if channel.write(&reply).await.is_err() {
             break;
         }
+        drop(retire);
     }
     Ok(())
 }
@@ -202,6 +235,9 @@ struct Call<'a> {
     policy: &'a toolhost_policy::ToolPolicy,
     relay: &'a Relay,
     start: &'a Start,
+    /// Where the call's sandbox waits to be dropped: after its answer is
+    /// out, so that resetting its memory is not on the caller's path.
+    retire: &'a Retirement,
 }
 
 impl Call<'_> {
@@ -267,7 +303,7 @@ impl Call<'_> {
                 transaction: transaction.clone(),
             },
             reach: None,
-            retire: None,
+            retire: Some(self.retire.clone()),
         };
         let run = self.component.execute(inv);
         tokio::pin!(run);

@@ -10,6 +10,9 @@
 //! | `not-pending` | the answer, numbered as another request's |
 //! | `garbage` | a frame that is no message |
 //! | `too-large` | a frame longer than its policy lets an answer be |
+//! | `out-of-turn` | its answer on the socket, with no place kept in the ring |
+//! | `ring-length` | a ring frame longer than a ring holds |
+//! | `ring-counter` | the ring's written counter far past its size |
 //! | `outside-grant` | its staged writes, said to be in a directory the call was not granted |
 //! | `escape-path` | its staged writes, with a file outside the grant |
 //! | `over-budget` | its staged writes, with a file past the write budget |
@@ -36,8 +39,41 @@ pub async fn forge(case: &str, mut reply: FromWorker, channel: &mut Channel) -> 
             return None;
         }
         "too-large" => {
-            // The length first: the rest never needs to come.
+            // Its place in the ring, then its length on the socket: the
+            // rest never needs to come.
+            if let Some(lanes) = channel.lanes() {
+                let _ = lanes.push_marker();
+            }
             let _ = channel.write_all(&(512u32 << 20).to_le_bytes()).await;
+            return None;
+        }
+        "out-of-turn" => {
+            // A whole frame on the socket, with no place in the ring.
+            let frame = serde_json::to_vec(&reply).unwrap_or_default();
+            let mut framed = u32::try_from(frame.len())
+                .unwrap_or(0)
+                .to_le_bytes()
+                .to_vec();
+            framed.extend_from_slice(&frame);
+            let _ = channel.write_all(&framed).await;
+            return None;
+        }
+        "ring-length" => {
+            // A ring frame claiming more than a ring holds.
+            if let Some(lanes) = channel.lanes() {
+                lanes.push_header(64 << 20);
+            }
+            // A wake-up, in case the serving process has parked.
+            let _ = channel.write_all(&[0; 4]).await;
+            return None;
+        }
+        "ring-counter" => {
+            // The ring's written counter far past its size.
+            if let Some(lanes) = channel.lanes() {
+                lanes.scribble();
+            }
+            // A wake-up, in case the serving process has parked.
+            let _ = channel.write_all(&[0; 4]).await;
             return None;
         }
         "outside-grant" => {

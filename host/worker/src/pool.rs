@@ -1,6 +1,7 @@
 //! The serving process's side: a pool of workers per component, and the
 //! tool body that runs a call in one of them.
 
+use crate::ring::{Lanes, Region};
 use crate::wall::{Support, WallSpec, WallStatus};
 use crate::wire::{self, Channel, FromWorker, Start, ToWorker, WireError};
 use std::path::{Path, PathBuf};
@@ -975,6 +976,10 @@ async fn spawn(
     let dir = area.fresh("worker");
     toolhost_effects::make_private(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(|e| fail(e.to_string()))?;
+    // The channel's rings: the worker gets their memory file as its
+    // standard output (a descriptor no other process is handed).
+    let region = Region::create().map_err(|e| fail(format!("no channel region: {e}")))?;
+    let region_fd = region.fd().map_err(|e| fail(e.to_string()))?;
     let mut command = tokio::process::Command::new(exe);
     command.arg(WORKER_ARG).env_clear();
     // Test builds only: a worker that forges its answers (`forge`).
@@ -986,7 +991,7 @@ async fn spawn(
         .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
             theirs,
         )))
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::from(region_fd))
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -1028,6 +1033,9 @@ async fn spawn(
     let hello = async {
         worker.channel.write(&start).await?;
         worker.channel.write_frame(artifact).await?;
+        // Both on the socket, which the worker reads before it maps the
+        // rings; all else goes through them.
+        worker.channel.attach(Lanes::serving(region));
         worker.channel.read::<FromWorker>(Duration::ZERO).await
     };
     let ready = tokio::time::timeout(START_TIMEOUT, hello).await;

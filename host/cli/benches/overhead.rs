@@ -283,8 +283,82 @@ worker processes ({m} started, the test guest, {} idle):",
     println!(
         "memory per idle worker: {rss} KiB resident, {pss} KiB proportional (shared pages split), {anon} KiB its own (anonymous)"
     );
+    // What idle workers cost while they wait: their threads' wake-ups
+    // (context switches) and CPU time over a quiet stretch.
+    let quiet = Duration::from_secs(2);
+    let before: Vec<(u64, u64)> = pids.iter().map(|&p| idle_cost(p)).collect();
+    tokio::time::sleep(quiet).await;
+    let after: Vec<(u64, u64)> = pids.iter().map(|&p| idle_cost(p)).collect();
+    let (wakes, ticks) = before.iter().zip(&after).fold((0, 0), |(w, t), (b, a)| {
+        (w + a.0.saturating_sub(b.0), t + a.1.saturating_sub(b.1))
+    });
+    let per_s = |x: u64| x as f64 / n as f64 / quiet.as_secs_f64();
+    println!(
+        "idle worker: {:.1} wake-ups/s, {:.2} ms CPU/s (over {} s)",
+        per_s(wakes),
+        per_s(ticks) * 1000.0 / USER_HZ,
+        quiet.as_secs()
+    );
+    drop(kept);
+
+    // The first call a fresh worker runs, against its second.
+    let mut firsts = Vec::new();
+    let mut seconds = Vec::new();
+    for i in 0..m.min(10) as u64 {
+        let (pipeline, _reg, body) = worker_pipeline(loaded, RenderMode::Host)?;
+        body.prestart()
+            .await
+            .map_err(|f| anyhow::anyhow!("{f:?}"))?;
+        let t = Instant::now();
+        call_echo(pipeline.clone(), 2 * i).await?;
+        firsts.push(t.elapsed());
+        let t = Instant::now();
+        call_echo(pipeline, 2 * i + 1).await?;
+        seconds.push(t.elapsed());
+    }
+    firsts.sort();
+    seconds.sort();
+    println!(
+        "first call on a started worker: {:.0} µs p50 (its second: {:.0} µs)",
+        us(percentile(&firsts, 0.5)),
+        us(percentile(&seconds, 0.5))
+    );
     Ok(())
 }
+
+/// Context switches and CPU clock ticks (user + system) so far of every
+/// thread of `pid`.
+fn idle_cost(pid: u32) -> (u64, u64) {
+    let mut switches = 0;
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    for task in tasks.flatten() {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        switches += status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches:"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised name: utime and stime are the 12th and 13th.
+    let cpu = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| {
+            rest.split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|f| f.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    (switches, cpu)
+}
+
+/// The clock ticks per second that `/proc` CPU times count (Linux reports
+/// 100 to user space on every architecture).
+const USER_HZ: f64 = 100.0;
 
 /// Per-call times of `m` echo calls (`i` = 0..m) through `pipeline`, sorted.
 async fn timed_calls(pipeline: &Arc<Pipeline>, m: u64) -> anyhow::Result<Vec<Duration>> {

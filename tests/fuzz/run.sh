@@ -4,7 +4,7 @@
 # processors.
 #
 #   tests/fuzz/run.sh [--smoke] [SECONDS] [TARGET...]
-#       targets: policy policy_import session_log toolbox arguments mcp_request
+#       targets: policy policy_import session_log toolbox arguments mcp_request channel
 #   tests/fuzz/run.sh [--smoke] --build-only
 #       builds the targets and stops (make test starts the smoke's build
 #       early, in the background, and its run later finds it done)
@@ -47,7 +47,7 @@ fi
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(policy policy_import session_log toolbox arguments mcp_request)
+((${#targets[@]})) || targets=(policy policy_import session_log toolbox arguments mcp_request channel)
 
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \

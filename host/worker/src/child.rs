@@ -2,7 +2,6 @@
 //! compiled component, and runs one call at a time, each in a fresh store
 //! and instance, until the serving process closes the channel.
 
-use crate::ring::{Lanes, Region};
 use crate::wall::{self, WallStatus};
 use crate::wire::{self, Channel, Executed, FromWorker, Start, ToWorker};
 use std::collections::HashMap;
@@ -10,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use toolhost_channel::ring::{Lanes, Region};
 use toolhost_contract::clock::SystemClock;
 use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure};
 use toolhost_effects::Transaction;

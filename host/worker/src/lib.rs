@@ -26,7 +26,6 @@ mod child;
 #[cfg(debug_assertions)]
 mod forge;
 mod pool;
-mod ring;
 pub mod wall;
 pub mod wire;
 

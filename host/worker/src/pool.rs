@@ -1,13 +1,13 @@
 //! The serving process's side: a pool of workers per component, and the
 //! tool body that runs a call in one of them.
 
-use crate::ring::{Lanes, Region};
 use crate::wall::{Support, WallSpec, WallStatus};
 use crate::wire::{self, Channel, FromWorker, Start, ToWorker, WireError};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
+use toolhost_channel::ring::{Lanes, Region};
 use toolhost_contract::{ContentBlock, FailureCode, ToolFailure};
 use toolhost_effects::{Overlay, Staged, StagingArea, TxSnapshot};
 use toolhost_pipeline::{Invocation, ToolBody};

@@ -311,6 +311,15 @@ impl Lanes {
             .store(u64::MAX / 2, Ordering::Release);
     }
 
+    /// Debug builds' forgeries (and the fuzz target's): any word of the
+    /// region (`word` modulo its length), as a peer may write it.
+    #[cfg(debug_assertions)]
+    pub fn poke(&self, word: usize, value: u64) {
+        self.region
+            .word(word % (REGION_BYTES / 8))
+            .store(value, Ordering::Release);
+    }
+
     fn publish(&self, sent: u64) {
         self.sent.store(sent, Ordering::Relaxed);
         self.region.written(self.tx).store(sent, Ordering::Release);

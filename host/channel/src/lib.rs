@@ -35,13 +35,13 @@ pub enum WireError {
     Corrupt(#[from] Corrupt),
 }
 
-/// One end of the channel, as each side uses it on its hot path: frames
-/// read through a buffer of its own, so that a wait for the other side's
-/// answer may spin on the socket for a while before it parks. Parking costs
-/// a wake-up on each side of every call (tens of microseconds on a
-/// virtual machine's idle CPU, where a round trip that never parks takes a
-/// few); a spin is bounded, and it yields the CPU between tries, so the
-/// other side still runs when both share one CPU.
+/// One end of the channel, as each side uses it on its hot path: a wait
+/// for the other side's frame spins on the ring for a while before it
+/// parks. Parking costs a wake-up on each side of every call (tens of
+/// microseconds on a virtual machine's idle CPU, where a round trip that
+/// never parks takes a few); a spin is bounded, yields the CPU now and
+/// then, and is skipped in a process that has one CPU only, where the
+/// other side runs only once this one stops.
 pub struct Channel {
     /// The socket, for waits that park and for writes.
     io: tokio::net::UnixStream,
@@ -242,14 +242,15 @@ impl Channel {
         if let Some(f) = self.try_frame()? {
             return Ok(f);
         }
-        if !spin.is_zero() {
-            // On one CPU the other side runs only when this one yields.
-            let every = if one_cpu() { 1 } else { 16 };
+        // On one CPU the other side runs only when this one stops: a spin
+        // would only delay the frame it waits for (and a wake-up there
+        // costs a few microseconds, not tens).
+        if !spin.is_zero() && !one_cpu() {
             let until = std::time::Instant::now() + spin;
             let mut tries = 0u32;
             while std::time::Instant::now() < until {
                 tries = tries.wrapping_add(1);
-                if tries.is_multiple_of(every) {
+                if tries.is_multiple_of(16) {
                     std::thread::yield_now();
                 } else {
                     std::hint::spin_loop();

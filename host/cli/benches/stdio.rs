@@ -32,6 +32,10 @@
 //! "in-process"`), and once more in a worker process, the default for a
 //! component that is not built in, whose CPU counts as the server's.
 //!
+//! The built-in `read` of a one-line file is measured too, in process (the
+//! built-ins' default) and in a worker process, each set against the
+//! trivial call placed the same way.
+//!
 //! `cargo bench -p toolhost --bench stdio` (optimized); `-- --quick` runs
 //! 100 calls.
 
@@ -330,14 +334,30 @@ fn toolhost_serve(
     (render, isolation): (&str, &str),
     cache: &std::path::Path,
 ) -> anyhow::Result<Driver> {
-    let ws = dir.path().join(ws);
-    std::fs::create_dir_all(&ws)?;
-    std::fs::write(
-        ws.join("toolhost.toml"),
-        format!(
+    serve_toolbox(
+        placement,
+        dir,
+        ws,
+        &format!(
             "version = 1\n[[component]]\nsource = {component:?}\n[component.policy]\ndecision = \"allow\"\nrender = \"{render}\"\nisolation = \"{isolation}\"\n"
         ),
-    )?;
+        cache,
+    )
+}
+
+/// `toolhost serve` in `dir/ws` (holding a one-line `one.txt`) with
+/// `toolbox` as its `toolhost.toml`, initialized.
+fn serve_toolbox(
+    placement: Placement,
+    dir: &tempfile::TempDir,
+    ws: &str,
+    toolbox: &str,
+    cache: &std::path::Path,
+) -> anyhow::Result<Driver> {
+    let ws = dir.path().join(ws);
+    std::fs::create_dir_all(&ws)?;
+    std::fs::write(ws.join("toolhost.toml"), toolbox)?;
+    std::fs::write(ws.join("one.txt"), "one line\n")?;
     let mut server = Driver::spawn(
         placement
             .command(env!("CARGO_BIN_EXE_toolhost"))
@@ -440,6 +460,37 @@ fn table(
         served,
     ));
     let small_row = rows.len() - 1;
+    // The built-in `read` of a one-line file, in process (its default) and
+    // in a worker process (its policy, isolated).
+    let read_call = |i: usize| tools_call(i, "read", r#"{"path":"one.txt"}"#);
+    let mut read_rows = Vec::new();
+    for (isolation, toolbox) in [
+        (
+            "in-process",
+            "version = 1\n[[component]]\nsource = \"builtin:read\"\n",
+        ),
+        (
+            "in a worker process",
+            "version = 1\n[[component]]\nsource = \"builtin:read\"\n[component.policy]\n\
+             decision = \"allow\"\nrender = \"same-instance\"\nisolation = \"process\"\n\
+             [[component.policy.fs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"ro\"\n",
+        ),
+    ] {
+        let server = serve_toolbox(
+            placement,
+            dir,
+            &format!("read-{}", read_rows.len()),
+            toolbox,
+            cache,
+        )?;
+        rows.push(Row::new(
+            format!("toolhost serve, built-in `read` of a one-line file, {isolation}"),
+            server,
+            read_call,
+            served,
+        ));
+        read_rows.push(rows.len() - 1);
+    }
     if let Ok(peer) = std::env::var("PEER_MCP") {
         let mut words = peer.split_whitespace();
         let program = words
@@ -499,9 +550,22 @@ fn table(
         us(w.p(0.5)) - us(h.p(0.5)),
         w.cpu_per_call_us() / h.cpu_per_call_us().max(f64::MIN_POSITIVE)
     );
-    // The peer (the row after the smallest component's) against toolhost's
+    for (r, against) in [(read_rows[0], host_row), (read_rows[1], worker_row)] {
+        let (r, t) = (&rows[r], &rows[against]);
+        println!(
+            "{} against the trivial call there: {:.2}× at p50, {:.2}× the CPU per call",
+            r.name,
+            us(r.p(0.5)) / us(t.p(0.5)),
+            r.cpu_per_call_us() / t.cpu_per_call_us().max(f64::MIN_POSITIVE)
+        );
+    }
+    println!(
+        "built-in `read` in a worker process against in process: {:.2}× at p50",
+        us(rows[read_rows[1]].p(0.5)) / us(rows[read_rows[0]].p(0.5))
+    );
+    // The peer (the row after the smallest component's and `read`'s) against toolhost's
     // fastest mode and against its smallest component, all in this run.
-    if let Some(peer) = rows.get(small_row + 1) {
+    if let Some(peer) = rows.get(small_row + 3) {
         for host in [&rows[host_row], &rows[small_row]] {
             println!(
                 "{} against the peer: {:.2}× faster at p50, {:.2}× less CPU per call",

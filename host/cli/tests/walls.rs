@@ -515,3 +515,62 @@ fn workers_run_the_serving_binary_even_after_an_upgrade_replaced_its_file() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_tools_worker_is_walled_to_that_tools_grants_not_the_components() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    for (dir, text) in [("ws", "WORKSPACE"), ("logs", "LOGS")] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        std::fs::write(root.join(dir).join("f.txt"), text).unwrap();
+    }
+    // The component grants `ws`; its `attempt` tool is granted `logs`
+    // instead.
+    let (server, mut client) = serve(
+        &root,
+        &format!(
+            r#"version = 1
+
+[[component]]
+source = {escape:?}
+[component.policy]
+decision = "allow"
+[[component.policy.fs]]
+host = "ws"
+guest = "/workspace"
+mode = "ro"
+[component.policy.tools.attempt]
+[[component.policy.tools.attempt.fs]]
+host = "logs"
+guest = "/logs"
+mode = "ro"
+"#,
+            escape = toolhost_guests::GUEST_ESCAPE,
+        ),
+    );
+    let mut attempt = |n: u32, path: &Path| {
+        let r = client
+            .call(
+                &format!("a{n}"),
+                "attempt",
+                json!({"op": "read", "arg": path.display().to_string()}),
+            )
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", server.stderr()));
+        let v = result_of(&r)["structuredContent"].clone();
+        (v["ok"].as_bool().unwrap(), v["detail"].to_string())
+    };
+    // Escaped, the tool reaches its own grant and not the component's.
+    let (ok, detail) = attempt(1, &root.join("logs/f.txt"));
+    assert!(ok && detail.contains("LOGS"), "{detail}");
+    let (ok, detail) = attempt(2, &root.join("ws/f.txt"));
+    assert!(
+        !ok,
+        "the component's grant got through the tool's walls: {detail}"
+    );
+    // The component's other tools still reach theirs.
+    let r = client
+        .call("r1", "read", json!({"path": "/workspace/f.txt"}))
+        .unwrap();
+    let r = result_of(&r);
+    assert_eq!(r["structuredContent"]["content"], "WORKSPACE", "{r}");
+}

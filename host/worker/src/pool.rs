@@ -84,6 +84,20 @@ pub fn worker_exe() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The host directories `policy` grants, in its order, each once.
+fn granted(policy: &ToolPolicy) -> Vec<PathBuf> {
+    let mut read: Vec<PathBuf> = Vec::new();
+    for g in &policy.sandbox.fs {
+        if !read.contains(&g.host) {
+            read.push(g.host.clone());
+        }
+    }
+    // Two tools granted the same directories share a pool, whatever the
+    // order their policies name them in.
+    read.sort();
+    read
+}
+
 /// Why a component cannot run in workers here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unavailable {
@@ -91,10 +105,17 @@ pub struct Unavailable {
     pub missing: Vec<&'static str>,
 }
 
-/// A component's tools, run in its pool of walled-in workers.
+/// A component's tools, run in its pools of walled-in workers: one pool
+/// per set of directories granted, so that a worker's Landlock domain
+/// covers the grants of the tools it runs, not every grant of the
+/// component.
 pub struct Isolated {
     component: Arc<LoadedComponent>,
-    pool: Arc<Pool>,
+    /// The pools; the first runs the tools under the component-level
+    /// grants.
+    pools: Vec<Arc<Pool>>,
+    /// The pool of each tool whose override grants other directories.
+    by_tool: std::collections::HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for Isolated {
@@ -115,24 +136,15 @@ struct Pool {
 }
 
 impl Isolated {
-    /// `component` under `policy`, run in workers whose walls cover every
-    /// directory the policy grants any of its tools; `walls` says whether
-    /// it runs on a kernel without them.
+    /// `component` under `policy`, each tool run in workers whose walls
+    /// cover the directories its policy grants; `walls` says whether it
+    /// runs on a kernel without them.
     pub fn new(component: Arc<LoadedComponent>, policy: &Policy, walls: Walls) -> Isolated {
-        let mut read: Vec<PathBuf> = Vec::new();
-        let all = std::iter::once(policy.component())
-            .chain(policy.tool_overrides().map(|t| policy.for_tool(t)));
-        for p in all {
-            for g in &p.sandbox.fs {
-                if !read.contains(&g.host) {
-                    read.push(g.host.clone());
-                }
-            }
-        }
-        Isolated {
-            pool: Arc::new(Pool {
+        let exe = worker_exe();
+        let pool = |read: Vec<PathBuf>| {
+            Arc::new(Pool {
                 component: component.clone(),
-                exe: worker_exe(),
+                exe: exe.clone(),
                 spec: WallSpec {
                     read,
                     write: Vec::new(),
@@ -140,16 +152,41 @@ impl Isolated {
                 walls,
                 artifact: tokio::sync::OnceCell::new(),
                 idle: Mutex::default(),
-            }),
+            })
+        };
+        let mut sets = vec![granted(&policy.component())];
+        let mut by_tool = std::collections::HashMap::new();
+        for tool in policy.tool_overrides() {
+            let set = granted(&policy.for_tool(tool));
+            let at = match sets.iter().position(|s| *s == set) {
+                Some(at) => at,
+                None => {
+                    sets.push(set);
+                    sets.len() - 1
+                }
+            };
+            if at != 0 {
+                by_tool.insert(tool.to_owned(), at);
+            }
+        }
+        Isolated {
+            pools: sets.into_iter().map(pool).collect(),
+            by_tool,
             component,
         }
+    }
+
+    /// The pool that runs `tool`.
+    fn pool(&self, tool: &str) -> &Arc<Pool> {
+        let at = self.by_tool.get(tool).copied().unwrap_or(0);
+        &self.pools[at.min(self.pools.len() - 1)]
     }
 
     /// Whether its calls can run on this kernel: `Err` names the walls
     /// missing when its policy requires them.
     pub fn available(&self) -> Result<(), Unavailable> {
         let missing = support().missing();
-        if missing.is_empty() || self.pool.walls == Walls::BestEffort {
+        if missing.is_empty() || self.pools[0].walls == Walls::BestEffort {
             Ok(())
         } else {
             Err(Unavailable { missing })
@@ -158,17 +195,26 @@ impl Isolated {
 
     /// The process ids of the workers idle now.
     pub fn idle_pids(&self) -> Vec<u32> {
-        self.pool
-            .idle
-            .lock()
-            .map(|i| i.iter().map(|w| w.pid).collect())
-            .unwrap_or_default()
+        self.pools
+            .iter()
+            .flat_map(|p| {
+                p.idle
+                    .lock()
+                    .map(|i| i.iter().map(|w| w.pid).collect::<Vec<_>>())
+                    .unwrap_or_default()
+            })
+            .collect()
     }
 
-    /// Starts a worker now and keeps it idle (a warm first call).
+    /// Starts a worker now and keeps it idle (a warm first call): in the
+    /// pool of the component's first tool.
     pub async fn prestart(&self) -> Result<(), ToolFailure> {
-        let w = self.pool.checkout().await?;
-        self.pool.checkin(w);
+        let pool = match self.component.tools().first() {
+            Some(t) => self.pool(&t.name),
+            None => &self.pools[0],
+        };
+        let w = pool.checkout().await?;
+        pool.checkin(w);
         Ok(())
     }
 
@@ -176,7 +222,8 @@ impl Isolated {
         if let Err(u) = self.available() {
             return Execution::new(Err(walls_unavailable(&u)), ExecutionReport::default());
         }
-        let mut worker = match self.pool.checkout().await {
+        let pool = self.pool(input.tool);
+        let mut worker = match pool.checkout().await {
             Ok(w) => w,
             Err(f) => return Execution::new(Err(f), ExecutionReport::default()),
         };
@@ -267,7 +314,7 @@ impl Isolated {
                 return Execution::new(Err(refused(worker, &why)), ExecutionReport::default());
             }
             Err(Ended::Cancelled) => {
-                self.pool.drain(worker, seq);
+                pool.drain(worker, seq);
                 return Execution::new(Err(cancelled()), ExecutionReport::default());
             }
             Err(Ended::Deadline) => {
@@ -330,7 +377,7 @@ impl Isolated {
                 outcome = Err(f);
             }
         }
-        self.pool.checkin(worker);
+        pool.checkin(worker);
         Execution {
             outcome,
             rendered: executed.rendered,
@@ -351,7 +398,8 @@ impl Isolated {
             return Ok(None);
         }
         self.available().map_err(|u| walls_unavailable(&u))?;
-        let mut worker = self.pool.checkout().await?;
+        let pool = self.pool(tool);
+        let mut worker = pool.checkout().await?;
         let seq = worker.next_seq();
         let msg = ToWorker::Render(Box::new(wire::Render {
             seq,
@@ -369,7 +417,7 @@ impl Isolated {
             .await
         {
             Ok(FromWorker::Rendered { outcome, .. }) => {
-                self.pool.checkin(worker);
+                pool.checkin(worker);
                 outcome
             }
             Ok(_) => Err(refused(
@@ -378,7 +426,7 @@ impl Isolated {
             )),
             Err(Ended::Refused(why)) => Err(refused(worker, &why)),
             Err(Ended::Cancelled) => {
-                self.pool.drain(worker, seq);
+                pool.drain(worker, seq);
                 Err(cancelled())
             }
             Err(Ended::Deadline) => {

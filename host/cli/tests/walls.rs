@@ -574,3 +574,45 @@ mode = "ro"
     let r = result_of(&r);
     assert_eq!(r["structuredContent"]["content"], "WORKSPACE", "{r}");
 }
+
+#[test]
+fn the_code_runner_runs_in_a_walled_worker_its_calls_come_back_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "hello").unwrap();
+    // Only built-ins, under their default policies: `read` in process,
+    // the runner in a worker.
+    let (server, mut client) = serve(
+        &root,
+        "version = 1\nmode = \"both\"\n[[component]]\nsource = \"builtin:read\"\n",
+    );
+    assert!(
+        children(server.child.id()).is_empty(),
+        "a worker before any call"
+    );
+    let r = client
+        .call(
+            "s1",
+            "run_code",
+            json!({"code": r#"return (await tools.read({path: "/workspace/a.txt"})).lines;"#}),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", server.stderr()));
+    let r = result_of(&r);
+    assert_eq!(error_code(r), None, "{r}\n{}", server.stderr());
+    assert_eq!(r["structuredContent"]["result"], json!(["hello"]), "{r}");
+    assert_eq!(children(server.child.id()).len(), 1, "{}", server.stderr());
+    // A call past the runner's own policy is refused in the serving
+    // process, as a direct call's would be.
+    let r = client
+        .call(
+            "s2",
+            "run_code",
+            json!({"code": r#"return await tools.read({path: "/etc/passwd"});"#}),
+        )
+        .unwrap();
+    let text = result_of(&r).to_string();
+    assert!(
+        text.contains("path_outside_grant") || text.contains("denied"),
+        "{text}"
+    );
+}

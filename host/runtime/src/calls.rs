@@ -40,7 +40,7 @@ pub trait ToolCaller: Send + Sync + std::fmt::Debug {
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = CallReply> + Send + 'a>>;
 
 /// How one of a code runner's calls ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CallReply {
     /// What the runner gets.
     pub outcome: CallOutcome,
@@ -50,7 +50,7 @@ pub struct CallReply {
 }
 
 /// What a code runner's call gives back.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum CallOutcome {
     /// The tool's value, as JSON.
     Value(String),

@@ -1115,9 +1115,9 @@ impl ToolBody for Renamed {
 }
 
 /// Where `entry`'s calls run, and its body: its policy's `isolation`, else
-/// in-process for the built-ins and in workers for every other component.
-/// A code runner runs in-process (its scripts' calls go through this
-/// process's pipeline). Warnings go to `warnings`.
+/// in-process for the built-ins but the code runner, and in workers for
+/// every other component (a code runner's scripts' calls come back over
+/// the channel to this process's pipeline). Warnings go to `warnings`.
 fn body_of(
     entry: &ComponentEntry,
     component: &Arc<LoadedComponent>,
@@ -1125,13 +1125,7 @@ fn body_of(
     origin: &str,
     warnings: &mut Vec<String>,
 ) -> (Isolation, Arc<dyn ToolBody>) {
-    let (mut isolation, walls) = placement(entry, policy);
-    if isolation == Isolation::Process && policy.component().sandbox.call_tools {
-        warnings.push(format!(
-            "{origin}: a component that calls tools runs in-process (its policy says isolation = \"process\")"
-        ));
-        isolation = Isolation::InProcess;
-    }
+    let (isolation, walls) = placement(entry, policy);
     match isolation {
         Isolation::InProcess => (isolation, Arc::new(component.clone())),
         Isolation::Process => {

@@ -59,8 +59,10 @@ pub async fn load_component_file(
 /// and `walls` (else required for registry components, best effort for
 /// local files).
 pub(crate) fn placement(entry: &ComponentEntry, policy: &Policy) -> (Isolation, Walls) {
-    let isolation = policy.isolation().unwrap_or(match entry.source {
-        Source::Builtin(_) => Isolation::InProcess,
+    let isolation = policy.isolation().unwrap_or(match &entry.source {
+        // The code runner runs text a model wrote in a large interpreter:
+        // the most attacker-reachable input there is, behind both walls.
+        Source::Builtin(name) if name != toolhost_builtins::CODE => Isolation::InProcess,
         _ => Isolation::Process,
     });
     let walls = policy.walls().unwrap_or(match entry.source {

@@ -14,8 +14,9 @@ use toolhost_contract::clock::SystemClock;
 use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure};
 use toolhost_effects::Transaction;
 use toolhost_runtime::{
-    Budget, EgressRelay, Entropy, Invocation, LoadedComponent, RelayError, RelayedRequest,
-    RelayedResponse, Retirement, Runtime, RuntimeConfig, Scope,
+    Budget, CallFuture, CallOutcome, CallReply, EgressRelay, Entropy, Invocation, LoadedComponent,
+    RelayError, RelayedRequest, RelayedResponse, Retirement, Runtime, RuntimeConfig, Scope,
+    ToolCaller,
 };
 
 /// The worker's `main`: the channel is its standard input. Returns the
@@ -116,6 +117,7 @@ async fn serve(
     let relay = Arc::new(Relay {
         out: out.clone(),
         pending: Mutex::default(),
+        calls: Mutex::default(),
         next: AtomicU64::new(0),
     });
     let loaded = load(&start, &artifact, relay.clone());
@@ -172,6 +174,10 @@ async fn serve(
             },
             ToWorker::Http { id, result } => {
                 relay.answer(id, result);
+                continue;
+            }
+            ToWorker::Called { id, reply } => {
+                relay.called(id, reply);
                 continue;
             }
             ToWorker::Cancel | ToWorker::Start(_) => continue,
@@ -233,7 +239,7 @@ fn load(start: &Start, artifact: &[u8], relay: Arc<Relay>) -> Result<Arc<LoadedC
 struct Call<'a> {
     component: &'a Arc<LoadedComponent>,
     policy: &'a toolhost_policy::ToolPolicy,
-    relay: &'a Relay,
+    relay: &'a Arc<Relay>,
     start: &'a Start,
     /// Where the call's sandbox waits to be dropped: after its answer is
     /// out, so that resetting its memory is not on the caller's path.
@@ -299,7 +305,7 @@ impl Call<'_> {
             clock: clock.clone(),
             sink,
             scope: Scope {
-                tools: None,
+                tools: e.tools.then(|| self.relay.clone() as Arc<dyn ToolCaller>),
                 transaction: transaction.clone(),
             },
             reach: None,
@@ -320,6 +326,7 @@ impl Call<'_> {
                 msg = channel.read::<ToWorker>(std::time::Duration::ZERO) => match msg {
                     Ok(ToWorker::Cancel) => cancel.cancel(),
                     Ok(ToWorker::Http { id, result }) => self.relay.answer(id, result),
+                    Ok(ToWorker::Called { id, reply }) => self.relay.called(id, reply),
                     Ok(_) => {}
                     // The serving process is gone: nobody waits for the call.
                     Err(_) => return Err(None),
@@ -413,11 +420,14 @@ impl ContextSink for Sink {
     }
 }
 
-/// Outgoing HTTP requests, relayed to the serving process's gate.
+/// What goes back to the serving process mid-call: outgoing HTTP
+/// requests, for its gate, and a code runner's tool calls, for its
+/// pipeline.
 #[derive(Debug)]
 struct Relay {
     out: mpsc::UnboundedSender<FromWorker>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Result<RelayedResponse, RelayError>>>>,
+    calls: Mutex<HashMap<u64, oneshot::Sender<CallReply>>>,
     next: AtomicU64,
 }
 
@@ -431,6 +441,48 @@ impl Relay {
         if let Some(tx) = waiting {
             let _ = tx.send(result);
         }
+    }
+}
+
+impl Relay {
+    fn called(&self, id: u64, reply: CallReply) {
+        let waiting = self
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some(tx) = waiting {
+            let _ = tx.send(reply);
+        }
+    }
+}
+
+impl ToolCaller for Relay {
+    fn call(&self, name: String, arguments: String) -> CallFuture<'_> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, tx);
+        let sent = self.out.send(FromWorker::Call {
+            id,
+            name,
+            arguments,
+        });
+        Box::pin(async move {
+            let gone = || CallReply {
+                outcome: CallOutcome::Failed(ToolFailure::new(
+                    FailureCode::HostError,
+                    "the serving process is gone",
+                )),
+                waited: std::time::Duration::ZERO,
+            };
+            if sent.is_err() {
+                return gone();
+            }
+            rx.await.unwrap_or_else(|_| gone())
+        })
     }
 }
 

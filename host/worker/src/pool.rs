@@ -12,7 +12,7 @@ use toolhost_contract::{ContentBlock, FailureCode, ToolFailure};
 use toolhost_effects::{Overlay, Staged, StagingArea, TxSnapshot};
 use toolhost_pipeline::{Invocation, ToolBody};
 use toolhost_policy::{FsMode, Policy, ToolPolicy, Walls};
-use toolhost_runtime::{Entropy, Execution, ExecutionReport, LoadedComponent};
+use toolhost_runtime::{Entropy, Execution, ExecutionReport, LoadedComponent, ToolCaller};
 
 /// The command-line word that makes a `toolhost` binary a worker.
 pub const WORKER_ARG: &str = "__worker";
@@ -278,6 +278,7 @@ impl Isolated {
             clock: clock.portable(),
             live: input.sink.is_some(),
             transaction: before.clone(),
+            tools: input.scope.tools.is_some(),
         }));
         let denied = Mutex::new(Vec::new());
         let deadline = Instant::now() + input.budget.deadline + BACKSTOP_GRACE;
@@ -297,6 +298,7 @@ impl Isolated {
                 },
                 &policy,
                 &denied,
+                input.scope.tools.as_ref(),
             )
             .await;
         let executed = match reply {
@@ -413,7 +415,7 @@ impl Isolated {
         let denied = Mutex::new(Vec::new());
         worker.channel.set_max_frame(answer_bound(policy, None));
         match worker
-            .call(&msg, seq, deadline, &cancel, |_| {}, policy, &denied)
+            .call(&msg, seq, deadline, &cancel, |_| {}, policy, &denied, None)
             .await
         {
             Ok(FromWorker::Rendered { outcome, .. }) => {
@@ -785,21 +787,32 @@ impl Worker {
         self.seq
     }
 
+    /// The caller went (as an in-process call's does): the worker is told,
+    /// and drained before its reuse.
+    async fn cancelled(&self) -> Ended {
+        match self.channel.write(&ToWorker::Cancel).await {
+            Ok(()) => Ended::Cancelled,
+            Err(e) => Ended::Died(e.to_string()),
+        }
+    }
+
     /// Sends `msg` (request number `seq`) and waits for its answer,
     /// passing on what the tool reports (within what `policy` lets it
-    /// report) and relaying its HTTP requests through `policy`'s gate.
-    /// Anything that is neither, or an answer to another request, is
-    /// [`Ended::Refused`].
+    /// report), relaying its HTTP requests through `policy`'s gate and a
+    /// code runner's tool calls to `tools` (each a whole pipeline call
+    /// here; the time one waited for a person moves the deadline). Anything
+    /// else, or an answer to another request, is [`Ended::Refused`].
     #[allow(clippy::too_many_arguments)]
     async fn call(
         &mut self,
         msg: &ToWorker,
         seq: u64,
-        deadline: Instant,
+        mut deadline: Instant,
         cancel: &CancellationToken,
         mut on_event: impl FnMut(toolhost_contract::ContextEvent),
         policy: &ToolPolicy,
         denied: &Mutex<Vec<String>>,
+        tools: Option<&Arc<dyn ToolCaller>>,
     ) -> Result<FromWorker, Ended> {
         self.channel
             .write(msg)
@@ -813,15 +826,7 @@ impl Worker {
         loop {
             let next = tokio::select! {
                 biased;
-                () = cancel.cancelled() => {
-                    // The caller goes now, as an in-process call's does;
-                    // the worker is told, and drained before its reuse.
-                    self.channel
-                        .write(&ToWorker::Cancel)
-                        .await
-                        .map_err(|e| Ended::Died(e.to_string()))?;
-                    return Err(Ended::Cancelled);
-                }
+                () = cancel.cancelled() => return Err(self.cancelled().await),
                 () = tokio::time::sleep_until(deadline.into()) => return Err(Ended::Deadline),
                 m = self.channel.read::<FromWorker>(spin) => m,
             };
@@ -847,6 +852,26 @@ impl Worker {
                     let result = toolhost_runtime::send_relayed(policy, request, denied).await;
                     self.channel
                         .write(&ToWorker::Http { id, result })
+                        .await
+                        .map_err(|e| Ended::Died(e.to_string()))?;
+                }
+                FromWorker::Call {
+                    id,
+                    name,
+                    arguments,
+                } => {
+                    let Some(tools) = tools else {
+                        return Err(Ended::Refused(
+                            "it called a tool, which this call may not".to_owned(),
+                        ));
+                    };
+                    let reply = tokio::select! {
+                        reply = tools.call(name, arguments) => reply,
+                        () = cancel.cancelled() => return Err(self.cancelled().await),
+                    };
+                    deadline += reply.waited;
+                    self.channel
+                        .write(&ToWorker::Called { id, reply })
                         .await
                         .map_err(|e| Ended::Died(e.to_string()))?;
                 }
@@ -900,6 +925,18 @@ impl Pool {
                                 result: Err(toolhost_runtime::RelayError::Failed(
                                     "the call was cancelled".into(),
                                 )),
+                            };
+                            if w.channel.write(&refused).await.is_err() {
+                                return false;
+                            }
+                        }
+                        Ok(FromWorker::Call { id, .. }) => {
+                            let refused = ToWorker::Called {
+                                id,
+                                reply: toolhost_runtime::CallReply {
+                                    outcome: toolhost_runtime::CallOutcome::Failed(cancelled()),
+                                    waited: Duration::ZERO,
+                                },
                             };
                             if w.channel.write(&refused).await.is_err() {
                                 return false;
@@ -994,6 +1031,7 @@ pub async fn declared(
             |_| {},
             &nothing,
             &denied,
+            None,
         )
         .await
     {

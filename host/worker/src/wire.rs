@@ -10,7 +10,7 @@ use toolhost_contract::clock::PortableClock;
 use toolhost_contract::{ContentBlock, ContextEvent, ToolDescriptor, ToolFailure};
 use toolhost_effects::{OverlaySnapshot, TxSnapshot};
 use toolhost_policy::ToolPolicy;
-use toolhost_runtime::{RelayError, RelayedRequest, RelayedResponse};
+use toolhost_runtime::{CallReply, RelayError, RelayedRequest, RelayedResponse};
 
 pub use toolhost_channel::{Channel, MAX_FRAME, WireError};
 
@@ -40,6 +40,14 @@ pub enum ToWorker {
         id: u64,
         /// The response, or why there is none.
         result: Result<RelayedResponse, RelayError>,
+    },
+    /// How a code runner's tool call ended (a whole pipeline call in the
+    /// serving process).
+    Called {
+        /// The call's number.
+        id: u64,
+        /// Its outcome.
+        reply: CallReply,
     },
 }
 
@@ -93,6 +101,9 @@ pub struct Execute {
     /// A script's call: what the script's transaction stages in the
     /// call's granted directories (`None`: a call of its own).
     pub transaction: Option<TxSnapshot>,
+    /// Whether the call may call the host's tools (a code runner's,
+    /// relayed to the serving process as [`FromWorker::Call`]).
+    pub tools: bool,
 }
 
 /// One pure `render`.
@@ -135,6 +146,16 @@ pub enum FromWorker {
         id: u64,
         /// The request.
         request: RelayedRequest,
+    },
+    /// A code runner's call of one of the host's tools, for the serving
+    /// process's pipeline.
+    Call {
+        /// Its number, for the answer.
+        id: u64,
+        /// The tool.
+        name: String,
+        /// Its arguments, a JSON object as text.
+        arguments: String,
     },
     /// An `execute` ended.
     Executed(Box<Executed>),
@@ -183,7 +204,8 @@ impl FromWorker {
             FromWorker::Ready { .. }
             | FromWorker::Failed { .. }
             | FromWorker::Context { .. }
-            | FromWorker::Http { .. } => None,
+            | FromWorker::Http { .. }
+            | FromWorker::Call { .. } => None,
         }
     }
 }

@@ -59,11 +59,16 @@ fn tree() -> anyhow::Result<tempfile::TempDir> {
 
 /// A host serving the built-in readers for `ws` in `mode`.
 async fn host(ws: &std::path::Path, mode: &str) -> anyhow::Result<Host> {
+    host_with(ws, mode, "").await
+}
+
+/// The same, with `more` at the end of its toolbox.
+async fn host_with(ws: &std::path::Path, mode: &str, more: &str) -> anyhow::Result<Host> {
     std::fs::write(
         ws.join("toolhost.toml"),
         format!(
             "version = 1\nmode = \"{mode}\"\n[[component]]\nsource = \"builtin:read\"\n\
-             [[component]]\nsource = \"builtin:list\"\n[[component]]\nsource = \"builtin:grep\"\n"
+             [[component]]\nsource = \"builtin:list\"\n[[component]]\nsource = \"builtin:grep\"\n{more}"
         ),
     )?;
     let host = Host::new(HostConfig {
@@ -263,6 +268,15 @@ async fn main() -> anyhow::Result<()> {
     }
     let native = host(ws.path(), "native").await?;
     let code = host(ws.path(), "code").await?;
+    // The runner in process (its default is a walled worker).
+    let code_in_process = host_with(
+        ws.path(),
+        "code",
+        "[[component]]\nsource = \"builtin:code\"\n[component.policy]\ndecision = \"allow\"\n\
+         callers = \"model\"\ncall_tools = true\nisolation = \"in-process\"\n\
+         [component.policy.limits]\nfuel = 20_000_000_000\ntimeout_ms = 60_000\nmemory_bytes = 268_435_456\n",
+    )
+    .await?;
 
     println!("## Context bytes: what the model reads (results + advertisement × requests)\n");
     println!("| task | native | code mode | fewer bytes |");
@@ -335,6 +349,12 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     let (native_host, inner_host) = (median(native_host), median(inner_host));
+    // The runner in process, in the same run.
+    let q = code_in_process.session().build();
+    timed(&q, "run_code", &json!({"code": "return 1"}), 5).await?;
+    let empty_in = timed(&q, "run_code", &json!({"code": "return 1"}), rounds).await?;
+    let with_reads_in = timed(&q, "run_code", &json!({ "code": script }), rounds / 4 + 1).await?;
+    let per_inner_in = with_reads_in.saturating_sub(empty_in) / inner_n;
     println!(
         "| a script making {inner_n} `read`s | {:.0} µs |",
         us(with_reads)
@@ -350,6 +370,16 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "| host time of a script's `read` (its `calls[].us`) | **{:.1} µs** |",
         us(inner_host)
+    );
+    println!(
+        "| an empty `run_code`, the runner in process | {:.0} µs ({:.2}× in a worker) |",
+        us(empty_in),
+        us(empty) / us(empty_in).max(1e-9)
+    );
+    println!(
+        "| one `read` made by a script, the runner in process | {:.0} µs ({:.2}× in a worker) |",
+        us(per_inner_in),
+        us(per_inner) / us(per_inner_in).max(1e-9)
     );
     println!(
         "\nA script's `read` over a native one: **{:.2}×** in host time; **{:.2}×** end to end (the script's own JSON work on the value included)",

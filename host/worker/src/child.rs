@@ -313,17 +313,24 @@ impl Call<'_> {
         };
         let run = self.component.execute(inv);
         tokio::pin!(run);
+        // After a tool call went out, the wait for its reply spins first
+        // (the runner has nothing to do until it comes, and a script's
+        // calls come one after another).
+        let mut spin = std::time::Duration::ZERO;
         let execution = loop {
             tokio::select! {
                 ex = &mut run => break ex,
                 report = reports.recv() => {
-                    if let Some(report) = report
-                        && channel.write(&report).await.is_err()
-                    {
-                        return Err(None);
+                    if let Some(report) = report {
+                        if matches!(report, FromWorker::Call { .. }) {
+                            spin = IDLE_SPIN;
+                        }
+                        if channel.write(&report).await.is_err() {
+                            return Err(None);
+                        }
                     }
                 }
-                msg = channel.read::<ToWorker>(std::time::Duration::ZERO) => match msg {
+                msg = channel.read::<ToWorker>(std::mem::take(&mut spin)) => match msg {
                     Ok(ToWorker::Cancel) => cancel.cancel(),
                     Ok(ToWorker::Http { id, result }) => self.relay.answer(id, result),
                     Ok(ToWorker::Called { id, reply }) => self.relay.called(id, reply),

@@ -874,6 +874,8 @@ impl Worker {
                         .write(&ToWorker::Called { id, reply })
                         .await
                         .map_err(|e| Ended::Died(e.to_string()))?;
+                    // The script's next call, or its answer, comes soon.
+                    spin = ANSWER_SPIN;
                 }
                 answer if answer.answers() == Some(seq) => return Ok(answer),
                 other => {

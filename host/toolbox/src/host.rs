@@ -59,6 +59,10 @@ pub struct HostConfig {
     /// Flush every commit to disk step by step, so it is all or nothing
     /// across a power loss too (see [`Journal::with_sync`]).
     pub journal_sync: bool,
+    /// Start a worker for each component that runs in workers as soon as
+    /// it loads, so that its first call finds one ready (a server's
+    /// choice; a one-shot call would only pay for it).
+    pub warm_workers: bool,
 }
 
 impl Default for HostConfig {
@@ -72,6 +76,7 @@ impl Default for HostConfig {
             on_compile: None,
             journal_dir: None,
             journal_sync: false,
+            warm_workers: false,
         }
     }
 }
@@ -140,6 +145,8 @@ pub struct Host {
     recovery: Recovery,
     /// `HostConfig::journal_sync`, the default under a toolbox.
     journal_sync: bool,
+    /// `HostConfig::warm_workers`.
+    warm_workers: bool,
 }
 
 #[derive(Default)]
@@ -223,6 +230,7 @@ impl Host {
             journal: Arc::new(journal),
             recovery,
             journal_sync: config.journal_sync,
+            warm_workers: config.warm_workers,
         })
     }
 
@@ -338,7 +346,13 @@ impl Host {
             }
         }
         let prepared = prepare(toolbox, components)?;
-        let mut assembled = assemble(toolbox, &prepared, Strictness::Strict, &self.registry)?;
+        let mut assembled = assemble(
+            toolbox,
+            &prepared,
+            Strictness::Strict,
+            &self.registry,
+            self.warm_workers,
+        )?;
         assembled.report.provenance = provenance;
         self.install(assembled, &prepared, Vec::new(), Vec::new(), &|| {})
     }
@@ -470,6 +484,7 @@ impl Host {
                 &prepared,
                 Strictness::Lenient(failed),
                 &self.registry,
+                self.warm_workers,
             )
             .and_then(|a| {
                 let failed = failed
@@ -816,6 +831,7 @@ fn assemble(
     prepared: &[Prepared],
     mut strictness: Strictness<'_>,
     registry: &Registry,
+    warm: bool,
 ) -> Result<Assembled, HostError> {
     let mut specs = Vec::new();
     let mut served = Vec::new();
@@ -899,6 +915,7 @@ fn assemble(
             &p.policy,
             &origin,
             &mut report.warnings,
+            warm,
         );
         for u in p.component.unserved() {
             report.skipped.push(SkippedTool {
@@ -1117,13 +1134,15 @@ impl ToolBody for Renamed {
 /// Where `entry`'s calls run, and its body: its policy's `isolation`, else
 /// in-process for the built-ins but the code runner, and in workers for
 /// every other component (a code runner's scripts' calls come back over
-/// the channel to this process's pipeline). Warnings go to `warnings`.
+/// the channel to this process's pipeline). Warnings go to `warnings`;
+/// `warm` starts a worker now, in the background.
 fn body_of(
     entry: &ComponentEntry,
     component: &Arc<LoadedComponent>,
     policy: &Policy,
     origin: &str,
     warnings: &mut Vec<String>,
+    warm: bool,
 ) -> (Isolation, Arc<dyn ToolBody>) {
     let (isolation, walls) = placement(entry, policy);
     match isolation {
@@ -1143,8 +1162,24 @@ fn body_of(
                     ),
                 });
             }
-            let body = toolhost_worker::Isolated::new(component.clone(), policy, walls);
-            (isolation, Arc::new(body))
+            let body = Arc::new(toolhost_worker::Isolated::new(
+                component.clone(),
+                policy,
+                walls,
+            ));
+            if warm
+                && body.available().is_ok()
+                && let Ok(rt) = tokio::runtime::Handle::try_current()
+            {
+                let body = body.clone();
+                let origin = origin.to_owned();
+                rt.spawn(async move {
+                    if let Err(f) = body.prestart().await {
+                        tracing::warn!(component = %origin, "no warm worker: {}", f.message);
+                    }
+                });
+            }
+            (isolation, body)
         }
     }
 }

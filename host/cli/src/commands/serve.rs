@@ -186,6 +186,7 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
         journal_dir: ctx.journal_dir.clone(),
         journal_sync: ctx.sync_commits,
         artifacts_dir,
+        warm_workers: true,
         ..HostConfig::default()
     })?);
     let tb = tools.toolbox(&dir)?;

@@ -346,13 +346,7 @@ impl Host {
             }
         }
         let prepared = prepare(toolbox, components)?;
-        let mut assembled = assemble(
-            toolbox,
-            &prepared,
-            Strictness::Strict,
-            &self.registry,
-            self.warm_workers,
-        )?;
+        let mut assembled = assemble(toolbox, &prepared, Strictness::Strict, &self.registry)?;
         assembled.report.provenance = provenance;
         self.install(assembled, &prepared, Vec::new(), Vec::new(), &|| {})
     }
@@ -484,7 +478,6 @@ impl Host {
                 &prepared,
                 Strictness::Lenient(failed),
                 &self.registry,
-                self.warm_workers,
             )
             .and_then(|a| {
                 let failed = failed
@@ -543,6 +536,7 @@ impl Host {
             specs,
             mut report,
             mode,
+            workers,
         } = assembled;
         let mut current = self.lock();
         let new: Vec<Arc<LoadedComponent>> = prepared.iter().map(|p| p.component.clone()).collect();
@@ -576,6 +570,22 @@ impl Host {
         {
             let registry = self.registry.clone();
             rt.spawn_blocking(move || registry.search_index());
+        }
+        // A worker per component served in workers, started now so that
+        // its first call finds one ready.
+        if self.warm_workers
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            for (origin, body) in workers {
+                if body.available().is_err() {
+                    continue;
+                }
+                rt.spawn(async move {
+                    if let Err(f) = body.prestart().await {
+                        tracing::warn!(component = %origin, "no warm worker: {}", f.message);
+                    }
+                });
+            }
         }
         Ok(report)
     }
@@ -792,6 +802,9 @@ struct Assembled {
     report: LoadReport,
     /// How the tools are offered (the toolbox's mode).
     mode: toolhost_policy::Mode,
+    /// The components served in workers, by origin (started warm once
+    /// installed, when the host is asked to).
+    workers: Vec<(String, Arc<toolhost_worker::Isolated>)>,
 }
 
 /// `toolbox` with the code runner among its components when its mode
@@ -831,9 +844,9 @@ fn assemble(
     prepared: &[Prepared],
     mut strictness: Strictness<'_>,
     registry: &Registry,
-    warm: bool,
 ) -> Result<Assembled, HostError> {
     let mut specs = Vec::new();
+    let mut workers = Vec::new();
     let mut served = Vec::new();
     let mut owners: BTreeMap<String, String> = BTreeMap::new();
     // Every file the toolbox names, loaded or not: a fix to a component
@@ -909,14 +922,19 @@ fn assemble(
         report
             .warnings
             .extend(crate::descriptors::escaped(&origin, &p.component));
-        let (isolation, body) = body_of(
+        let (isolation, body) = match body_of(
             &p.entry,
             &p.component,
             &p.policy,
             &origin,
             &mut report.warnings,
-            warm,
-        );
+        ) {
+            Body::InProcess(body) => (Isolation::InProcess, body),
+            Body::Workers(isolated) => {
+                workers.push((origin.clone(), isolated.clone()));
+                (Isolation::Process, isolated as Arc<dyn ToolBody>)
+            }
+        };
         for u in p.component.unserved() {
             report.skipped.push(SkippedTool {
                 name: u.function.clone(),
@@ -1035,6 +1053,7 @@ fn assemble(
         specs,
         report,
         mode: toolbox.mode,
+        workers,
     })
 }
 
@@ -1134,19 +1153,17 @@ impl ToolBody for Renamed {
 /// Where `entry`'s calls run, and its body: its policy's `isolation`, else
 /// in-process for the built-ins but the code runner, and in workers for
 /// every other component (a code runner's scripts' calls come back over
-/// the channel to this process's pipeline). Warnings go to `warnings`;
-/// `warm` starts a worker now, in the background.
+/// the channel to this process's pipeline). Warnings go to `warnings`.
 fn body_of(
     entry: &ComponentEntry,
     component: &Arc<LoadedComponent>,
     policy: &Policy,
     origin: &str,
     warnings: &mut Vec<String>,
-    warm: bool,
-) -> (Isolation, Arc<dyn ToolBody>) {
+) -> Body {
     let (isolation, walls) = placement(entry, policy);
     match isolation {
-        Isolation::InProcess => (isolation, Arc::new(component.clone())),
+        Isolation::InProcess => Body::InProcess(Arc::new(component.clone())),
         Isolation::Process => {
             let missing = toolhost_worker::support().missing();
             if !missing.is_empty() {
@@ -1162,26 +1179,21 @@ fn body_of(
                     ),
                 });
             }
-            let body = Arc::new(toolhost_worker::Isolated::new(
+            Body::Workers(Arc::new(toolhost_worker::Isolated::new(
                 component.clone(),
                 policy,
                 walls,
-            ));
-            if warm
-                && body.available().is_ok()
-                && let Ok(rt) = tokio::runtime::Handle::try_current()
-            {
-                let body = body.clone();
-                let origin = origin.to_owned();
-                rt.spawn(async move {
-                    if let Err(f) = body.prestart().await {
-                        tracing::warn!(component = %origin, "no warm worker: {}", f.message);
-                    }
-                });
-            }
-            (isolation, body)
+            )))
         }
     }
+}
+
+/// Where a component's calls run.
+enum Body {
+    /// In this process, behind wasmtime alone.
+    InProcess(Arc<dyn ToolBody>),
+    /// In walled worker processes.
+    Workers(Arc<toolhost_worker::Isolated>),
 }
 
 /// What the kernel offers for the workers' walls, and how many of the

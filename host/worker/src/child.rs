@@ -116,8 +116,8 @@ async fn serve(
     let (out, mut reports) = mpsc::unbounded_channel::<FromWorker>();
     let relay = Arc::new(Relay {
         out: out.clone(),
-        pending: Mutex::default(),
-        calls: Mutex::default(),
+        pending: Waiting::default(),
+        calls: Waiting::default(),
         next: AtomicU64::new(0),
     });
     let loaded = load(&start, &artifact, relay.clone());
@@ -433,45 +433,56 @@ impl ContextSink for Sink {
 #[derive(Debug)]
 struct Relay {
     out: mpsc::UnboundedSender<FromWorker>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Result<RelayedResponse, RelayError>>>>,
-    calls: Mutex<HashMap<u64, oneshot::Sender<CallReply>>>,
+    pending: Waiting<Result<RelayedResponse, RelayError>>,
+    calls: Waiting<CallReply>,
     next: AtomicU64,
 }
 
-impl Relay {
-    fn answer(&self, id: u64, result: Result<RelayedResponse, RelayError>) {
-        let waiting = self
-            .pending
+/// Requests sent to the serving process, waiting for their answers by
+/// number.
+#[derive(Debug)]
+struct Waiting<T>(Mutex<HashMap<u64, oneshot::Sender<T>>>);
+
+impl<T> Default for Waiting<T> {
+    fn default() -> Self {
+        Waiting(Mutex::default())
+    }
+}
+
+impl<T> Waiting<T> {
+    /// Where request `id`'s answer will come.
+    fn insert(&self, id: u64) -> oneshot::Receiver<T> {
+        let (tx, rx) = oneshot::channel();
+        self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
+            .insert(id, tx);
+        rx
+    }
+
+    /// Hands request `id` its answer (one nobody waits for is dropped).
+    fn answer(&self, id: u64, answer: T) {
+        let waiting = self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         if let Some(tx) = waiting {
-            let _ = tx.send(result);
+            let _ = tx.send(answer);
         }
     }
 }
 
 impl Relay {
+    fn answer(&self, id: u64, result: Result<RelayedResponse, RelayError>) {
+        self.pending.answer(id, result);
+    }
+
     fn called(&self, id: u64, reply: CallReply) {
-        let waiting = self
-            .calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
-        if let Some(tx) = waiting {
-            let _ = tx.send(reply);
-        }
+        self.calls.answer(id, reply);
     }
 }
 
 impl ToolCaller for Relay {
     fn call(&self, name: String, arguments: String) -> CallFuture<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, tx);
+        let rx = self.calls.insert(id);
         let sent = self.out.send(FromWorker::Call {
             id,
             name,
@@ -499,11 +510,7 @@ impl EgressRelay for Relay {
         request: RelayedRequest,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<RelayedResponse, RelayError>> + Send>> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, tx);
+        let rx = self.pending.insert(id);
         let sent = self.out.send(FromWorker::Http { id, request });
         Box::pin(async move {
             sent.map_err(|_| RelayError::Failed("the serving process is gone".into()))?;

@@ -178,8 +178,8 @@ impl Isolated {
 
     /// The pool that runs `tool`.
     fn pool(&self, tool: &str) -> &Arc<Pool> {
-        let at = self.by_tool.get(tool).copied().unwrap_or(0);
-        &self.pools[at.min(self.pools.len() - 1)]
+        // Every index in `by_tool` is one of `pools` (made together in `new`).
+        &self.pools[self.by_tool.get(tool).copied().unwrap_or(0)]
     }
 
     /// Whether its calls can run on this kernel: `Err` names the walls
@@ -918,34 +918,28 @@ impl Pool {
         tokio::spawn(async move {
             let answered = tokio::time::timeout(Duration::from_secs(5), async {
                 loop {
-                    match w.channel.read::<FromWorker>(Duration::ZERO).await {
+                    let refusal = match w.channel.read::<FromWorker>(Duration::ZERO).await {
                         Ok(answer) if answer.answers() == Some(seq) => return true,
                         Ok(FromWorker::Executed(_) | FromWorker::Rendered { .. }) => return false,
-                        Ok(FromWorker::Http { id, .. }) => {
-                            let refused = ToWorker::Http {
-                                id,
-                                result: Err(toolhost_runtime::RelayError::Failed(
-                                    "the call was cancelled".into(),
-                                )),
-                            };
-                            if w.channel.write(&refused).await.is_err() {
-                                return false;
-                            }
-                        }
-                        Ok(FromWorker::Call { id, .. }) => {
-                            let refused = ToWorker::Called {
-                                id,
-                                reply: toolhost_runtime::CallReply {
-                                    outcome: toolhost_runtime::CallOutcome::Failed(cancelled()),
-                                    waited: Duration::ZERO,
-                                },
-                            };
-                            if w.channel.write(&refused).await.is_err() {
-                                return false;
-                            }
-                        }
-                        Ok(_) => {}
+                        // What the cancelled call still asks is refused.
+                        Ok(FromWorker::Http { id, .. }) => ToWorker::Http {
+                            id,
+                            result: Err(toolhost_runtime::RelayError::Failed(
+                                "the call was cancelled".into(),
+                            )),
+                        },
+                        Ok(FromWorker::Call { id, .. }) => ToWorker::Called {
+                            id,
+                            reply: toolhost_runtime::CallReply {
+                                outcome: toolhost_runtime::CallOutcome::Failed(cancelled()),
+                                waited: Duration::ZERO,
+                            },
+                        },
+                        Ok(_) => continue,
                         Err(_) => return false,
+                    };
+                    if w.channel.write(&refusal).await.is_err() {
+                        return false;
                     }
                 }
             })

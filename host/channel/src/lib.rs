@@ -27,8 +27,9 @@ pub enum WireError {
     /// A frame was not a message.
     #[error("a malformed message: {0}")]
     Malformed(#[from] serde_json::Error),
-    /// A frame was larger than [`MAX_FRAME`].
-    #[error("a frame of {0} bytes (most is {MAX_FRAME})")]
+    /// A frame was larger than the bound: the call's (see
+    /// [`Channel::set_max_frame`]) when read, [`MAX_FRAME`] when written.
+    #[error("a frame of {0} bytes, more than its bound")]
     TooLarge(usize),
     /// The shared region holds what no well-behaved peer writes.
     #[error(transparent)]
@@ -265,7 +266,7 @@ impl Channel {
         }
         // Said before the last look at the ring; taken back when the wait
         // ends, or is dropped.
-        let parked = self.lanes.as_ref().map(Lanes::park);
+        let _parked = self.lanes.as_ref().map(Lanes::park);
         if let Some(f) = self.try_frame()? {
             return Ok(f);
         }
@@ -283,7 +284,6 @@ impl Channel {
                     }
                 };
                 if let Some(f) = self.next_ready()? {
-                    drop(parked);
                     return Ok(f);
                 }
                 if !more {

@@ -87,7 +87,7 @@ test: setup
 	# Coverage-guided fuzzing (libFuzzer) of what reads untrusted bytes: the
 	# policy and toolbox parsers, a wassette policy's import, the session-log reader, a call's arguments
 	# through the stages before dispatch, the MCP request path, the serving
-	# side of a worker's channel; 15 s each, a
+	# side of a worker's channel and of its answers; 15 s each, a
 	# smoke, so the targets cannot rot.
 	bash tests/fuzz/run.sh --smoke 15
 	# The benchmarks in quick mode on the test build, so they cannot rot

@@ -5,6 +5,7 @@
 #
 #   tests/fuzz/run.sh [--smoke] [SECONDS] [TARGET...]
 #       targets: policy policy_import session_log toolbox arguments mcp_request channel
+#           worker_answer
 #   tests/fuzz/run.sh [--smoke] --build-only
 #       builds the targets and stops (make test starts the smoke's build
 #       early, in the background, and its run later finds it done)
@@ -47,7 +48,7 @@ fi
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(policy policy_import session_log toolbox arguments mcp_request channel)
+((${#targets[@]})) || targets=(policy policy_import session_log toolbox arguments mcp_request channel worker_answer)
 
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \

@@ -87,6 +87,14 @@ impl TxSnapshot {
         })
     }
 
+    /// Its directories: each one's canonical path, and the guest path its
+    /// first call saw it as.
+    pub fn grants(&self) -> impl Iterator<Item = (&Path, &str)> {
+        self.grants
+            .iter()
+            .map(|g| (g.root.as_path(), g.guest.as_str()))
+    }
+
     /// Only the directories `keep` accepts (by their canonical path).
     pub fn only(&self, keep: impl Fn(&Path) -> bool) -> TxSnapshot {
         TxSnapshot {

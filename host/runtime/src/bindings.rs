@@ -54,21 +54,7 @@ pub(crate) mod v4 {
 }
 
 /// A tool descriptor as any contract version returned it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct RawTool {
-    pub name: String,
-    pub description: String,
-    pub input_schema: String,
-    pub output_schema: String,
-    pub annotations: Annotations,
-    pub paths: Vec<PathParam>,
-    /// From 0.2.0.
-    pub title: Option<String>,
-    /// From 0.2.0.
-    pub urls: Vec<String>,
-    /// From 0.3.0.
-    pub host_renders: bool,
-}
+pub(crate) use toolhost_worker_wire::DeclaredTool as RawTool;
 
 /// A failure a tool reported, as any contract version returned it.
 pub(crate) struct RawFailure {

@@ -11,9 +11,9 @@ use crate::bindings::v4;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 use toolhost_contract::ToolFailure;
 use toolhost_effects::Transaction;
+use toolhost_worker_wire::CallReply;
 
 /// What code mode adds to a call: where a code runner's tool calls go, and
 /// the script a call is part of. Both `None` for a call of its own.
@@ -38,30 +38,6 @@ pub trait ToolCaller: Send + Sync + std::fmt::Debug {
 
 /// What [`ToolCaller::call`] returns.
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = CallReply> + Send + 'a>>;
-
-/// How one of a code runner's calls ended.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CallReply {
-    /// What the runner gets.
-    pub outcome: CallOutcome,
-    /// Time the call spent waiting for a person: added to the runner's
-    /// deadline.
-    pub waited: Duration,
-}
-
-/// What a code runner's call gives back.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum CallOutcome {
-    /// The tool's value, as JSON.
-    Value(String),
-    /// Why the call failed (the runner's script may catch it).
-    Failed(ToolFailure),
-    /// The call needs an answer the client gives in a later request (MCP
-    /// 2026-07-28's `input_required`): the runner stops here, and the call
-    /// that started it ends with this failure (`approval_pending`); its
-    /// retry runs the script again.
-    Suspend(ToolFailure),
-}
 
 /// A runner stopped to wait for an answer: the trap that carries it out
 /// of the instance.

@@ -8,8 +8,8 @@ use crate::engine::{Runtime, RuntimeInner};
 use crate::error::LoadError;
 use crate::imports::{self, ImportCheck, Imports};
 use crate::invoke::{
-    Budget, Call, CallCancelled, Environment, Execution, ExecutionReport, Invocation,
-    RenderFailure, Returned, cancelled, classify, pure_environment, shutting_down, timeout,
+    Budget, Call, CallCancelled, Environment, Execution, Invocation, RenderFailure, Returned,
+    cancelled, classify, pure_environment, shutting_down, timeout,
 };
 use crate::plain::docs::PackageDocs;
 use crate::plain::{self, Plain, Unserved};
@@ -25,6 +25,7 @@ use toolhost_contract::{
 };
 use toolhost_effects::Staged;
 use toolhost_policy::{Policy, RenderMode, Sandbox, ToolPolicy};
+use toolhost_worker_wire::{Declared, ExecutionReport};
 use wasmtime::component::{InstancePre, Val};
 use wasmtime::{Store, UpdateDeadline};
 
@@ -37,11 +38,6 @@ const LIST_TOOLS_DEADLINE: Duration = Duration::from_secs(30);
 /// A component's tools, checked, and those whose descriptors had
 /// invisible characters (escaped).
 type Listed = (Vec<ToolDescriptor>, Vec<(String, Escaped)>);
-
-/// What a component's `list-tools` returned, unchecked (as data, so a
-/// worker process can send it): [`Unlisted::listed`] checks it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Declared(Vec<crate::bindings::RawTool>);
 
 /// A compiled, pre-linked component whose tools are not known yet
 /// ([`Runtime::load_bytes_unlisted`]): its `list-tools` runs elsewhere
@@ -63,7 +59,7 @@ impl Unlisted {
         limits: &DescriptorLimits,
     ) -> Result<Arc<LoadedComponent>, LoadError> {
         let mut loaded = self.0;
-        (loaded.tools, loaded.escaped) = loaded.check_declared(declared.0, limits)?;
+        (loaded.tools, loaded.escaped) = loaded.check_declared(declared.into_tools(), limits)?;
         tracing::info!(tools = loaded.tools.len(), cache = ?loaded.cache, "component loaded (tools listed in a worker)");
         Ok(Arc::new(loaded))
     }
@@ -438,7 +434,7 @@ impl LoadedComponent {
     /// characters are escaped.
     async fn list_tools(&mut self, limits: &DescriptorLimits) -> Result<Listed, LoadError> {
         let declared = self.declared().await?;
-        self.check_declared(declared.0, limits)
+        self.check_declared(declared.into_tools(), limits)
     }
 
     /// What the component declares (its `list-tools`), unchecked: run in a
@@ -446,7 +442,7 @@ impl LoadedComponent {
     pub async fn declared(&self) -> Result<Declared, LoadError> {
         if let Kind::Plain { declared, .. } = &self.kind {
             // Read from its type at load: nothing of it runs.
-            return Ok(Declared(declared.clone()));
+            return Ok(Declared::new(declared.clone()));
         }
         let path = self.path.clone();
         let fail = |reason: String| LoadError::ListTools {
@@ -482,7 +478,7 @@ impl LoadedComponent {
                 return Err(fail(reason));
             }
         };
-        Ok(Declared(raw))
+        Ok(Declared::new(raw))
     }
 
     /// Checks what the component declared: first against `limits` (the

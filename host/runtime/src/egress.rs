@@ -5,6 +5,7 @@ use http_body_util::{BodyExt, Limited};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolhost_policy::NetRule;
+use toolhost_worker_wire::{RelayError, RelayedRequest, RelayedResponse};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 type SendFuture = Box<
@@ -85,11 +86,11 @@ impl WasiHttpHooks for EgressHooks {
         let max = self.max_response_bytes;
         if let Some(relay) = self.relay.clone() {
             return Box::new(async move {
-                let request = RelayedRequest::collect(request, max).await?;
-                let response = relay.send(request).await.map_err(RelayError::into_http)?;
+                let request = collect(request).await?;
+                let response = relay.send(request).await.map_err(relay_error_into_http)?;
                 let done: Box<dyn Future<Output = Result<(), Error>> + Send> =
                     Box::new(async { Ok(()) });
-                Ok((response.into_http()?, done))
+                Ok((response_into_http(response)?, done))
             });
         }
         Box::new(async move {
@@ -107,27 +108,6 @@ impl WasiHttpHooks for EgressHooks {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn destinations() {
-        let d = |s: &str| destination(&s.parse().unwrap());
-        assert_eq!(
-            d("https://Example.com/x"),
-            Some(("example.com".into(), 443))
-        );
-        assert_eq!(d("http://example.com/x"), Some(("example.com".into(), 80)));
-        assert_eq!(
-            d("http://127.0.0.1:8080/"),
-            Some(("127.0.0.1".into(), 8080))
-        );
-        assert_eq!(d("http://[::1]:9/"), Some(("::1".into(), 9)));
-        assert_eq!(d("/relative"), None);
-    }
-}
-
 /// Where a worker's outgoing requests go: the serving process, which
 /// checks them against the call's policy again and sends them.
 pub trait EgressRelay: Send + Sync + std::fmt::Debug {
@@ -138,109 +118,66 @@ pub trait EgressRelay: Send + Sync + std::fmt::Debug {
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<RelayedResponse, RelayError>> + Send>>;
 }
 
-/// An outgoing request, whole (a tool's requests and responses are bounded).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RelayedRequest {
-    /// The method.
-    pub method: String,
-    /// The absolute URI.
-    pub uri: String,
-    /// The headers, in order.
-    pub headers: Vec<(String, Vec<u8>)>,
-    /// The body.
-    pub body: Vec<u8>,
-}
-
-/// A response, whole.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RelayedResponse {
-    /// The status code.
-    pub status: u16,
-    /// The headers, in order.
-    pub headers: Vec<(String, Vec<u8>)>,
-    /// The body (at most the policy's `max_http_response_bytes`).
-    pub body: Vec<u8>,
-}
-
-/// Why a relayed request failed, as the guest will see it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
-pub enum RelayError {
-    /// Not on the call's network allow-list.
-    #[error("HTTP request denied")]
-    Denied,
-    /// The request was malformed.
-    #[error("invalid request: {0}")]
-    Invalid(String),
-    /// The response body was larger than the policy allows.
-    #[error("response body larger than {0} bytes")]
-    TooLarge(u64),
-    /// Connecting, sending or receiving failed.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl RelayError {
-    fn into_http(self) -> Error {
-        match self {
-            RelayError::Denied => Error::HttpRequestDenied,
-            RelayError::Invalid(_) => Error::HttpRequestUriInvalid,
-            RelayError::TooLarge(n) => Error::HttpResponseBodySize(Some(n)),
-            RelayError::Failed(why) => Error::InternalError(Some(why)),
-        }
-    }
-}
-
 /// Most bytes of a request body a worker relays.
 const MAX_RELAYED_REQUEST: usize = 16 << 20;
 
-impl RelayedRequest {
-    async fn collect(request: http::Request<WasiBody>, max: usize) -> Result<Self, Error> {
-        let _ = max;
-        let (parts, body) = request.into_parts();
-        let body = Limited::new(body, MAX_RELAYED_REQUEST)
-            .collect()
-            .await
-            .map_err(|_| Error::HttpRequestBodySize(Some(MAX_RELAYED_REQUEST as u64)))?
-            .to_bytes()
-            .to_vec();
-        Ok(RelayedRequest {
-            method: parts.method.to_string(),
-            uri: parts.uri.to_string(),
-            headers: parts
-                .headers
-                .iter()
-                .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
-                .collect(),
-            body,
-        })
-    }
-
-    fn into_http(self) -> Result<http::Request<WasiBody>, RelayError> {
-        let invalid = |e: &dyn std::fmt::Display| RelayError::Invalid(e.to_string());
-        let mut b = http::Request::builder()
-            .method(self.method.as_str())
-            .uri(self.uri.as_str());
-        for (k, v) in &self.headers {
-            b = b.header(k.as_str(), v.as_slice());
-        }
-        let body = http_body_util::Full::new(bytes::Bytes::from(self.body))
-            .map_err(|never| match never {})
-            .boxed_unsync();
-        b.body(body).map_err(|e| invalid(&e))
-    }
+/// A guest's request, whole, to relay (its body at most
+/// [`MAX_RELAYED_REQUEST`]).
+async fn collect(request: http::Request<WasiBody>) -> Result<RelayedRequest, Error> {
+    let (parts, body) = request.into_parts();
+    let body = Limited::new(body, MAX_RELAYED_REQUEST)
+        .collect()
+        .await
+        .map_err(|_| Error::HttpRequestBodySize(Some(MAX_RELAYED_REQUEST as u64)))?
+        .to_bytes()
+        .to_vec();
+    Ok(RelayedRequest {
+        method: parts.method.to_string(),
+        uri: parts.uri.to_string(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
+            .collect(),
+        body,
+    })
 }
 
-impl RelayedResponse {
-    fn into_http(self) -> Result<http::Response<WasiBody>, Error> {
-        let mut b = http::Response::builder().status(self.status);
-        for (k, v) in &self.headers {
-            b = b.header(k.as_str(), v.as_slice());
-        }
-        let body = http_body_util::Full::new(bytes::Bytes::from(self.body))
-            .map_err(|never| match never {})
-            .boxed_unsync();
-        b.body(body)
-            .map_err(|e| Error::InternalError(Some(e.to_string())))
+/// A relayed request as the gate takes it (a malformed one is refused).
+fn request_into_http(r: RelayedRequest) -> Result<http::Request<WasiBody>, RelayError> {
+    let invalid = |e: &dyn std::fmt::Display| RelayError::Invalid(e.to_string());
+    let mut b = http::Request::builder()
+        .method(r.method.as_str())
+        .uri(r.uri.as_str());
+    for (k, v) in &r.headers {
+        b = b.header(k.as_str(), v.as_slice());
+    }
+    let body = http_body_util::Full::new(bytes::Bytes::from(r.body))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    b.body(body).map_err(|e| invalid(&e))
+}
+
+/// A relayed response as the guest gets it.
+fn response_into_http(r: RelayedResponse) -> Result<http::Response<WasiBody>, Error> {
+    let mut b = http::Response::builder().status(r.status);
+    for (k, v) in &r.headers {
+        b = b.header(k.as_str(), v.as_slice());
+    }
+    let body = http_body_util::Full::new(bytes::Bytes::from(r.body))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    b.body(body)
+        .map_err(|e| Error::InternalError(Some(e.to_string())))
+}
+
+/// Why a relayed request failed, as the guest sees it.
+fn relay_error_into_http(e: RelayError) -> Error {
+    match e {
+        RelayError::Denied => Error::HttpRequestDenied,
+        RelayError::Invalid(_) => Error::HttpRequestUriInvalid,
+        RelayError::TooLarge(n) => Error::HttpResponseBodySize(Some(n)),
+        RelayError::Failed(why) => Error::InternalError(Some(why)),
     }
 }
 
@@ -262,7 +199,7 @@ pub async fn send_relayed(
         timeout: Duration::from_millis(limits.http_timeout_ms),
         denied: shared.clone(),
     };
-    let request = request.into_http()?;
+    let request = request_into_http(request)?;
     let sent = Box::into_pin(hooks.send_request(request, None, Box::new(async { Ok(()) }))).await;
     let refused = std::mem::take(&mut *shared.lock().unwrap_or_else(|p| p.into_inner()));
     if !refused.is_empty() {
@@ -290,4 +227,25 @@ pub async fn send_relayed(
             .collect(),
         body: body.to_bytes().to_vec(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations() {
+        let d = |s: &str| destination(&s.parse().unwrap());
+        assert_eq!(
+            d("https://Example.com/x"),
+            Some(("example.com".into(), 443))
+        );
+        assert_eq!(d("http://example.com/x"), Some(("example.com".into(), 80)));
+        assert_eq!(
+            d("http://127.0.0.1:8080/"),
+            Some(("127.0.0.1".into(), 8080))
+        );
+        assert_eq!(d("http://[::1]:9/"), Some(("::1".into(), 9)));
+        assert_eq!(d("/relative"), None);
+    }
 }

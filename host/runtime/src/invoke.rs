@@ -13,9 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::{Clock, SteppingClock, VIRTUAL_EPOCH_MS, VIRTUAL_STEP_NS};
-use toolhost_contract::{ContentBlock, ContextEvent, ContextSink, FailureCode, ToolFailure};
+use toolhost_contract::{ContentBlock, ContextSink, FailureCode, ToolFailure};
 use toolhost_effects::Staged;
 use toolhost_policy::ToolPolicy;
+use toolhost_worker_wire::ExecutionReport;
 use wasmtime::Trap;
 
 /// How wasmtime says a guest passed its bound on the data the host copies
@@ -117,33 +118,6 @@ impl<'a> Invocation<'a> {
             retire: None,
         }
     }
-}
-
-/// What the sandbox observed about a call (serializable: a worker process
-/// sends it to the serving process).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ExecutionReport {
-    /// Fuel units used.
-    pub fuel_consumed: u64,
-    /// The guest's stdout (bounded, lossily decoded).
-    pub stdout: String,
-    /// The guest's stderr (bounded, lossily decoded).
-    pub stderr: String,
-    /// Outgoing requests refused by policy, as `host:port`.
-    pub network_denied: Vec<String>,
-    /// Bytes written into read-write grants (charged to the write budget).
-    pub bytes_written: u64,
-    /// Files, directories and links created (charged to the write budget).
-    pub entries_created: u64,
-    /// Time spent instantiating.
-    pub instantiate: Duration,
-    /// Wall-clock time of the whole call.
-    pub elapsed: Duration,
-    /// What the tool reported while it ran (contract 0.3.0), in order:
-    /// what its policy's bounds let through.
-    pub context: Vec<ContextEvent>,
-    /// Reports the bounds dropped (rate or byte budget).
-    pub context_dropped: u64,
 }
 
 /// The outcome of [`crate::LoadedComponent::execute`]: the value as a JSON document,

@@ -57,14 +57,17 @@ mod wasi_config;
 
 pub use bindings::contract_versions;
 pub use cache::CacheOutcome;
-pub use calls::{CallFuture, CallOutcome, CallReply, Scope, ToolCaller};
-pub use component::{Declared, LoadedComponent, Unlisted};
+pub use calls::{CallFuture, Scope, ToolCaller};
+pub use component::{LoadedComponent, Unlisted};
 pub use config::{CompileProgress, RuntimeConfig};
-pub use egress::{EgressRelay, RelayError, RelayedRequest, RelayedResponse, send_relayed};
+pub use egress::{EgressRelay, send_relayed};
 pub use engine::{Runtime, RuntimeStats};
 pub use entropy::Entropy;
 pub use error::{LoadError, RuntimeError};
 pub use imports::{ImportCheck, ImportVerdict};
-pub use invoke::{Budget, Execution, ExecutionReport, Invocation, Reach};
+pub use invoke::{Budget, Execution, Invocation, Reach};
 pub use plain::Unserved;
 pub use retire::Retirement;
+pub use toolhost_worker_wire::{
+    CallOutcome, CallReply, Declared, ExecutionReport, RelayError, RelayedRequest, RelayedResponse,
+};

@@ -9,7 +9,7 @@
 //! [`Entropy`].
 
 use crate::bindings::{v3, v4};
-use crate::calls::{CallOutcome, Scope, Suspended, ToolCaller, failure};
+use crate::calls::{Scope, Suspended, ToolCaller, failure};
 use crate::config::RuntimeConfig;
 use crate::context::CallContext;
 use crate::egress::EgressHooks;
@@ -25,6 +25,7 @@ use toolhost_contract::clock::Clock;
 use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure};
 use toolhost_effects::Staged;
 use toolhost_policy::{FsMode, ToolPolicy};
+use toolhost_worker_wire::CallOutcome;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{

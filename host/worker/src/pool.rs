@@ -9,10 +9,13 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolhost_channel::ring::{Lanes, Region};
 use toolhost_contract::{ContentBlock, FailureCode, ToolFailure};
-use toolhost_effects::{Overlay, Staged, StagingArea, TxSnapshot};
+use toolhost_effects::{Staged, StagingArea};
 use toolhost_pipeline::{Invocation, ToolBody};
-use toolhost_policy::{FsMode, Policy, ToolPolicy, Walls};
+use toolhost_policy::{Policy, ToolPolicy, Walls};
 use toolhost_runtime::{Entropy, Execution, ExecutionReport, LoadedComponent, ToolCaller};
+use toolhost_worker_wire::accept::{
+    Granted, answer_bound, check_report, event_size, forged, is_forgery, reports_bound, restage,
+};
 
 /// The command-line word that makes a `toolhost` binary a worker.
 pub const WORKER_ARG: &str = "__worker";
@@ -239,9 +242,7 @@ impl Isolated {
         let before = match &input.scope.transaction {
             None => None,
             Some(tx) => match tx.snapshot() {
-                Ok(s) => {
-                    Some(s.only(|root| granted.is_some_and(|g| g.any.iter().any(|g| g == root))))
-                }
+                Ok(s) => granted.map(|g| g.seen(&s)),
                 Err(e) => {
                     return Execution::new(
                         Err(ToolFailure::new(
@@ -284,7 +285,7 @@ impl Isolated {
         let deadline = Instant::now() + input.budget.deadline + BACKSTOP_GRACE;
         worker
             .channel
-            .set_max_frame(answer_bound(&policy, before.as_ref()));
+            .set_max_frame(answer_bound(&policy, before.as_ref()).min(wire::MAX_FRAME));
         let reply = worker
             .call(
                 &msg,
@@ -358,19 +359,22 @@ impl Isolated {
         let mut outcome = executed.outcome;
         let mut staged = Staged::default();
         if outcome.is_ok() {
-            let restaged = match (&input.scope.transaction, before, executed.transaction) {
-                (Some(tx), Some(before), Some(after)) => {
-                    let after =
-                        after.only(|root| granted.is_some_and(|g| g.rw.iter().any(|g| g == root)));
-                    check_growth(&before, &after, input.policy).and_then(|()| {
-                        tx.apply_changes(&before, after)
-                            .map_err(|e| forged(format!("its staged files cannot be taken: {e}")))
-                    })
+            let restaged = match (
+                &input.scope.transaction,
+                granted,
+                before,
+                executed.transaction,
+            ) {
+                (Some(tx), Some(granted), Some(before), Some(after)) => {
+                    granted.take_changes(tx, &before, after, input.policy)
                 }
-                (Some(_), _, _) => Ok(()),
-                (None, _, _) => {
-                    restage(&self.component, executed.staged, input.policy).map(|s| staged = s)
-                }
+                (Some(_), ..) => Ok(()),
+                (None, ..) => restage(
+                    &self.component.runtime().staging_dir(),
+                    executed.staged,
+                    input.policy,
+                )
+                .map(|s| staged = s),
             };
             if let Err(f) = restaged {
                 if is_forgery(&f) {
@@ -413,7 +417,9 @@ impl Isolated {
         let deadline =
             Instant::now() + Duration::from_millis(policy.limits.timeout_ms) + BACKSTOP_GRACE;
         let denied = Mutex::new(Vec::new());
-        worker.channel.set_max_frame(answer_bound(policy, None));
+        worker
+            .channel
+            .set_max_frame(answer_bound(policy, None).min(wire::MAX_FRAME));
         match worker
             .call(&msg, seq, deadline, &cancel, |_| {}, policy, &denied, None)
             .await
@@ -468,29 +474,6 @@ impl ToolBody for Isolated {
     }
 }
 
-/// The directories a call's policy grants, canonical (as a transaction
-/// keeps them).
-struct Granted {
-    any: Vec<PathBuf>,
-    rw: Vec<PathBuf>,
-}
-
-impl Granted {
-    fn of(policy: &ToolPolicy) -> Granted {
-        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        Granted {
-            any: policy.sandbox.fs.iter().map(|g| canon(&g.host)).collect(),
-            rw: policy
-                .sandbox
-                .fs
-                .iter()
-                .filter(|g| g.mode == FsMode::ReadWrite)
-                .map(|g| canon(&g.host))
-                .collect(),
-        }
-    }
-}
-
 /// The policy a worker gets: the environment's allowed values read here
 /// (a worker has an empty environment of its own).
 fn resolved(policy: &ToolPolicy) -> ToolPolicy {
@@ -501,157 +484,6 @@ fn resolved(policy: &ToolPolicy) -> ToolPolicy {
         }
     }
     p
-}
-
-/// A worker's staged writes staged again here, in this process's area:
-/// only in the call's read-write grants, and only within its write budget
-/// (what a worker sends is not trusted).
-fn restage(
-    component: &LoadedComponent,
-    staged: Vec<(String, PathBuf, toolhost_effects::OverlaySnapshot)>,
-    policy: &ToolPolicy,
-) -> Result<Staged, ToolFailure> {
-    if staged.is_empty() {
-        return Ok(Staged::default());
-    }
-    let refuse = |why: String| ToolFailure::new(FailureCode::HostError, why);
-    let (mut bytes, mut entries) = (0u64, 0u64);
-    for (_, _, s) in &staged {
-        let (b, e) = s.staged_size();
-        bytes = bytes.saturating_add(b);
-        entries = entries.saturating_add(e);
-    }
-    check_budget(bytes, entries, policy)?;
-    let area = StagingArea::of(&component.runtime().staging_dir())
-        .map_err(|e| refuse(format!("the staging area cannot be opened: {e}")))?;
-    let call = area.fresh("call");
-    let mut grants = Vec::with_capacity(staged.len());
-    for (i, (guest, root, snapshot)) in staged.into_iter().enumerate() {
-        let granted = policy
-            .sandbox
-            .fs
-            .iter()
-            .any(|g| g.mode == FsMode::ReadWrite && g.host == root && g.guest == guest);
-        if !granted {
-            return Err(forged(format!(
-                "it staged writes in {} ({guest}), which the call was not granted",
-                root.display()
-            )));
-        }
-        let overlay = Overlay::new(&root, call.with_extension(i.to_string()))
-            .map_err(|e| refuse(format!("{}: {e}", root.display())))?;
-        overlay.restore(snapshot).map_err(|e| {
-            forged(format!(
-                "its staged files in {} cannot be taken: {e}",
-                root.display()
-            ))
-        })?;
-        grants.push((guest, Arc::new(overlay)));
-    }
-    Ok(Staged::new(grants))
-}
-
-/// A script's call may add to the transaction at most its own write
-/// budget (what the worker enforced, checked again here).
-fn check_growth(
-    before: &TxSnapshot,
-    after: &TxSnapshot,
-    policy: &ToolPolicy,
-) -> Result<(), ToolFailure> {
-    let (b0, e0) = before.staged_size();
-    let (b1, e1) = after.staged_size();
-    check_budget(b1.saturating_sub(b0), e1.saturating_sub(e0), policy)
-}
-
-fn check_budget(bytes: u64, entries: u64, policy: &ToolPolicy) -> Result<(), ToolFailure> {
-    let l = &policy.limits;
-    if bytes > l.max_write_bytes || entries > l.max_files_created {
-        return Err(ToolFailure::new(
-            FailureCode::WriteBudgetExceeded,
-            format!(
-                "the worker staged {bytes} bytes in {entries} entries, over the policy's \
-                 max_write_bytes = {}, max_files_created = {}",
-                l.max_write_bytes, l.max_files_created
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The largest answer an honest worker sends for a call under `policy`
-/// (a script's call with the transaction `sent`): its value and rendering,
-/// its stdout and stderr, what it reported and what it staged, each at
-/// the most its policy lets through and as JSON may spell it (a string's
-/// byte as six, a staged file's as base64), with room for the rest. A
-/// frame past it is refused before it is read.
-fn answer_bound(policy: &ToolPolicy, sent: Option<&TxSnapshot>) -> usize {
-    let l = &policy.limits;
-    let six = |n: u64| n.saturating_mul(6);
-    let bytes = six(l.max_value_bytes)
-        .saturating_mul(2)
-        .saturating_add(six(l.max_stdout_bytes).saturating_mul(2))
-        .saturating_add(six(l.max_context_bytes))
-        .saturating_add(l.max_write_bytes.saturating_mul(2))
-        .saturating_add(l.max_files_created.saturating_mul(4096))
-        .saturating_add(sent.map_or(0, |t| {
-            let (b, e) = t.staged_size();
-            b.saturating_mul(2).saturating_add(e.saturating_mul(4096))
-        }))
-        .saturating_add(1 << 20);
-    usize::try_from(bytes)
-        .unwrap_or(usize::MAX)
-        .min(wire::MAX_FRAME)
-}
-
-/// What a call may report as it runs (context events, as they come over
-/// the channel), in bytes of their JSON.
-fn reports_bound(policy: &ToolPolicy) -> usize {
-    usize::try_from(policy.limits.max_context_bytes.saturating_mul(8))
-        .unwrap_or(usize::MAX)
-        .saturating_add(64 * 1024)
-}
-
-/// One reported event's size, as it counts against [`reports_bound`].
-fn event_size(event: &toolhost_contract::ContextEvent) -> usize {
-    serde_json::to_vec(event).map_or(usize::MAX, |v| v.len())
-}
-
-/// Whether what a worker observed fits what its policy lets a sandbox
-/// keep (its stdout and stderr bounded, decoded lossily; what the tool
-/// reported); else what it claims is a forgery.
-fn check_report(report: &ExecutionReport, policy: &ToolPolicy) -> Result<(), String> {
-    let l = &policy.limits;
-    // Lossy decoding may spell a byte as U+FFFD (three bytes).
-    let stream = usize::try_from(l.max_stdout_bytes.saturating_mul(3))
-        .unwrap_or(usize::MAX)
-        .saturating_add(1024);
-    if report.stdout.len() > stream || report.stderr.len() > stream {
-        return Err(format!(
-            "it sent more output than its policy keeps (max_stdout_bytes = {})",
-            l.max_stdout_bytes
-        ));
-    }
-    let reported: usize = report.context.iter().map(event_size).sum();
-    if reported > reports_bound(policy) {
-        return Err(format!(
-            "it recorded more reports than its policy keeps (max_context_bytes = {})",
-            l.max_context_bytes
-        ));
-    }
-    Ok(())
-}
-
-/// A failure whose cause is a worker's forgery (see [`is_forgery`]).
-fn forged(why: String) -> ToolFailure {
-    ToolFailure::new(FailureCode::WorkerRefused, why)
-}
-
-/// Whether `f` says the worker sent what no honest worker sends: staged
-/// writes outside its grants or past its budget (it enforces both itself).
-fn is_forgery(f: &ToolFailure) -> bool {
-    [FailureCode::WorkerRefused, FailureCode::WriteBudgetExceeded]
-        .iter()
-        .any(|c| f.code.as_str() == c.as_str())
 }
 
 /// Stops a worker that sent what no honest worker sends: killed now (not
@@ -1196,19 +1028,5 @@ mod tests {
                 .env_set
                 .contains_key("TOOLHOST_SURELY_UNSET_VARIABLE")
         );
-    }
-
-    #[test]
-    fn what_a_worker_staged_past_the_budget_is_refused() {
-        let mut policy = toolhost_policy::ToolPolicy::default();
-        policy.limits.max_write_bytes = 10;
-        policy.limits.max_files_created = 2;
-        assert!(check_budget(10, 2, &policy).is_ok());
-        let f = check_budget(11, 1, &policy).err();
-        assert_eq!(
-            f.map(|f| f.code.as_str().to_owned()).as_deref(),
-            Some("write_budget_exceeded")
-        );
-        assert!(check_budget(1, 3, &policy).is_err());
     }
 }

@@ -6,16 +6,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-/// What a worker may reach on disk.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WallSpec {
-    /// Read only: the component's read-only grants, and the directories of
-    /// its read-write grants (it reads them; its writes are staged).
-    pub read: Vec<PathBuf>,
-    /// Read and write: the worker's own staging directory.
-    pub write: Vec<PathBuf>,
-}
+pub use toolhost_worker_wire::{WallSpec, WallStatus};
 
 /// What the kernel offers for the walls (probed once per process).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,33 +86,6 @@ fn seccomp_available() -> bool {
         )
     };
     r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT)
-}
-
-/// Which walls a worker built.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WallStatus {
-    /// `no_new_privs` is set.
-    pub no_new_privs: bool,
-    /// Landlock is fully enforced.
-    pub landlock: bool,
-    /// The seccomp filter is installed.
-    pub seccomp: bool,
-    /// Why a wall is missing, for the log.
-    pub notes: Vec<String>,
-}
-
-impl WallStatus {
-    /// The missing walls, by name.
-    pub fn missing(&self) -> Vec<&'static str> {
-        let mut m = Vec::new();
-        if !self.landlock {
-            m.push("landlock");
-        }
-        if !self.seccomp {
-            m.push("seccomp");
-        }
-        m
-    }
 }
 
 /// Sets `no_new_privs` and enforces Landlock for this thread and the

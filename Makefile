@@ -92,17 +92,12 @@ test: setup
 	bash tests/fuzz/run.sh --smoke 15
 	# The benchmarks in quick mode on the test build, so they cannot rot
 	# (figures from this build are not the optimized ones: see make bench).
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench overhead -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench stdio -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench scale -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench startup -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench supply -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench effects -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench descriptors -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench team -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench code -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench discovery -- --quick
-	$(LINTED) $(CARGO) bench --profile dev -p toolhost --bench plain -- --quick
+	# cargo test runs the bench binaries the linted build above made (their
+	# own main: harness = false), one after another with --quick; `cargo
+	# bench --profile dev` would build each again first.
+	$(LINTED) $(CARGO) test -p toolhost --bench overhead --bench stdio --bench scale \
+		--bench startup --bench supply --bench effects --bench descriptors --bench team \
+		--bench code --bench discovery --bench plain -- --quick
 
 bench: setup
 	bash guest-tools/python/build.sh

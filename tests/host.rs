@@ -391,3 +391,65 @@ async fn a_call_cancelled_while_components_load_is_cancelled() {
     );
     startup.finished().await;
 }
+
+/// A search while components are still loading never answers from part of
+/// the toolbox in silence: one that does not wait names what is still
+/// loading (and the model can search again); one that waits for the load
+/// finds the tools that came, and names nothing.
+#[tokio::test]
+async fn a_search_during_a_load_says_what_is_still_loading() {
+    use toolhost_toolbox::search;
+    let ws = Workspace::new(&[("a.txt", "alpha\n")]);
+    let tb = toolbox(
+        &ws,
+        &format!(
+            "version = 1\n\
+             [[component]]\nsource = \"builtin:read\"\n\
+             [[component]]\nsource = '{}'\n\
+             [component.policy]\ndecision = \"allow\"\n",
+            guests::GUEST_HOSTILE
+        ),
+    );
+    let h = std::sync::Arc::new(uncached());
+    let startup = h.start(tb, std::sync::Arc::new(|| {})).unwrap();
+    // The hostile guest compiles (no cache): it is still loading now.
+    assert!(h.registry().is_loading());
+    let (registry, mode) = (h.registry(), h.registry().mode());
+    let cancel = CancellationToken::new();
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["tools"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|t| t["name"].as_str())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let now = std::time::Duration::ZERO;
+    let hasty = search::answer(registry, mode, "echo", 5, None, now, &cancel)
+        .await
+        .unwrap();
+    assert!(!names(&hasty).contains(&"echo".to_owned()), "{hasty}");
+    let loading = &hasty["loading"];
+    assert!(
+        loading["components"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c.as_str() == Some(guests::GUEST_HOSTILE))),
+        "{hasty}"
+    );
+    assert!(
+        loading["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("again")),
+        "{hasty}"
+    );
+    let patient = std::time::Duration::from_secs(300);
+    let settled = search::answer(registry, mode, "echo", 5, None, patient, &cancel)
+        .await
+        .unwrap();
+    assert!(names(&settled).contains(&"echo".to_owned()), "{settled}");
+    assert!(settled.get("loading").is_none(), "{settled}");
+    let _ = startup.finished().await;
+}

@@ -6,11 +6,18 @@
 //!
 //! Its description never names the deferred tools or counts them: it is
 //! part of the advertised prefix, which must not change when tools do.
+//!
+//! It never answers from part of the toolbox in silence: while components
+//! are still loading (a server's first start compiles them in the
+//! background), a search waits for them at most [`LOAD_WAIT`], then answers
+//! with what it has and names what is still loading, so the model can
+//! search again.
 
 use crate::code;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 use toolhost_contract::{Annotations, FailureCode, ToolDescriptor, ToolFailure};
 use toolhost_pipeline::advertise::{Format, project};
 use toolhost_pipeline::baseline::advertised_descriptor;
@@ -26,6 +33,10 @@ pub const MAX_LIMIT: u64 = 20;
 
 /// Results when the call names no limit.
 pub const DEFAULT_LIMIT: u64 = 5;
+
+/// How long a search waits for components still loading before it
+/// answers with what it has (as a server's `tools/list` waits).
+pub const LOAD_WAIT: Duration = Duration::from_secs(2);
 
 /// Most bytes of declarations one search returns (code mode).
 const MAX_DECLARATIONS_BYTES: usize = 24 * 1024;
@@ -71,7 +82,15 @@ pub fn descriptor(code: bool) -> ToolDescriptor {
             "type": "object",
             "properties": {
                 "tools": {"type": "array", "items": {"type": "object"}},
-                "declarations": {"type": "string"}
+                "declarations": {"type": "string"},
+                "loading": {
+                    "type": "object",
+                    "properties": {
+                        "components": {"type": "array", "items": {"type": "string"}},
+                        "note": {"type": "string"}
+                    },
+                    "required": ["components", "note"]
+                }
             },
             "required": ["tools"]
         }),
@@ -141,8 +160,9 @@ pub fn find(
 
 /// What `search_tools` returns for `found`: their descriptors as
 /// `tools/list` shows them (escaped and bounded when they were loaded),
-/// and in code mode the declarations a script calls them by.
-pub fn value(found: &[Arc<RegisteredTool>], mode: Mode) -> Value {
+/// in code mode the declarations a script calls them by, and the
+/// components still `loading`, whose tools were not searched.
+pub fn value(found: &[Arc<RegisteredTool>], mode: Mode, loading: &[String]) -> Value {
     let described: Vec<_> = found
         .iter()
         .map(|t| (t, advertised_descriptor(&t.descriptor)))
@@ -162,7 +182,52 @@ pub fn value(found: &[Arc<RegisteredTool>], mode: Mode) -> Value {
             value["declarations"] = json!(code::declarations(&scripted, MAX_DECLARATIONS_BYTES));
         }
     }
+    if !loading.is_empty() {
+        let n = loading.len();
+        value["loading"] = json!({
+            "components": loading,
+            "note": format!(
+                "{n} component{} still loading: {} tools were not searched yet. \
+                 Search again in a few seconds.",
+                if n == 1 { " is" } else { "s are" },
+                if n == 1 { "its" } else { "their" }
+            ),
+        });
+    }
     value
+}
+
+/// A search as `search_tools` answers it: when components are still
+/// loading, it first waits for them at most `wait` (or until `cancel`),
+/// then searches what is served and says what is still loading.
+pub async fn answer(
+    registry: &Registry,
+    mode: Mode,
+    query: &str,
+    limit: usize,
+    reach: Option<&dyn Reach>,
+    wait: Duration,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Value, ToolFailure> {
+    if registry.is_loading() {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                return Err(ToolFailure::new(
+                    FailureCode::Cancelled,
+                    "the search was cancelled while components were still loading",
+                ));
+            }
+            () = registry.settled() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+    // What is loading is read before the search: a component that
+    // settles in between is searched and may still be named, never the
+    // other way round.
+    let loading = registry.availability().loading;
+    let found = find(registry, mode, query, limit, reach);
+    Ok(value(&found, mode, &loading))
 }
 
 /// The body: a search of the registry.
@@ -171,32 +236,33 @@ struct SearchTools {
     mode: Mode,
 }
 
-impl SearchTools {
-    fn run(&self, input: &Invocation<'_>) -> Result<String, ToolFailure> {
-        let args: Value = serde_json::from_str(input.arguments).map_err(|e| {
-            ToolFailure::new(FailureCode::InvalidArguments, format!("not JSON: {e}"))
-        })?;
+#[async_trait]
+impl ToolBody for SearchTools {
+    async fn execute(&self, input: Invocation<'_>) -> Execution {
+        let args: Value = match serde_json::from_str(input.arguments) {
+            Ok(a) => a,
+            Err(e) => {
+                let f = ToolFailure::new(FailureCode::InvalidArguments, format!("not JSON: {e}"));
+                return Execution::new(Err(f), ExecutionReport::default());
+            }
+        };
         // The schema was checked before dispatch: a query, a limit in range.
         let query = args["query"].as_str().unwrap_or_default();
         let limit = args["limit"]
             .as_u64()
             .unwrap_or(DEFAULT_LIMIT)
             .clamp(1, MAX_LIMIT) as usize;
-        let found = find(
+        let answered = answer(
             &self.registry,
             self.mode,
             query,
             limit,
             input.reach.as_deref(),
-        );
-        Ok(value(&found, self.mode).to_string())
-    }
-}
-
-#[async_trait]
-impl ToolBody for SearchTools {
-    async fn execute(&self, input: Invocation<'_>) -> Execution {
-        Execution::new(self.run(&input), ExecutionReport::default())
+            LOAD_WAIT,
+            &input.cancel,
+        )
+        .await;
+        Execution::new(answered.map(|v| v.to_string()), ExecutionReport::default())
     }
 }
 

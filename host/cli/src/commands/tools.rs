@@ -60,7 +60,8 @@ pub async fn run(ctx: &Context, a: ToolsArgs) -> anyhow::Result<()> {
                 );
             }
         } else {
-            let value = toolhost_toolbox::search::value(&found, mode);
+            let value =
+                toolhost_toolbox::search::value(&found, mode, &registry.availability().loading);
             out!("{}", serde_json::to_string_pretty(&value)?);
         }
         return Ok(());

@@ -428,9 +428,16 @@ async fn a_search_during_a_load_says_what_is_still_loading() {
             .unwrap_or_default()
     };
     let now = std::time::Duration::ZERO;
-    let hasty = search::answer(registry, mode, "echo", 5, None, now, &cancel)
-        .await
-        .unwrap();
+    let hasty = search::answer(
+        registry,
+        mode,
+        ("echo", 5),
+        Default::default(),
+        now,
+        &cancel,
+    )
+    .await
+    .unwrap();
     assert!(!names(&hasty).contains(&"echo".to_owned()), "{hasty}");
     let loading = &hasty["loading"];
     assert!(
@@ -446,10 +453,59 @@ async fn a_search_during_a_load_says_what_is_still_loading() {
         "{hasty}"
     );
     let patient = std::time::Duration::from_secs(300);
-    let settled = search::answer(registry, mode, "echo", 5, None, patient, &cancel)
-        .await
-        .unwrap();
+    let settled = search::answer(
+        registry,
+        mode,
+        ("echo", 5),
+        Default::default(),
+        patient,
+        &cancel,
+    )
+    .await
+    .unwrap();
     assert!(names(&settled).contains(&"echo".to_owned()), "{settled}");
     assert!(settled.get("loading").is_none(), "{settled}");
     let _ = startup.finished().await;
+}
+
+/// `search_tools` shows a tool as the caller's `tools/list` does: the
+/// built-ins' `baseline` argument only where the host issues baseline
+/// handles.
+#[tokio::test]
+async fn search_tools_shows_the_baseline_argument_only_where_handles_are_issued() {
+    let ws = Workspace::new(&[("a.txt", "alpha\n")]);
+    // Every tool past `defer_over = 0` is deferred: `search_tools` serves.
+    let tb = toolbox(
+        &ws,
+        "version = 1\ndefer_over = 0\n\
+         [[component]]\nsource = \"builtin:edit\"\nadvertise = \"deferred\"\n",
+    );
+    let h = uncached();
+    h.load(&tb).await.unwrap();
+    let search = |p: toolhost_pipeline::Pipeline| async move {
+        let r = p
+            .execute(
+                ToolCall::new("s", "search_tools", r#"{"query": "edit a file"}"#),
+                CancellationToken::new(),
+            )
+            .await;
+        let value = r.value().cloned().unwrap_or_else(|| panic!("{r:?}"));
+        let edit = value["tools"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == "edit").cloned())
+            .unwrap_or_else(|| panic!("edit is found: {value}"));
+        edit["inputSchema"]["properties"].get("baseline").is_some()
+    };
+    let plain = h
+        .session()
+        .approver(std::sync::Arc::new(ApproveAll))
+        .build();
+    assert!(!search(plain).await, "no handles, no baseline argument");
+    let key = toolhost_pipeline::baseline::HandleKey::from_secret(&[7; 32]).unwrap();
+    let sealed = h
+        .session()
+        .approver(std::sync::Arc::new(ApproveAll))
+        .baseline_handles(key)
+        .build();
+    assert!(search(sealed).await, "handles: the baseline argument");
 }

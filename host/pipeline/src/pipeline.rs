@@ -1079,7 +1079,7 @@ impl Pipeline {
                     signal,
                     extra,
                     scope,
-                    admitted.reach.clone(),
+                    (admitted.reach.clone(), self.issues_handles()),
                 )
                 .instrument(tracing::info_span!("dispatch"))
                 .await
@@ -1473,7 +1473,7 @@ impl Pipeline {
             signal,
             extra,
             scope,
-            reach,
+            (reach, self.issues_handles()),
         );
         tokio::pin!(dispatch);
         loop {

@@ -39,6 +39,9 @@ pub struct DispatchCtx<'a> {
     /// What the caller may call (its front end said), for a body that
     /// lists tools.
     reach: Option<Arc<dyn crate::Reach>>,
+    /// Whether the pipeline issues baseline handles (for a body that lists
+    /// tools).
+    handles: bool,
 }
 
 impl<'a> DispatchCtx<'a> {
@@ -104,6 +107,7 @@ impl Next<'_> {
                     sink: ctx.env.sink.clone(),
                     scope: ctx.scope.clone(),
                     reach: ctx.reach.clone(),
+                    handles: ctx.handles,
                     retire: ctx.env.retire.clone(),
                 };
                 if ctx.signal == *self.caller {
@@ -145,7 +149,7 @@ pub(crate) async fn dispatch(
     caller: &CancellationToken,
     metrics: Map<String, Value>,
     scope: Scope,
-    reach: Option<Arc<dyn crate::Reach>>,
+    (reach, handles): (Option<Arc<dyn crate::Reach>>, bool),
 ) -> (Box<Execution>, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,
@@ -157,6 +161,7 @@ pub(crate) async fn dispatch(
         metrics,
         scope,
         reach,
+        handles,
     };
     let next = Next {
         wrappers,

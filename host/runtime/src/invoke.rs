@@ -78,6 +78,10 @@ pub struct Invocation<'a> {
     /// scopes): a body that lists tools (`search_tools`) lists only those.
     /// The sandbox does not read it.
     pub reach: Option<Arc<dyn Reach>>,
+    /// Whether the front end issues baseline handles: a body that lists
+    /// tools (`search_tools`) shows their `baseline` argument only then,
+    /// as the caller's `tools/list` does. The sandbox does not read it.
+    pub handles: bool,
     /// Where the call's sandbox ends when the front end writes the
     /// response itself (`None`: where the call ends).
     pub retire: Option<Retirement>,
@@ -96,6 +100,7 @@ impl std::fmt::Debug for Invocation<'_> {
             .field("sink", &self.sink)
             .field("scope", &self.scope)
             .field("reach", &self.reach.is_some())
+            .field("handles", &self.handles)
             .field("retire", &self.retire)
             .finish()
     }
@@ -115,6 +120,7 @@ impl<'a> Invocation<'a> {
             sink: None,
             scope: Scope::default(),
             reach: None,
+            handles: false,
             retire: None,
         }
     }

@@ -159,13 +159,26 @@ pub fn find(
 }
 
 /// What `search_tools` returns for `found`: their descriptors as
-/// `tools/list` shows them (escaped and bounded when they were loaded),
-/// in code mode the declarations a script calls them by, and the
-/// components still `loading`, whose tools were not searched.
-pub fn value(found: &[Arc<RegisteredTool>], mode: Mode, loading: &[String]) -> Value {
+/// `tools/list` shows them (escaped and bounded when they were loaded;
+/// with their `baseline` argument when the host issues `handles`), in code
+/// mode the declarations a script calls them by, and the components still
+/// `loading`, whose tools were not searched.
+pub fn value(
+    found: &[Arc<RegisteredTool>],
+    mode: Mode,
+    loading: &[String],
+    handles: bool,
+) -> Value {
     let described: Vec<_> = found
         .iter()
-        .map(|t| (t, advertised_descriptor(&t.descriptor)))
+        .map(|t| {
+            let d = if handles {
+                advertised_descriptor(&t.descriptor)
+            } else {
+                std::borrow::Cow::Borrowed(&t.descriptor)
+            };
+            (t, d)
+        })
         .collect();
     let tools: Vec<Value> = described
         .iter()
@@ -197,15 +210,24 @@ pub fn value(found: &[Arc<RegisteredTool>], mode: Mode, loading: &[String]) -> V
     value
 }
 
+/// Who asks a search: what they may call, and whether their host issues
+/// baseline handles (the tools are shown as their `tools/list` shows them).
+#[derive(Clone, Copy, Default)]
+pub struct Asker<'a> {
+    /// What the caller may call (`None`: everything).
+    pub reach: Option<&'a dyn Reach>,
+    /// Whether the caller's host issues baseline handles.
+    pub handles: bool,
+}
+
 /// A search as `search_tools` answers it: when components are still
 /// loading, it first waits for them at most `wait` (or until `cancel`),
 /// then searches what is served and says what is still loading.
 pub async fn answer(
     registry: &Registry,
     mode: Mode,
-    query: &str,
-    limit: usize,
-    reach: Option<&dyn Reach>,
+    (query, limit): (&str, usize),
+    asker: Asker<'_>,
     wait: Duration,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Value, ToolFailure> {
@@ -226,8 +248,8 @@ pub async fn answer(
     // settles in between is searched and may still be named, never the
     // other way round.
     let loading = registry.availability().loading;
-    let found = find(registry, mode, query, limit, reach);
-    Ok(value(&found, mode, &loading))
+    let found = find(registry, mode, query, limit, asker.reach);
+    Ok(value(&found, mode, &loading, asker.handles))
 }
 
 /// The body: a search of the registry.
@@ -252,12 +274,15 @@ impl ToolBody for SearchTools {
             .as_u64()
             .unwrap_or(DEFAULT_LIMIT)
             .clamp(1, MAX_LIMIT) as usize;
+        let asker = Asker {
+            reach: input.reach.as_deref(),
+            handles: input.handles,
+        };
         let answered = answer(
             &self.registry,
             self.mode,
-            query,
-            limit,
-            input.reach.as_deref(),
+            (query, limit),
+            asker,
             LOAD_WAIT,
             &input.cancel,
         )

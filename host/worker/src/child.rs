@@ -309,6 +309,7 @@ impl Call<'_> {
                 transaction: transaction.clone(),
             },
             reach: None,
+            handles: false,
             retire: Some(self.retire.clone()),
         };
         let run = self.component.execute(inv);

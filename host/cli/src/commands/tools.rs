@@ -60,8 +60,13 @@ pub async fn run(ctx: &Context, a: ToolsArgs) -> anyhow::Result<()> {
                 );
             }
         } else {
-            let value =
-                toolhost_toolbox::search::value(&found, mode, &registry.availability().loading);
+            let value = toolhost_toolbox::search::value(
+                &found,
+                mode,
+                &registry.availability().loading,
+                // `toolhost tools` lists tools without handles too.
+                false,
+            );
             out!("{}", serde_json::to_string_pretty(&value)?);
         }
         return Ok(());

@@ -960,6 +960,46 @@ async def scenario_cold(opts: Opts) -> None:
     FACTS["logs"] = logs
 
 
+async def scenario_cold_search(opts: Opts) -> None:
+    """A first start with deferred tools: once `search_tools` is listed, a search while the slow
+    component still compiles either finds its tool or names the component as still loading
+    (never a silent miss); searched again until nothing is loading, it finds the tool."""
+    query = opts.args.get("query", "")
+    slow = opts.args.get("slow", "")
+    call_args = json.loads(opts.args.get("args", "{}"))
+    changes = [0]
+
+    def changed() -> None:
+        changes[0] += 1
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed()
+
+    def found(v: dict[str, Any]) -> list[str]:
+        return [t.get("name") for t in v.get("tools", [])]
+
+    async with connect(opts, message_handler=on_message) as s, tool_changes(s, changed):
+        with anyio.fail_after(120):
+            while "search_tools" not in await names(s):
+                seen = changes[0]
+                while changes[0] == seen:
+                    await anyio.sleep(0.05)
+        first = value(await s.call_tool("search_tools", {"query": query}), "search_tools during the load")
+        FACTS["first_found"] = found(first)
+        FACTS["first_loading"] = first.get("loading")
+        searches = 1
+        with anyio.fail_after(180):
+            again = first
+            while "loading" in again:
+                await anyio.sleep(0.5)
+                again = value(await s.call_tool("search_tools", {"query": query}), "search_tools again")
+                searches += 1
+        FACTS["searches"] = searches
+        FACTS["settled_found"] = found(again)
+        FACTS["slow_value"] = value(await s.call_tool(slow, call_args), f"call {slow}")
+
+
 async def scenario_call(opts: Opts) -> None:
     """Lists the tools and calls one: tool=NAME args=JSON."""
     tool = opts.args.get("tool", "")
@@ -1217,6 +1257,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "mrtr": scenario_mrtr,
     "code": scenario_code,
     "cold": scenario_cold,
+    "cold_search": scenario_cold_search,
     "call": scenario_call,
     "discovery": scenario_discovery,
     "effects": scenario_effects,

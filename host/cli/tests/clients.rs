@@ -135,6 +135,11 @@ impl Workspace {
             python_component().display(),
             policy.display()
         ));
+        self.cities();
+    }
+
+    /// A two-row `cities.csv`, for the Python table tool.
+    fn cities(&self) {
         std::fs::write(
             self.dir.join("cities.csv"),
             "city,country,population\nLyon,France,522250\nOslo,Norway,717710\n",
@@ -798,6 +803,67 @@ fn mrtr(transport: Transport) {
     );
 }
 
+/// 14b. A search during a first start: once `search_tools` is listed (a
+///     small catalog component deferred and loaded), a search while the
+///     slow Python component still compiles either finds its tool or names
+///     the component as still loading, never a silent miss; searched again
+///     until nothing loads, it finds the tool, which answers.
+fn cold_search(lang: Lang, transport: Transport) {
+    let ws = Workspace::new();
+    let policy = repo_root().join("guest-tools/python/tools/table/policy.toml");
+    std::fs::create_dir_all(ws.dir.join("catalog")).expect("mkdir catalog");
+    std::fs::write(
+        ws.dir.join("catalog/grafana.wasm"),
+        toolhost_guests::catalog_guest("grafana"),
+    )
+    .expect("write a catalog component");
+    ws.toolbox(&format!(
+        "version = 1
+         [[component]]
+source = \"builtin:read\"
+         [[component]]
+source = \"catalog/grafana.wasm\"
+advertise = \"deferred\"
+         [component.policy]
+decision = \"allow\"
+         [[component]]
+source = '{}'
+policy = '{}'
+advertise = \"deferred\"
+",
+        python_component().display(),
+        policy.display()
+    ));
+    ws.cities();
+    let f = run(
+        &ws,
+        lang,
+        transport,
+        "cold_search",
+        &[
+            "query=the columns and types of a CSV table file",
+            "slow=table_schema",
+            r#"args={"path": "cities.csv"}"#,
+        ],
+    )
+    .facts;
+    let has = |key: &str| {
+        f[key]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|n| n == "table_schema"))
+    };
+    let loading = f["first_loading"]["components"]
+        .as_array()
+        .is_some_and(|c| {
+            c.iter()
+                .any(|c| c.as_str().is_some_and(|c| c.ends_with("tool_table.wasm")))
+        });
+    // Found, or said to be loading: exactly one of the two.
+    assert!(has("first_found") != loading, "{f}");
+    assert!(has("settled_found"), "{f}");
+    assert_eq!(f["slow_value"]["rows"], 2, "{f}");
+}
+
 /// 14. A first start with a slow component: the client connects and lists
 ///     at once (the built-ins are precompiled), is told what is still
 ///     compiling, and gets the slow component's tools with
@@ -1243,6 +1309,7 @@ client_tests! {
     pyclient_auto_stdio_cancel_spin => cancel_spin(AUTO, Stdio);
     pyclient_auto_stdio_hot_reload => hot_reload(AUTO, Stdio);
     pyclient_auto_stdio_cold_start => cold_start(AUTO, Stdio);
+    pyclient_auto_stdio_cold_search => cold_search(AUTO, Stdio);
     pyclient_auto_stdio_context_reports => context_reports(AUTO, Stdio);
 
     pyclient_auto_http_tools_list => tools_list(AUTO, Http);

@@ -108,9 +108,10 @@ impl Channel {
         self.lanes = Some(lanes);
     }
 
-    /// Sets the largest frame accepted from now on.
+    /// Sets the largest frame accepted from now on (never past
+    /// [`MAX_FRAME`]).
     pub fn set_max_frame(&mut self, max_frame: usize) {
-        self.max_frame = max_frame;
+        self.max_frame = max_frame.min(MAX_FRAME);
     }
 
     /// A whole frame among the bytes read already, if there is one.

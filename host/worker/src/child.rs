@@ -173,11 +173,11 @@ async fn serve(
                 declared: component.declared().await.map_err(|e| e.to_string()),
             },
             ToWorker::Http { id, result } => {
-                relay.answer(id, result);
+                relay.pending.answer(id, result);
                 continue;
             }
             ToWorker::Called { id, reply } => {
-                relay.called(id, reply);
+                relay.calls.answer(id, reply);
                 continue;
             }
             ToWorker::Cancel | ToWorker::Start(_) => continue,
@@ -333,8 +333,8 @@ impl Call<'_> {
                 }
                 msg = channel.read::<ToWorker>(std::mem::take(&mut spin)) => match msg {
                     Ok(ToWorker::Cancel) => cancel.cancel(),
-                    Ok(ToWorker::Http { id, result }) => self.relay.answer(id, result),
-                    Ok(ToWorker::Called { id, reply }) => self.relay.called(id, reply),
+                    Ok(ToWorker::Http { id, result }) => self.relay.pending.answer(id, result),
+                    Ok(ToWorker::Called { id, reply }) => self.relay.calls.answer(id, reply),
                     Ok(_) => {}
                     // The serving process is gone: nobody waits for the call.
                     Err(_) => return Err(None),
@@ -467,16 +467,6 @@ impl<T> Waiting<T> {
         if let Some(tx) = waiting {
             let _ = tx.send(answer);
         }
-    }
-}
-
-impl Relay {
-    fn answer(&self, id: u64, result: Result<RelayedResponse, RelayError>) {
-        self.pending.answer(id, result);
-    }
-
-    fn called(&self, id: u64, reply: CallReply) {
-        self.calls.answer(id, reply);
     }
 }
 

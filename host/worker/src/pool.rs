@@ -285,7 +285,7 @@ impl Isolated {
         let deadline = Instant::now() + input.budget.deadline + BACKSTOP_GRACE;
         worker
             .channel
-            .set_max_frame(answer_bound(&policy, before.as_ref()).min(wire::MAX_FRAME));
+            .set_max_frame(answer_bound(&policy, before.as_ref()));
         let reply = worker
             .call(
                 &msg,
@@ -417,9 +417,7 @@ impl Isolated {
         let deadline =
             Instant::now() + Duration::from_millis(policy.limits.timeout_ms) + BACKSTOP_GRACE;
         let denied = Mutex::new(Vec::new());
-        worker
-            .channel
-            .set_max_frame(answer_bound(policy, None).min(wire::MAX_FRAME));
+        worker.channel.set_max_frame(answer_bound(policy, None));
         match worker
             .call(&msg, seq, deadline, &cancel, |_| {}, policy, &denied, None)
             .await

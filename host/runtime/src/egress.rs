@@ -134,11 +134,7 @@ async fn collect(request: http::Request<WasiBody>) -> Result<RelayedRequest, Err
     Ok(RelayedRequest {
         method: parts.method.to_string(),
         uri: parts.uri.to_string(),
-        headers: parts
-            .headers
-            .iter()
-            .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
-            .collect(),
+        headers: relayed_headers(&parts.headers),
         body,
     })
 }
@@ -152,10 +148,7 @@ fn request_into_http(r: RelayedRequest) -> Result<http::Request<WasiBody>, Relay
     for (k, v) in &r.headers {
         b = b.header(k.as_str(), v.as_slice());
     }
-    let body = http_body_util::Full::new(bytes::Bytes::from(r.body))
-        .map_err(|never| match never {})
-        .boxed_unsync();
-    b.body(body).map_err(|e| invalid(&e))
+    b.body(whole(r.body)).map_err(|e| invalid(&e))
 }
 
 /// A relayed response as the guest gets it.
@@ -164,11 +157,23 @@ fn response_into_http(r: RelayedResponse) -> Result<http::Response<WasiBody>, Er
     for (k, v) in &r.headers {
         b = b.header(k.as_str(), v.as_slice());
     }
-    let body = http_body_util::Full::new(bytes::Bytes::from(r.body))
-        .map_err(|never| match never {})
-        .boxed_unsync();
-    b.body(body)
+    b.body(whole(r.body))
         .map_err(|e| Error::InternalError(Some(e.to_string())))
+}
+
+/// Headers as they are relayed: each name and value, in order.
+fn relayed_headers(headers: &http::HeaderMap) -> Vec<(String, Vec<u8>)> {
+    headers
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
+        .collect()
+}
+
+/// A relayed body, whole, as a guest or the gate reads it.
+fn whole(body: Vec<u8>) -> WasiBody {
+    http_body_util::Full::new(bytes::Bytes::from(body))
+        .map_err(|never| match never {})
+        .boxed_unsync()
 }
 
 /// Why a relayed request failed, as the guest sees it.
@@ -220,11 +225,7 @@ pub async fn send_relayed(
     io.abort();
     Ok(RelayedResponse {
         status: parts.status.as_u16(),
-        headers: parts
-            .headers
-            .iter()
-            .map(|(k, v)| (k.as_str().to_owned(), v.as_bytes().to_vec()))
-            .collect(),
+        headers: relayed_headers(&parts.headers),
         body: body.to_bytes().to_vec(),
     })
 }

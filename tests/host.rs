@@ -428,16 +428,9 @@ async fn a_search_during_a_load_says_what_is_still_loading() {
             .unwrap_or_default()
     };
     let now = std::time::Duration::ZERO;
-    let hasty = search::answer(
-        registry,
-        mode,
-        ("echo", 5),
-        Default::default(),
-        now,
-        &cancel,
-    )
-    .await
-    .unwrap();
+    let hasty = search::answer(registry, mode, "echo", 5, Default::default(), now, &cancel)
+        .await
+        .unwrap();
     assert!(!names(&hasty).contains(&"echo".to_owned()), "{hasty}");
     let loading = &hasty["loading"];
     assert!(
@@ -456,7 +449,8 @@ async fn a_search_during_a_load_says_what_is_still_loading() {
     let settled = search::answer(
         registry,
         mode,
-        ("echo", 5),
+        "echo",
+        5,
         Default::default(),
         patient,
         &cancel,

@@ -47,7 +47,7 @@ pub fn protocol_revisions() -> impl Iterator<Item = &'static str> {
         .rev()
         .map(|v| v.as_str())
 }
-pub use session::{Server, ServerOptions, Session, TOOLS_LIST_WAIT};
+pub use session::{Server, ServerOptions, Session};
 
 /// Serving failed.
 #[derive(Debug, thiserror::Error)]

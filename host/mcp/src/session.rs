@@ -36,12 +36,6 @@ use toolhost_toolbox::Host;
 /// Default time the person at the client has to answer an approval.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Longest a `tools/list` waits for components still compiling before it
-/// lists what is ready (the rest follow with `notifications/tools/list_changed`).
-/// Clients give up on a request after 5 s by default (openai-agents,
-/// pydantic-ai), and a loaded machine answers late: 2 s leaves them room.
-pub const TOOLS_LIST_WAIT: Duration = Duration::from_secs(2);
-
 /// Settings shared by every session.
 #[derive(Clone)]
 pub struct ServerOptions {
@@ -372,7 +366,7 @@ impl Session {
         })
     }
 
-    /// Waits (at most [`TOOLS_LIST_WAIT`]) for components still loading;
+    /// Waits (at most [`toolhost_pipeline::LOAD_WAIT`]) for components still loading;
     /// a client that asked for log messages hears what is loading.
     async fn wait_for_tools(&self, context: &RequestContext<RoleServer>) {
         let registry = self.pipeline.registry();
@@ -408,7 +402,7 @@ impl Session {
         tokio::select! {
             () = registry.settled() => {}
             () = relay => {}
-            _ = tokio::time::sleep(TOOLS_LIST_WAIT) => {}
+            _ = tokio::time::sleep(toolhost_pipeline::LOAD_WAIT) => {}
             () = context.ct.cancelled() => {}
         }
     }
@@ -670,11 +664,8 @@ impl ServerHandler for Session {
         self.listed
             .store(self.shared.version.load(Ordering::SeqCst), Ordering::SeqCst);
         let registry = self.pipeline.registry();
-        let all = if self.pipeline.issues_handles() {
-            advertise::schemas_with_handles(registry, None, Format::Mcp)
-        } else {
-            advertise::schemas(registry, None, Format::Mcp)
-        };
+        let all =
+            advertise::schemas_listed(registry, None, Format::Mcp, self.pipeline.issues_handles());
         let all = advertise::within_reach(all, Origin::of(&context).reach().as_deref());
         let all = Revision::of(context.protocol_version().as_ref()).listing(all);
         let mut page =

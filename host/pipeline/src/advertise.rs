@@ -98,20 +98,27 @@ pub fn schemas(registry: &Registry, agent: Option<&str>, format: Format) -> Vec<
     listing(registry, agent, format, |d| Cow::Borrowed(d))
 }
 
-/// As [`schemas`], for a host that issues baseline handles: the tools that
-/// take or return them show the `baseline` argument and the `baselines`
-/// value ([`crate::baseline::advertised_descriptor`]).
-pub fn schemas_with_handles(
+/// As [`schemas`], as a host lists them that issues baseline `handles` or
+/// not (see [`listed_descriptor`]).
+pub fn schemas_listed(
     registry: &Registry,
     agent: Option<&str>,
     format: Format,
+    handles: bool,
 ) -> Vec<Value> {
-    listing(
-        registry,
-        agent,
-        format,
-        crate::baseline::advertised_descriptor,
-    )
+    listing(registry, agent, format, |d| listed_descriptor(d, handles))
+}
+
+/// `d` as a listing shows it: where the host issues baseline `handles`, a
+/// tool that takes or returns them shows its `baseline` argument and its
+/// `baselines` value ([`crate::baseline::advertised_descriptor`]); else as
+/// declared.
+pub fn listed_descriptor(d: &ToolDescriptor, handles: bool) -> Cow<'_, ToolDescriptor> {
+    if handles {
+        crate::baseline::advertised_descriptor(d)
+    } else {
+        Cow::Borrowed(d)
+    }
 }
 
 /// `schemas` without the tools `reach` refuses: a caller is not shown

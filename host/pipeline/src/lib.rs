@@ -55,7 +55,7 @@ pub use listeners::{
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RepeatScopes, StageObserver};
 pub use registry::{
-    Availability, RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec,
+    Availability, LOAD_WAIT, RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec,
 };
 pub use session_log::{LogContents, LogError, SessionLog, parse_log, read_log};
 /// What a [`ToolBody`] runs: the tool, its arguments and everything the

@@ -1079,7 +1079,8 @@ impl Pipeline {
                     signal,
                     extra,
                     scope,
-                    (admitted.reach.clone(), self.issues_handles()),
+                    admitted.reach.clone(),
+                    self.issues_handles(),
                 )
                 .instrument(tracing::info_span!("dispatch"))
                 .await
@@ -1473,7 +1474,8 @@ impl Pipeline {
             signal,
             extra,
             scope,
-            (reach, self.issues_handles()),
+            reach,
+            self.issues_handles(),
         );
         tokio::pin!(dispatch);
         loop {

@@ -76,6 +76,13 @@ impl Inner {
     }
 }
 
+/// Longest a listing (`tools/list`, `search_tools`) waits for components
+/// still compiling before it answers with what is ready and says what is
+/// still loading (their tools follow with `notifications/tools/list_changed`).
+/// Clients give up on a request after 5 s by default (openai-agents,
+/// pydantic-ai), and a loaded machine answers late: 2 s leaves them room.
+pub const LOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What the registry does not serve, and why; and what may still come.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Availability {

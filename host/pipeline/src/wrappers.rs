@@ -149,7 +149,8 @@ pub(crate) async fn dispatch(
     caller: &CancellationToken,
     metrics: Map<String, Value>,
     scope: Scope,
-    (reach, handles): (Option<Arc<dyn crate::Reach>>, bool),
+    reach: Option<Arc<dyn crate::Reach>>,
+    handles: bool,
 ) -> (Box<Execution>, Map<String, Value>) {
     let mut ctx = DispatchCtx {
         call,

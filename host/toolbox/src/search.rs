@@ -19,9 +19,10 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use toolhost_contract::{Annotations, FailureCode, ToolDescriptor, ToolFailure};
-use toolhost_pipeline::advertise::{Format, project};
-use toolhost_pipeline::baseline::advertised_descriptor;
-use toolhost_pipeline::{Invocation, Reach, RegisteredTool, Registry, ToolBody, ToolSpec};
+use toolhost_pipeline::advertise::{Format, listed_descriptor, project};
+use toolhost_pipeline::{
+    Invocation, LOAD_WAIT, Reach, RegisteredTool, Registry, ToolBody, ToolSpec,
+};
 use toolhost_policy::{Mode, Policy, ToolPolicy};
 use toolhost_runtime::{Execution, ExecutionReport};
 
@@ -33,10 +34,6 @@ pub const MAX_LIMIT: u64 = 20;
 
 /// Results when the call names no limit.
 pub const DEFAULT_LIMIT: u64 = 5;
-
-/// How long a search waits for components still loading before it
-/// answers with what it has (as a server's `tools/list` waits).
-pub const LOAD_WAIT: Duration = Duration::from_secs(2);
 
 /// Most bytes of declarations one search returns (code mode).
 const MAX_DECLARATIONS_BYTES: usize = 24 * 1024;
@@ -171,14 +168,7 @@ pub fn value(
 ) -> Value {
     let described: Vec<_> = found
         .iter()
-        .map(|t| {
-            let d = if handles {
-                advertised_descriptor(&t.descriptor)
-            } else {
-                std::borrow::Cow::Borrowed(&t.descriptor)
-            };
-            (t, d)
-        })
+        .map(|t| (t, listed_descriptor(&t.descriptor, handles)))
         .collect();
     let tools: Vec<Value> = described
         .iter()
@@ -226,7 +216,8 @@ pub struct Asker<'a> {
 pub async fn answer(
     registry: &Registry,
     mode: Mode,
-    (query, limit): (&str, usize),
+    query: &str,
+    limit: usize,
     asker: Asker<'_>,
     wait: Duration,
     cancel: &tokio_util::sync::CancellationToken,
@@ -281,7 +272,8 @@ impl ToolBody for SearchTools {
         let answered = answer(
             &self.registry,
             self.mode,
-            (query, limit),
+            query,
+            limit,
             asker,
             LOAD_WAIT,
             &input.cancel,

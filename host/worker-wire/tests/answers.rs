@@ -103,16 +103,29 @@ fn forged_staged_files_are_refused_with_their_codes() {
     assert!(!dir.path().join("escape.txt").exists());
 }
 
-#[test]
-fn a_scripts_call_changes_only_its_read_write_grants() {
+/// A seed's transaction taken as a script's call's changes into an empty
+/// transaction of the fuzz target's setting: the outcome, and the
+/// transaction (its directory lives as long as the `TempDir`).
+fn take_seed(
+    name: &str,
+) -> (
+    Result<(), toolhost_contract::ToolFailure>,
+    Transaction,
+    tempfile::TempDir,
+) {
     let (dir, policy) = setting();
-    let e = executed("transaction.json", dir.path());
+    let e = executed(name, dir.path());
     let tx = Transaction::new(dir.path().join("tx"));
     let before = tx.snapshot().expect("a snapshot");
     let after = e.transaction.expect("the seed has a transaction");
-    Granted::of(&policy)
-        .take_changes(&tx, &before, after, &policy)
-        .expect("taken");
+    let taken = Granted::of(&policy).take_changes(&tx, &before, after, &policy);
+    (taken, tx, dir)
+}
+
+#[test]
+fn a_scripts_call_changes_only_its_read_write_grants() {
+    let (taken, tx, _dir) = take_seed("transaction.json");
+    taken.expect("taken");
     let staged = tx.staged();
     let guests: Vec<&str> = staged.grants().iter().map(|(g, _)| g.as_str()).collect();
     assert_eq!(
@@ -124,12 +137,7 @@ fn a_scripts_call_changes_only_its_read_write_grants() {
 
 #[test]
 fn a_scripts_call_cannot_rename_a_directory_it_was_granted() {
-    let (dir, policy) = setting();
-    let e = executed("transaction_under_another_name.json", dir.path());
-    let tx = Transaction::new(dir.path().join("tx"));
-    let before = tx.snapshot().expect("a snapshot");
-    let after = e.transaction.expect("the seed has a transaction");
-    let refused = Granted::of(&policy).take_changes(&tx, &before, after, &policy);
+    let (refused, tx, _dir) = take_seed("transaction_under_another_name.json");
     assert_eq!(
         refused.err().map(|f| f.code.as_str().to_owned()).as_deref(),
         Some("worker_refused")

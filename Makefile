@@ -47,7 +47,13 @@ setup:
 demo: setup
 	$(CARGO) run -p toolhost --example demo
 
+# Every host the tests start ranks its searches with the real model, read
+# from one copy the tests share (fetched once, checked against its pin),
+# instead of fetching it into each test's own HOME.
+test: export TOOLHOST_SEARCH_MODEL = $(CURDIR)/target/search-model/wordllama-0.4.0.post1-cp312-cp312-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
+
 test: setup
+	bash tests/search-model/fetch.sh
 	$(CARGO) fmt --all --check
 	$(CARGO) fmt --all --check --manifest-path guest-tools/Cargo.toml
 	# Linted builds (LINTED, above): the benchmarks first (cargo test does not

@@ -142,7 +142,7 @@ FACTS: dict[str, Any] = {}
 def server_params(opts: Opts) -> StdioServerParameters:
     cmd = json.loads(opts.cmd or "null")
     expect(isinstance(cmd, list) and len(cmd) > 0, "--cmd must be a JSON list")
-    env = {k: os.environ[k] for k in ("TOOLHOST_LOG", "RUST_BACKTRACE", "RUST_LOG", "HOME") if k in os.environ}
+    env = {k: os.environ[k] for k in ("TOOLHOST_LOG", "RUST_BACKTRACE", "RUST_LOG", "HOME", "TOOLHOST_SEARCH_MODEL") if k in os.environ}
     return StdioServerParameters(command=cmd[0], args=cmd[1:], cwd=opts.cwd, env=env)
 
 
@@ -963,7 +963,8 @@ async def scenario_cold(opts: Opts) -> None:
 async def scenario_cold_search(opts: Opts) -> None:
     """A first start with deferred tools: once `search_tools` is listed, a search while the slow
     component still compiles either finds its tool or names the component as still loading
-    (never a silent miss); searched again until nothing is loading, it finds the tool."""
+    (never a silent miss); searched again until nothing is loading, it finds the tool; then a
+    search in other words than a tool's own (paraphrase=...) is recorded."""
     query = opts.args.get("query", "")
     slow = opts.args.get("slow", "")
     call_args = json.loads(opts.args.get("args", "{}"))
@@ -998,6 +999,10 @@ async def scenario_cold_search(opts: Opts) -> None:
         FACTS["searches"] = searches
         FACTS["settled_found"] = found(again)
         FACTS["slow_value"] = value(await s.call_tool(slow, call_args), f"call {slow}")
+        if paraphrase := opts.args.get("paraphrase"):
+            # Said in other words than the tool's own: found by meaning.
+            meant = value(await s.call_tool("search_tools", {"query": paraphrase}), "search_tools by meaning")
+            FACTS["paraphrase_found"] = found(meant)
 
 
 async def scenario_call(opts: Opts) -> None:

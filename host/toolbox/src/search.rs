@@ -1,7 +1,8 @@
 //! Progressive discovery's reserved tool, `search_tools`: served whenever
 //! the toolbox defers tools (not advertised, callable by name). It returns
-//! the tools a query is about ([`Registry::search`]: BM25, no network, no
-//! model) with their whole descriptions, as `tools/list` shows them; in
+//! the tools a query is about ([`Registry::search`]: BM25 fused with a
+//! local embedding model's ranking once [`crate::model`] has read it) with
+//! their whole descriptions, as `tools/list` shows them; in
 //! code mode, also the TypeScript declarations a script calls them by.
 //!
 //! Its description never names the deferred tools or counts them: it is
@@ -21,7 +22,7 @@ use std::time::Duration;
 use toolhost_contract::{Annotations, FailureCode, ToolDescriptor, ToolFailure};
 use toolhost_pipeline::advertise::{Format, listed_descriptor, project};
 use toolhost_pipeline::{
-    Invocation, LOAD_WAIT, Reach, RegisteredTool, Registry, ToolBody, ToolSpec,
+    Invocation, LOAD_WAIT, ModelState, Reach, RegisteredTool, Registry, ToolBody, ToolSpec,
 };
 use toolhost_policy::{Mode, Policy, ToolPolicy};
 use toolhost_runtime::{Execution, ExecutionReport};
@@ -80,6 +81,14 @@ pub fn descriptor(code: bool) -> ToolDescriptor {
             "properties": {
                 "tools": {"type": "array", "items": {"type": "object"}},
                 "declarations": {"type": "string"},
+                "ranking": {
+                    "type": "object",
+                    "properties": {
+                        "by": {"type": "string", "enum": ["words"]},
+                        "note": {"type": "string"}
+                    },
+                    "required": ["by", "note"]
+                },
                 "loading": {
                     "type": "object",
                     "properties": {
@@ -222,7 +231,9 @@ pub async fn answer(
     wait: Duration,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<Value, ToolFailure> {
-    if registry.is_loading() {
+    // The model is waited for only while it is read from disk (a fraction
+    // of a second), never while it downloads.
+    if registry.is_loading() || registry.model_state() == ModelState::Loading {
         tokio::select! {
             biased;
             () = cancel.cancelled() => {
@@ -231,7 +242,7 @@ pub async fn answer(
                     "the search was cancelled while components were still loading",
                 ));
             }
-            () = registry.settled() => {}
+            () = async { registry.settled().await; registry.model_settled().await } => {}
             () = tokio::time::sleep(wait) => {}
         }
     }
@@ -240,7 +251,17 @@ pub async fn answer(
     // other way round.
     let loading = registry.availability().loading;
     let found = find(registry, mode, query, limit, asker.reach);
-    Ok(value(&found, mode, &loading, asker.handles))
+    let mut value = value(&found, mode, &loading, asker.handles);
+    if registry.model_state() == ModelState::Fetching {
+        // A first start: said, so a search in other words can come again.
+        value["ranking"] = json!({
+            "by": "words",
+            "note": "The search model is still downloading: this search ranked tools by their \
+                     words alone. A search in other words than the tools' own may find more in \
+                     a few seconds.",
+        });
+    }
+    Ok(value)
 }
 
 /// The body: a search of the registry.

@@ -44,6 +44,16 @@ pub async fn run(ctx: &Context, a: ToolsArgs) -> anyhow::Result<()> {
     let registry = host.registry();
     let mode = registry.mode();
     if let Some(query) = search {
+        // A one-shot search has no later search to rank better: it waits
+        // for the model (fetched once into the store), or says it ranks by
+        // words alone.
+        host.start_search_model();
+        registry.model_resolved().await;
+        if let toolhost_pipeline::ModelState::Unavailable(why) = registry.model_state() {
+            eprintln!(
+                "toolhost: ranked by words alone (BM25): the search model could not be had: {why}"
+            );
+        }
         let found =
             toolhost_toolbox::search::find(registry, mode, &query, limit.max(1) as usize, None);
         if format == ToolsFormat::Table {

@@ -1,14 +1,14 @@
 //! Progressive discovery's search: which tools a query is about, ranked
-//! with BM25 over what a model would match a need against.
+//! by their words (BM25F) and, with a model, by meaning.
 //!
 //! Each tool is one document of weighted fields (BM25F): its name split
 //! into words (`browser_take_screenshot`, `getFileContents` → browser,
 //! take, screenshot / get, file, contents) counts most, then its title,
 //! its input properties' names, its description and its properties'
 //! descriptions. Words are lowercased and stemmed lightly (plurals, `-ing`,
-//! `-ed`), and stop words dropped. No network and no model: the index is a
-//! few hash maps, built once per change of the tools, and a search reads
-//! only the postings of the query's words.
+//! `-ed`), and stop words dropped. The index is a few hash maps, built
+//! once per change of the tools, and a search reads only the postings of
+//! the query's words.
 //!
 //! With a sentence-embedding model ([`toolhost_embed::Model`]), the
 //! search is hybrid: each tool's name, title and description are embedded
@@ -16,7 +16,11 @@
 //! similarity too; the two rankings are fused by their ranks (reciprocal
 //! rank fusion), so "how high above sea level" finds the elevation tool
 //! with which it shares no word, and an exact name still comes first.
-//! Without a model the search is BM25 alone.
+//! The fusion's constants were chosen on the labelled queries
+//! (`tests/discovery/`); weighting the rankings apart, embedding a
+//! description's sentences apart, or expanding a query's words by their
+//! nearest words moved recall by less than two queries in 117. Without a
+//! model the search is BM25 alone.
 //!
 //! Results are deterministic: by score, ties by the tools' advertised
 //! order.

@@ -79,6 +79,9 @@ pub async fn load(source: &SearchModel, registry: &Registry) -> Result<(), Strin
                 "search model ready: searches rank by meaning too"
             );
             registry.set_model(Arc::new(model));
+            // Every tool embedded now, not by the next search.
+            let registry = registry.clone();
+            let _ = tokio::task::spawn_blocking(move || registry.search_index()).await;
             Ok(())
         }
         Err(why) => Err(unavailable(registry, why)),

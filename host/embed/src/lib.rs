@@ -17,8 +17,8 @@ mod safetensors;
 mod tokenizer;
 pub mod wheel;
 
-pub use model::{Embedding, Model};
-pub use tokenizer::Tokenizer;
+pub use model::{Embedding, MAX_TEXT, Model};
+pub use tokenizer::{MAX_PIECE, Tokenizer};
 
 /// Why a model could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -93,7 +93,15 @@ pub struct SearchIndex {
     /// word → (tool index, weighted frequency), by tool index.
     postings: HashMap<String, Vec<(usize, f64)>>,
     /// The model and each tool's embedding, when the search is hybrid.
-    semantic: Option<(Arc<Model>, Vec<Option<Arc<Embedding>>>)>,
+    semantic: Option<Semantic>,
+}
+
+/// What a hybrid search ranks by meaning with.
+#[derive(Debug)]
+struct Semantic {
+    model: Arc<Model>,
+    /// Each tool's embedding, by tool index (`None`: it has no token).
+    vectors: Vec<Option<Arc<Embedding>>>,
 }
 
 impl SearchIndex {
@@ -165,7 +173,7 @@ impl SearchIndex {
             tools.iter().map(|t| t.digest.as_str()).collect();
         memo.retain(|d, _| current.contains(d.as_str()));
         let mut index = SearchIndex::new(tools);
-        index.semantic = Some((model, vectors));
+        index.semantic = Some(Semantic { model, vectors });
         index
     }
 
@@ -180,7 +188,7 @@ impl SearchIndex {
     pub fn search(&self, query: &str, limit: usize) -> Vec<Arc<RegisteredTool>> {
         let lexical = self.lexical(query);
         let ranked = match &self.semantic {
-            Some((model, vectors)) => match model.embed(query) {
+            Some(Semantic { model, vectors }) => match model.embed(query) {
                 Some(q) => fuse(&lexical, &nearest(&q, vectors)),
                 None => lexical,
             },

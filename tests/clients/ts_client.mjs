@@ -113,7 +113,7 @@ async function connect(opts, { elicit, onListChanged, onRequest } = {}) {
     const cmd = JSON.parse(opts.cmd);
     expect(Array.isArray(cmd) && cmd.length > 0, '--cmd must be a JSON list');
     const env = {};
-    for (const k of ['TOOLHOST_LOG', 'RUST_BACKTRACE', 'RUST_LOG']) if (process.env[k]) env[k] = process.env[k];
+    for (const k of ['TOOLHOST_LOG', 'RUST_BACKTRACE', 'RUST_LOG', 'TOOLHOST_SEARCH_MODEL']) if (process.env[k]) env[k] = process.env[k];
     transport = new StdioClientTransport({ command: cmd[0], args: cmd.slice(1), cwd: opts.cwd, env, stderr: 'inherit' });
   } else {
     transport = new StreamableHTTPClientTransport(new URL(opts.url));
@@ -228,6 +228,48 @@ const PLAIN_INTS = {
 };
 
 const SCENARIOS = {
+  // A first start with deferred tools: once `search_tools` is listed, a
+  // search while the slow component still compiles either finds its tool or
+  // names the component as still loading (never a silent miss); searched
+  // again until nothing is loading, it finds the tool; then a search in other
+  // words than a tool's own (paraphrase=...) is recorded. The SDK checks
+  // every answer against search_tools' output schema.
+  async cold_search(opts) {
+    const { query = '', slow = '', paraphrase } = opts.args;
+    const callArgs = JSON.parse(opts.args.args ?? '{}');
+    let changes = 0;
+    const c = await connect(opts, { onListChanged: () => { changes += 1; } });
+    try {
+      const listedBy = performance.now() + 120_000;
+      while (!(await names(c)).includes('search_tools')) {
+        expect(performance.now() < listedBy, 'search_tools was not listed within 120 s');
+        const seen = changes;
+        while (changes === seen && performance.now() < listedBy) await sleep(50);
+      }
+      const found = (v) => (v.tools ?? []).map((t) => t.name);
+      const first = value(await call(c, 'search_tools', { query }), 'search_tools during the load');
+      facts.first_found = found(first);
+      facts.first_loading = first.loading ?? null;
+      let again = first;
+      let searches = 1;
+      const settledBy = performance.now() + 180_000;
+      while (again.loading) {
+        expect(performance.now() < settledBy, 'components still loading after 180 s');
+        await sleep(500);
+        again = value(await call(c, 'search_tools', { query }), 'search_tools again');
+        searches += 1;
+      }
+      facts.searches = searches;
+      facts.settled_found = found(again);
+      facts.slow_value = value(await call(c, slow, callArgs), `call ${slow}`);
+      if (paraphrase) {
+        facts.paraphrase_found = found(value(await call(c, 'search_tools', { query: paraphrase }), 'search_tools by meaning'));
+      }
+    } finally {
+      await c.close();
+    }
+  },
+
   // A plain component's functions (wit/test-plain): the SDK parses the listing
   // (an outputSchema it keeps must describe an object), calls and errors.
   async plain(opts) {

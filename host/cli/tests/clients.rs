@@ -1301,6 +1301,7 @@ tests! {
     py_stdio_code_mode => code_mode(Py, Stdio);
     py_http_code_mode => code_mode(Py, Http);
     ts_stdio_code_mode => code_mode(Ts, Stdio);
+    ts_http_cold_search => cold_search(Ts, Http);
     ts_http_code_mode => code_mode(Ts, Http);
 }
 

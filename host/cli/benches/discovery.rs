@@ -19,9 +19,10 @@
 //!   with the embedding model (WordLlama, read from the pinned wheel that
 //!   `TOOLHOST_SEARCH_MODEL` names, else fetched by
 //!   `tests/search-model/fetch.sh`), p50 and p99 and their ratio; the
-//!   index built with every tool embedded (cold) and again with their
-//!   embeddings kept (a reload); reading the model, and the memory it
-//!   adds (resident, and the peak while reading).
+//!   index built with every tool embedded (cold), again with their
+//!   embeddings kept (a reload), and with them read from the cache on disk
+//!   (a restart); reading the model, and the memory it adds (resident, and
+//!   the peak while reading).
 //!
 //! `cargo bench -p toolhost --bench discovery` (optimized; 7 rounds,
 //! medians); `-- --quick` runs 2.
@@ -226,6 +227,8 @@ async fn hybrid(
     use toolhost_pipeline::discovery::SearchIndex;
     use toolhost_pipeline::embed::{Model, WORDLLAMA};
     let wheel = wheel()?;
+    // The peak from here on: "5" resets the process's high-water mark.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
     let (rss, _) = memory();
     let started = Instant::now();
     let model = std::sync::Arc::new(Model::from_wheel_file(&wheel, &WORDLLAMA)?);
@@ -242,8 +245,16 @@ async fn hybrid(
         WORDLLAMA.size as f64 / 1e6
     );
     println!(
-        "{:<8} {:>10} {:>10} {:>10} {:>10} {:>9} {:>12} {:>12}",
-        "tools", "BM25 p50", "p50", "BM25 p99", "p99", "p50 ×", "index cold", "index kept"
+        "{:<8} {:>10} {:>10} {:>10} {:>10} {:>9} {:>12} {:>12} {:>14}",
+        "tools",
+        "BM25 p50",
+        "p50",
+        "BM25 p99",
+        "p99",
+        "p50 ×",
+        "index cold",
+        "index kept",
+        "from disk"
     );
     for thousand in [false, true] {
         host.load(&toolbox(dir, all, thousand, "defer_over = 100000")?)
@@ -264,6 +275,28 @@ async fn hybrid(
             ));
             kept.push(started.elapsed());
         }
+        // A restart: the embeddings read from the cache on disk, then the
+        // index built with them.
+        let cache = toolhost_toolbox::model::EmbeddingCache::in_dir(dir);
+        let mut memo = Default::default();
+        std::hint::black_box(SearchIndex::with_model(
+            tools.clone(),
+            model.clone(),
+            &mut memo,
+        ));
+        host.registry().keep_embeddings(memo);
+        cache.save(host.registry()).await;
+        let mut restart = Vec::new();
+        for _ in 0..rounds {
+            let started = Instant::now();
+            let mut memo = cache.read(model.dim());
+            std::hint::black_box(SearchIndex::with_model(
+                tools.clone(),
+                model.clone(),
+                &mut memo,
+            ));
+            restart.push(started.elapsed());
+        }
         let words = SearchIndex::new(tools.clone());
         let (mut lexical, mut fused) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
@@ -281,7 +314,7 @@ async fn hybrid(
             percentile(fused.clone(), 0.5),
         );
         println!(
-            "{:<8} {:>10} {:>10} {:>10} {:>10} {:>8.2}× {:>12} {:>12}",
+            "{:<8} {:>10} {:>10} {:>10} {:>10} {:>8.2}× {:>12} {:>12} {:>14}",
             tools.len(),
             us(l50),
             us(f50),
@@ -289,7 +322,8 @@ async fn hybrid(
             us(percentile(fused, 0.99)),
             f50.as_secs_f64() / l50.as_secs_f64(),
             us(median(cold)),
-            us(median(kept))
+            us(median(kept)),
+            us(median(restart))
         );
     }
     Ok(())

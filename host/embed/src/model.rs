@@ -23,6 +23,14 @@ pub struct Model {
 pub struct Embedding(Box<[f32]>);
 
 impl Embedding {
+    /// `v` scaled to unit length (as an embedding kept on disk is read
+    /// back), or `None` when it is zero or not finite.
+    pub fn from_vec(v: Vec<f32>) -> Option<Embedding> {
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        (norm > 0.0 && norm.is_finite())
+            .then(|| Embedding(v.into_iter().map(|x| x / norm).collect()))
+    }
+
     /// Cosine similarity with `other` (of the same model).
     pub fn cosine(&self, other: &Embedding) -> f32 {
         self.0.iter().zip(other.0.iter()).map(|(a, b)| a * b).sum()

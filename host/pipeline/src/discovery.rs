@@ -78,6 +78,10 @@ const SEMANTIC_DEPTH: usize = 30;
 /// it, a query of noise would get whichever tools are least far.
 const MIN_SIMILARITY: f32 = 0.3;
 
+/// Embeddings kept beyond four times the tools served, before those of
+/// tools no longer served are dropped.
+const MEMO_SLACK: usize = 4096;
+
 /// Embeddings of tools by their descriptor's digest, kept across index
 /// builds: a registry that changes (a component loads, reloads) embeds
 /// only the tools it has not embedded before.
@@ -155,7 +159,7 @@ impl SearchIndex {
 
     /// Indexes `tools` for a hybrid search with `model`: each tool's
     /// embedding is taken from `memo` by its digest, or computed and kept
-    /// there (the memo keeps only these tools' afterwards).
+    /// there.
     pub fn with_model(
         tools: Vec<Arc<RegisteredTool>>,
         model: Arc<Model>,
@@ -169,9 +173,15 @@ impl SearchIndex {
                     .clone()
             })
             .collect();
-        let current: std::collections::HashSet<&str> =
-            tools.iter().map(|t| t.digest.as_str()).collect();
-        memo.retain(|d, _| current.contains(d.as_str()));
+        // Those of tools no longer served go once they outnumber the
+        // served ones a few times over: a registry that changes often does
+        // not grow without bound, and one still loading keeps what was
+        // read from disk for the tools still to come.
+        if memo.len() > 4 * tools.len() + MEMO_SLACK {
+            let current: std::collections::HashSet<&str> =
+                tools.iter().map(|t| t.digest.as_str()).collect();
+            memo.retain(|d, _| current.contains(d.as_str()));
+        }
         let mut index = SearchIndex::new(tools);
         index.semantic = Some(Semantic { model, vectors });
         index

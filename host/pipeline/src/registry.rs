@@ -460,6 +460,24 @@ impl Registry {
         self.model_state.send_replace(ModelState::Ready);
     }
 
+    /// The tools' embeddings the search has computed, by descriptor digest
+    /// (to keep them on disk).
+    pub fn embeddings(&self) -> crate::discovery::EmbeddingMemo {
+        self.indexing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Adds embeddings computed before (read from disk) to those the
+    /// search reuses; those it has already are kept.
+    pub fn keep_embeddings(&self, kept: crate::discovery::EmbeddingMemo) {
+        let mut memo = self.indexing.lock().unwrap_or_else(|e| e.into_inner());
+        for (digest, e) in kept {
+            memo.entry(digest).or_insert(e);
+        }
+    }
+
     /// Says where the search's model stands while it is not ready.
     pub fn set_model_state(&self, state: ModelState) {
         self.model_state.send_replace(state);

@@ -157,6 +157,8 @@ pub struct Host {
     search_model: SearchModel,
     /// Whether the search model's loading has started.
     model_started: std::sync::atomic::AtomicBool,
+    /// The tools' embeddings on disk (in the cache directory).
+    embeddings: Option<crate::model::EmbeddingCache>,
 }
 
 #[derive(Default)]
@@ -243,6 +245,10 @@ impl Host {
             warm_workers: config.warm_workers,
             search_model: config.search_model,
             model_started: Default::default(),
+            embeddings: config
+                .cache_dir
+                .as_deref()
+                .map(crate::model::EmbeddingCache::in_dir),
         })
     }
 
@@ -295,7 +301,8 @@ impl Host {
         self.registry
             .set_model_state(toolhost_pipeline::ModelState::Loading);
         let (source, registry) = (self.search_model.clone(), self.registry.clone());
-        rt.spawn(async move { crate::model::load(&source, &registry).await });
+        let cache = self.embeddings.clone();
+        rt.spawn(async move { crate::model::load(&source, &registry, cache.as_ref()).await });
     }
 
     /// The registry every session of this host resolves tools in.
@@ -609,8 +616,17 @@ impl Host {
         if report.served.iter().any(|s| s.deferred)
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
-            let registry = self.registry.clone();
-            rt.spawn_blocking(move || registry.search_index());
+            let (registry, cache) = (self.registry.clone(), self.embeddings.clone());
+            rt.spawn(async move {
+                let r = registry.clone();
+                let _ = tokio::task::spawn_blocking(move || r.search_index()).await;
+                // What it embedded is kept for the next start.
+                if let Some(cache) = cache
+                    && registry.model_state() == toolhost_pipeline::ModelState::Ready
+                {
+                    cache.save(&registry).await;
+                }
+            });
         }
         // A worker per component served in workers, started now so that
         // its first call finds one ready.

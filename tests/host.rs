@@ -503,3 +503,40 @@ async fn search_tools_shows_the_baseline_argument_only_where_handles_are_issued(
         .build();
     assert!(search(sealed).await, "handles: the baseline argument");
 }
+
+/// Code mode's `run_code` declares the tools its scripts call as the host
+/// lists them: `edit`'s `baseline` argument only where the host issues
+/// baseline handles.
+#[tokio::test]
+async fn run_code_declares_the_baseline_argument_only_where_handles_are_issued() {
+    use toolhost_pipeline::advertise::{Format, schemas_listed};
+    let ws = Workspace::new(&[("a.txt", "alpha\n")]);
+    let tb = toolbox(
+        &ws,
+        "version = 1\nmode = \"code\"\n[[component]]\nsource = \"builtin:edit\"\n",
+    );
+    let h = uncached();
+    h.load(&tb).await.unwrap();
+    let run_code = |handles: bool| {
+        let listed = schemas_listed(h.registry(), None, Format::Mcp, handles);
+        let t = listed
+            .iter()
+            .find(|t| t["name"] == "run_code")
+            .cloned()
+            .unwrap_or_else(|| panic!("run_code is listed: {listed:?}"));
+        t["description"].as_str().unwrap_or_default().to_owned()
+    };
+    let (plain, sealed) = (run_code(false), run_code(true));
+    assert!(
+        plain.contains("function edit(") && sealed.contains("function edit("),
+        "{plain}"
+    );
+    assert!(
+        !plain.contains("baseline"),
+        "no handles, no baseline: {plain}"
+    );
+    assert!(
+        sealed.contains("baseline"),
+        "handles: the baseline argument: {sealed}"
+    );
+}

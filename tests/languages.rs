@@ -318,6 +318,7 @@ async fn checks_values_against_the_declared_schema(
                 body: Arc::new(c.clone()),
                 source: g.dir.into(),
                 deferred: false,
+                listed_with_handles: None,
             }],
         )
         .unwrap();

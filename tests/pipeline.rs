@@ -89,6 +89,7 @@ fn fake(
         }),
         source: "fake".into(),
         deferred: false,
+        listed_with_handles: None,
     }
 }
 

@@ -192,6 +192,7 @@ fn canned_pipeline(loaded: &Arc<LoadedComponent>) -> anyhow::Result<(Arc<Pipelin
             body: Arc::new(Canned),
             source: "canned".into(),
             deferred: false,
+            listed_with_handles: None,
         }],
     )?;
     let pipeline = Pipeline::builder(registry)
@@ -225,6 +226,7 @@ fn worker_pipeline(
             body: body.clone(),
             source: "worker".into(),
             deferred: false,
+            listed_with_handles: None,
         })
         .collect();
     let reg = registry.register(Scope::Global, specs)?;

@@ -106,6 +106,7 @@ mod tests {
                     body: Arc::new(Counted(ran.clone())),
                     source: "test".into(),
                     deferred: false,
+                    listed_with_handles: None,
                 }],
             )
             .expect("registers");

@@ -95,7 +95,7 @@ pub fn project(d: &ToolDescriptor, format: Format) -> Value {
 /// The tools advertised to `agent` (see [`Registry::advertised`]: the
 /// toolbox's mode decides), projected to `format`, in the advertised order.
 pub fn schemas(registry: &Registry, agent: Option<&str>, format: Format) -> Vec<Value> {
-    listing(registry, agent, format, |d| Cow::Borrowed(d))
+    listing(registry, agent, format, |t| Cow::Borrowed(&t.descriptor))
 }
 
 /// As [`schemas`], as a host lists them that issues baseline `handles` or
@@ -106,18 +106,19 @@ pub fn schemas_listed(
     format: Format,
     handles: bool,
 ) -> Vec<Value> {
-    listing(registry, agent, format, |d| listed_descriptor(d, handles))
+    listing(registry, agent, format, |t| listed_descriptor(t, handles))
 }
 
-/// `d` as a listing shows it: where the host issues baseline `handles`, a
+/// `t` as a listing shows it: where the host issues baseline `handles`, a
 /// tool that takes or returns them shows its `baseline` argument and its
-/// `baselines` value ([`crate::baseline::advertised_descriptor`]); else as
-/// declared.
-pub fn listed_descriptor(d: &ToolDescriptor, handles: bool) -> Cow<'_, ToolDescriptor> {
-    if handles {
-        crate::baseline::advertised_descriptor(d)
-    } else {
-        Cow::Borrowed(d)
+/// `baselines` value ([`crate::baseline::advertised_descriptor`]), or
+/// what it says it shows then ([`RegisteredTool::listed_with_handles`]);
+/// else as declared.
+pub fn listed_descriptor(t: &RegisteredTool, handles: bool) -> Cow<'_, ToolDescriptor> {
+    match (&t.listed_with_handles, handles) {
+        (_, false) => Cow::Borrowed(&t.descriptor),
+        (Some(listed), true) => Cow::Borrowed(listed),
+        (None, true) => crate::baseline::advertised_descriptor(&t.descriptor),
     }
 }
 
@@ -134,9 +135,9 @@ fn listing(
     registry: &Registry,
     agent: Option<&str>,
     format: Format,
-    describe: impl Fn(&ToolDescriptor) -> Cow<'_, ToolDescriptor>,
+    describe: impl Fn(&RegisteredTool) -> Cow<'_, ToolDescriptor>,
 ) -> Vec<Value> {
-    let one = |t: &Arc<RegisteredTool>| project(&describe(&t.descriptor), format);
+    let one = |t: &Arc<RegisteredTool>| project(&describe(t), format);
     let advertised = registry.advertised(agent);
     if format != Format::Anthropic {
         return advertised.iter().map(one).collect();

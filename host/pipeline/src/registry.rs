@@ -269,6 +269,7 @@ impl Registry {
                 body: t.body,
                 source: t.source,
                 deferred: t.deferred,
+                listed_with_handles: t.listed_with_handles,
                 input,
                 output,
             });
@@ -330,6 +331,7 @@ impl Registry {
                 body: Arc::new(component.clone()),
                 source: component.path().display().to_string(),
                 deferred: false,
+                listed_with_handles: None,
             })
             .collect();
         self.register(scope, specs)

@@ -26,6 +26,10 @@ pub struct RegisteredTool {
     /// Callable by name and found by `search_tools`, but not advertised
     /// (progressive discovery).
     pub deferred: bool,
+    /// How it is listed where the host issues baseline handles, when that
+    /// is not what [`crate::baseline::advertised_descriptor`] derives from
+    /// its descriptor (see [`ToolSpec::listed_with_handles`]).
+    pub listed_with_handles: Option<ToolDescriptor>,
     pub(crate) input: Validator,
     pub(crate) output: Validator,
 }
@@ -51,4 +55,9 @@ pub struct ToolSpec {
     pub source: String,
     /// Not advertised, found by search instead (see [`RegisteredTool::deferred`]).
     pub deferred: bool,
+    /// How it is listed where the host issues baseline handles, when its
+    /// description depends on that: code mode's `run_code` declares the
+    /// tools its scripts call, with their `baseline` argument only there.
+    /// `None`: derived from `descriptor` as for any tool.
+    pub listed_with_handles: Option<ToolDescriptor>,
 }

@@ -125,6 +125,7 @@ fn arbitrary_arguments_get_a_typed_result() {
                 body: Arc::new(Body(seen.clone())),
                 source: "test".into(),
                 deferred: false,
+                listed_with_handles: None,
             }],
         )
         .unwrap();

@@ -84,6 +84,7 @@ fn registry() -> (Registry, toolhost_pipeline::Registration) {
             body: Arc::new(Nothing),
             source,
             deferred: true,
+            listed_with_handles: None,
         })
         .collect();
     let registration = registry.register(Scope::Global, specs).unwrap();

@@ -2,8 +2,9 @@
 //! declares the typed API of every tool a script may call.
 //!
 //! The declarations are TypeScript, generated from each tool's input and
-//! output schemas (as advertised: the host's `baseline` argument and
-//! `baselines` value included), the way a model reads an SDK:
+//! output schemas (as listed: the host's `baseline` argument and
+//! `baselines` value included where it issues handles), the way a model
+//! reads an SDK:
 //!
 //! ```text
 //! declare namespace tools {
@@ -64,13 +65,20 @@ pub fn annotations(callable: &[ToolDescriptor]) -> Annotations {
 }
 
 /// The descriptors a script may call among `specs`, as a client sees
-/// them (with the host's `baseline` argument and `baselines` value where
-/// the tool takes or returns handles), sorted by name.
-pub fn callable(specs: &[ToolSpec]) -> Vec<ToolDescriptor> {
+/// them from a host that issues baseline `handles` or not (with the
+/// `baseline` argument and `baselines` value where the tool takes or
+/// returns handles, or as declared), sorted by name.
+pub fn callable(specs: &[ToolSpec], handles: bool) -> Vec<ToolDescriptor> {
     let mut out: Vec<ToolDescriptor> = specs
         .iter()
         .filter(|s| s.policy.callers.code() && !s.policy.sandbox.call_tools)
-        .map(|s| toolhost_pipeline::baseline::advertised_descriptor(&s.descriptor).into_owned())
+        .map(|s| {
+            if handles {
+                toolhost_pipeline::baseline::advertised_descriptor(&s.descriptor).into_owned()
+            } else {
+                s.descriptor.clone()
+            }
+        })
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out

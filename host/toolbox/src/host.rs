@@ -1078,16 +1078,25 @@ fn assemble(
     // Code mode's `run_code`: its description declares the tools its
     // scripts may call (those deferred are found by search instead), its
     // annotations say what they could all do together.
-    let callable = crate::code::callable(&specs);
-    let declared: Vec<ToolDescriptor> = callable
-        .iter()
-        .filter(|d| !deferred.contains(d.name.as_str()))
-        .cloned()
-        .collect();
+    // Two descriptions: the tools as a host lists them that issues
+    // baseline handles, and as one that does not.
+    let declared = |handles: bool| -> Vec<ToolDescriptor> {
+        crate::code::callable(&specs, handles)
+            .into_iter()
+            .filter(|d| !deferred.contains(d.name.as_str()))
+            .collect()
+    };
+    let (plain, with_handles) = (declared(false), declared(true));
+    let annotations = crate::code::annotations(&crate::code::callable(&specs, false));
     for i in runners {
-        let d = &mut specs[i].descriptor;
-        d.description = crate::code::description(&d.description, &declared);
-        d.annotations = crate::code::annotations(&callable);
+        let spec = &mut specs[i];
+        let intro = spec.descriptor.description.clone();
+        spec.descriptor.annotations = annotations;
+        spec.descriptor.description = crate::code::description(&intro, &plain);
+        spec.listed_with_handles = Some(ToolDescriptor {
+            description: crate::code::description(&intro, &with_handles),
+            ..spec.descriptor.clone()
+        });
     }
     let origins: Vec<String> = toolbox
         .components
@@ -1169,6 +1178,7 @@ fn spec(
         body,
         source: origin.to_owned(),
         deferred: false,
+        listed_with_handles: None,
     }
 }
 

@@ -137,6 +137,7 @@ pub fn spec(registry: &Registry, mode: Mode) -> ToolSpec {
         }),
         source: "builtin:search_tools".into(),
         deferred: false,
+        listed_with_handles: None,
     }
 }
 
@@ -177,7 +178,7 @@ pub fn value(
 ) -> Value {
     let described: Vec<_> = found
         .iter()
-        .map(|t| (t, listed_descriptor(&t.descriptor, handles)))
+        .map(|t| (t, listed_descriptor(t, handles)))
         .collect();
     let tools: Vec<Value> = described
         .iter()

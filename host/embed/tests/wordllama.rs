@@ -8,27 +8,10 @@
 
 use std::path::{Path, PathBuf};
 use toolhost_embed::{EmbedError, Model, WORDLLAMA};
+use toolhost_testkit::search_model::wheel;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The pinned wheel: the one the variable names, else fetched by the
-/// script the tests share.
-fn wheel() -> PathBuf {
-    if let Some(p) = std::env::var_os("TOOLHOST_SEARCH_MODEL") {
-        return p.into();
-    }
-    let out = std::process::Command::new("bash")
-        .arg(repo().join("tests/search-model/fetch.sh"))
-        .output()
-        .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
 fn model() -> Model {

@@ -171,24 +171,9 @@ fn recall(search: impl Fn(&str) -> Vec<String>) -> (f64, f64, Vec<String>) {
     (at1 as f64 / n, at5 as f64 / n, misses)
 }
 
-/// The search model's wheel: the one `TOOLHOST_SEARCH_MODEL` names (make
-/// test sets it), else fetched once by the script the tests share.
+/// The search model, from the wheel the tests share.
 fn model() -> Arc<toolhost_pipeline::embed::Model> {
-    let wheel = std::env::var_os("TOOLHOST_SEARCH_MODEL").map_or_else(
-        || {
-            let out = std::process::Command::new("bash")
-                .arg(discovery().join("../search-model/fetch.sh"))
-                .output()
-                .expect("bash runs");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            std::path::PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-        },
-        Into::into,
-    );
+    let wheel = toolhost_testkit::search_model::wheel();
     let wordllama = &toolhost_pipeline::embed::WORDLLAMA;
     Arc::new(toolhost_pipeline::embed::Model::from_wheel_file(&wheel, wordllama).unwrap())
 }

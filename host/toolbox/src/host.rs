@@ -66,7 +66,7 @@ pub struct HostConfig {
     pub warm_workers: bool,
     /// Where the search's model comes from (see [`crate::model`]): read
     /// in the background once a toolbox defers tools. Default: what
-    /// `TOOLHOST_SEARCH_MODEL` says, else the store.
+    /// `TOOLHOST_SEARCH_MODEL` says, else fetched into `store_dir`.
     pub search_model: SearchModel,
 }
 
@@ -82,7 +82,7 @@ impl Default for HostConfig {
             journal_dir: None,
             journal_sync: false,
             warm_workers: false,
-            search_model: SearchModel::from_env(crate::dirs::default_store_dir().as_deref()),
+            search_model: SearchModel::from_env(),
         }
     }
 }
@@ -153,7 +153,7 @@ pub struct Host {
     journal_sync: bool,
     /// `HostConfig::warm_workers`.
     warm_workers: bool,
-    /// `HostConfig::search_model`, and its loading once started.
+    /// `HostConfig::search_model`.
     search_model: SearchModel,
     /// Whether the search model's loading has started.
     model_started: std::sync::atomic::AtomicBool,
@@ -301,8 +301,10 @@ impl Host {
         self.registry
             .set_model_state(toolhost_pipeline::ModelState::Loading);
         let (source, registry) = (self.search_model.clone(), self.registry.clone());
-        let cache = self.embeddings.clone();
-        rt.spawn(async move { crate::model::load(&source, &registry, cache.as_ref()).await });
+        let (store, cache) = (self.store_dir.clone(), self.embeddings.clone());
+        rt.spawn(async move {
+            crate::model::load(&source, store.as_deref(), &registry, cache.as_ref()).await
+        });
     }
 
     /// The registry every session of this host resolves tools in.
@@ -612,21 +614,10 @@ impl Host {
         // model that makes the search hybrid, read in the background.
         if report.served.iter().any(|s| s.deferred) {
             self.start_search_model();
-        }
-        if report.served.iter().any(|s| s.deferred)
-            && let Ok(rt) = tokio::runtime::Handle::try_current()
-        {
-            let (registry, cache) = (self.registry.clone(), self.embeddings.clone());
-            rt.spawn(async move {
-                let r = registry.clone();
-                let _ = tokio::task::spawn_blocking(move || r.search_index()).await;
-                // What it embedded is kept for the next start.
-                if let Some(cache) = cache
-                    && registry.model_state() == toolhost_pipeline::ModelState::Ready
-                {
-                    cache.save(&registry).await;
-                }
-            });
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                let (registry, cache) = (self.registry.clone(), self.embeddings.clone());
+                rt.spawn(async move { crate::model::index(&registry, cache.as_ref()).await });
+            }
         }
         // A worker per component served in workers, started now so that
         // its first call finds one ready.

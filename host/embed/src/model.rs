@@ -1,8 +1,9 @@
 //! The model: a tokenizer and a table of token vectors; a text's
 //! embedding is the normalized mean of its tokens' rows.
 
-use crate::{EmbedError, Pinned, Tokenizer, safetensors, sha256_hex, wheel};
+use crate::{EmbedError, Pinned, Tokenizer, safetensors, wheel};
 use std::path::Path;
+use toolhost_contract::sha256_hex;
 
 /// Most characters of a text embedded: a tool's description says what it
 /// does well before this, and a search's cost stays bounded.

@@ -311,11 +311,16 @@ fn decode(bytes: &[u8], dim: usize) -> Option<EmbeddingMemo> {
 fn write_atomic(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".partial-{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, file).inspect_err(|_| {
+    // A name of its own: two hosts in one process may write at once.
+    let tmp = dir.join(format!(
+        ".partial-{}",
+        toolhost_contract::unique::unique_name()
+    ));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, file));
+    if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
-    })
+    }
+    written
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! with `mode = "both"`, the built-in tools under their default policies,
 //! and `run_code` scripts whose every tool call is a whole pipeline call:
 //! checked, approved, limited, staged in one transaction, recorded.
+//!
+//! Every guarantee is tested in both languages (`javascript::` and
+//! `python::`), each test with its script written in each.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use serde_json::{Value, json};
@@ -32,6 +35,84 @@ source = "builtin:write"
 [[component]]
 source = "builtin:edit"
 "#;
+
+/// The language a test's scripts are written in.
+#[derive(Clone, Copy, PartialEq)]
+enum Lang {
+    Js,
+    Py,
+}
+
+impl Lang {
+    /// The script of this language.
+    fn pick<'a>(self, js: &'a str, py: &'a str) -> String {
+        match self {
+            Lang::Js => js.to_owned(),
+            // What a Python script uses to read a ToolError's code.
+            Lang::Py => format!("{PY_CODE}{py}"),
+        }
+    }
+
+    /// `toolbox` in this language (its `language` said).
+    fn toolbox(self, toolbox: &str) -> String {
+        match self {
+            Lang::Js => toolbox.to_owned(),
+            Lang::Py => {
+                toolbox.replacen("version = 1\n", "version = 1\nlanguage = \"python\"\n", 1)
+            }
+        }
+    }
+
+    /// The built-in code runner of this language.
+    fn runner(self) -> &'static str {
+        match self {
+            Lang::Js => "builtin:code",
+            Lang::Py => "builtin:code_python",
+        }
+    }
+
+    /// How its declarations spell a tool `name`.
+    fn declared(self, name: &str) -> String {
+        match self {
+            Lang::Js => format!("function {name}("),
+            Lang::Py => format!("async def {name}("),
+        }
+    }
+}
+
+/// A ToolError's code in Python: its message starts with `[code]`.
+const PY_CODE: &str = "def code(e):\n    return str(e)[1:].split(']')[0]\n";
+
+/// Each named test, once in each language.
+macro_rules! in_both_languages {
+    ($($test:ident),* $(,)?) => {
+        mod javascript {
+            $( #[tokio::test] async fn $test() { super::$test(super::Lang::Js).await } )*
+        }
+        mod python {
+            $( #[tokio::test] async fn $test() { super::$test(super::Lang::Py).await } )*
+        }
+    };
+}
+
+in_both_languages!(
+    a_script_reads_and_greps_and_returns_a_summary_with_its_calls_logged,
+    a_denied_path_is_a_catchable_error_and_deny_comes_before_ask,
+    a_scripts_writes_are_one_transaction_committed_with_it,
+    a_read_only_grant_reads_the_scripts_writes_and_changes_nothing,
+    a_script_that_throws_after_two_writes_leaves_the_tree_byte_identical,
+    a_failed_call_goes_back_to_its_savepoint_and_the_script_goes_on,
+    approvals_inside_a_script_reach_the_approver_and_a_decline_is_catchable,
+    declining_a_scripts_effects_discards_all_of_them,
+    callers_say_who_may_call_a_tool,
+    the_runner_is_assembled_last_under_its_reserved_name,
+    a_script_that_spins_ends_fuel_exhausted_or_timeout_with_nothing_committed,
+    hostile_scripts_are_contained_with_their_codes,
+    a_script_may_make_at_most_its_policys_tool_calls,
+    a_script_reaches_no_tool_its_caller_could_not,
+    a_script_that_waits_for_an_answer_goes_on_from_its_checkpoint,
+    a_script_is_recorded_and_verified_call_by_call,
+);
 
 struct Fixture {
     ws: Workspace,
@@ -95,12 +176,13 @@ impl Approver for Scripted {
     }
 }
 
-/// `TOOLBOX` with the code runner under a policy of these `limits`
+/// `TOOLBOX` with `lang`'s code runner under a policy of these `limits`
 /// (lines of its `[limits]`).
-fn with_runner_limits(limits: &str) -> String {
-    format!(
-        "{TOOLBOX}[[component]]\nsource = \"builtin:code\"\n[component.policy]\ndecision = \"allow\"\ncallers = \"model\"\ncall_tools = true\n[component.policy.limits]\n{limits}\n"
-    )
+fn with_runner_limits(lang: Lang, limits: &str) -> String {
+    lang.toolbox(&format!(
+        "{TOOLBOX}[[component]]\nsource = \"{}\"\n[component.policy]\ndecision = \"allow\"\ncallers = \"model\"\ncall_tools = true\n[component.policy.limits]\n{limits}\n",
+        lang.runner()
+    ))
 }
 
 /// A session log in a directory of its own (kept while the first lives).
@@ -180,20 +262,28 @@ fn tree(ws: &Workspace) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-#[tokio::test]
-async fn a_script_reads_and_greps_and_returns_a_summary_with_its_calls_logged() {
-    let f = fixture(TOOLBOX).await;
+async fn a_script_reads_and_greps_and_returns_a_summary_with_its_calls_logged(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let log = Log::new();
     let p = f.host.session().session_log(log.log.clone()).build();
     let r = run(
         &p,
         "c1",
-        r#"const hits = await tools.grep({pattern: "TODO", path: "."});
+        &lang.pick(
+            r#"const hits = await tools.grep({pattern: "TODO", path: "."});
 const perFile = {};
 for (const m of hits.matches) perFile[m.path] = (perFile[m.path] || 0) + 1;
 const notes = await tools.read({path: "notes.txt"});
 console.log("files with TODOs:", Object.keys(perFile).length);
 return {perFile, firstLine: notes.lines[0]};"#,
+            r#"hits = await tools.grep(pattern="TODO", path=".")
+per_file = {}
+for m in hits["matches"]:
+    per_file[m["path"]] = per_file.get(m["path"], 0) + 1
+notes = await tools.read(path="notes.txt")
+print("files with TODOs:", len(per_file))
+{"perFile": per_file, "firstLine": notes["lines"][0]}"#,
+        ),
     )
     .await;
     assert_eq!(
@@ -238,15 +328,15 @@ return {perFile, firstLine: notes.lines[0]};"#,
     assert_eq!(results, 3, "a result event for each call");
 }
 
-#[tokio::test]
-async fn a_denied_path_is_a_catchable_error_and_deny_comes_before_ask() {
-    let f = fixture(TOOLBOX).await;
+async fn a_denied_path_is_a_catchable_error_and_deny_comes_before_ask(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let approver = Scripted::answering([]);
     let p = f.host.session().approver(approver.clone()).build();
     let r = run(
         &p,
         "c1",
-        r#"const codes = [];
+        &lang.pick(
+            r#"const codes = [];
 for (const call of [
   () => tools.read({path: "/etc/passwd"}),
   () => tools.edit({path: "../outside.txt", old_text: "a", new_text: "b"}),
@@ -256,6 +346,20 @@ for (const call of [
   try { await call(); codes.push("ran"); } catch (e) { codes.push([e.name, e.code, e.tool]); }
 }
 return codes;"#,
+            r#"codes = []
+for name, args in [
+    ("read", {"path": "/etc/passwd"}),
+    ("edit", {"path": "../outside.txt", "old_text": "a", "new_text": "b"}),
+    ("read", {"path": 7}),
+    ("shell", {"cmd": "rm -rf /"}),
+]:
+    try:
+        await getattr(tools, name)(args)
+        codes.append("ran")
+    except ToolError as e:
+        codes.append(["ToolError" if isinstance(e, ToolError) else "?", code(e), str(e).split(":")[0].split("tools.")[1]])
+codes"#,
+        ),
     )
     .await;
     assert_eq!(
@@ -271,9 +375,8 @@ return codes;"#,
     assert!(approver.asked().is_empty(), "{:?}", approver.asked());
 }
 
-#[tokio::test]
-async fn a_scripts_writes_are_one_transaction_committed_with_it() {
-    let f = fixture(TOOLBOX).await;
+async fn a_scripts_writes_are_one_transaction_committed_with_it(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     // `write` approves its effects: one approval, for the whole script.
     let approver = Scripted::answering([Approval::Approved]);
     let p = f.host.session().approver(approver.clone()).build();
@@ -281,11 +384,21 @@ async fn a_scripts_writes_are_one_transaction_committed_with_it() {
     let r = run(
         &p,
         "c1",
-        r#"await tools.write({path: "new.txt", content: "one\n"});
+        &lang.pick(
+            r#"await tools.write({path: "new.txt", content: "one\n"});
 const seen = await tools.read({path: "new.txt"});
 await tools.write({path: "notes.txt", content: "rewritten\n", baseline: undefined}).catch(e => e.code);
 const listed = await tools.list({path: "."});
 return {seen: seen.lines, listed: listed.entries.map(e => e.path)};"#,
+            r#"await tools.write(path="new.txt", content="one\n")
+seen = await tools.read(path="new.txt")
+try:
+    await tools.write(path="notes.txt", content="rewritten\n")
+except ToolError as e:
+    pass
+listed = await tools.list(path=".")
+{"seen": seen["lines"], "listed": [e["path"] for e in listed["entries"]]}"#,
+        ),
     )
     .await;
     let value = result(&r);
@@ -323,8 +436,7 @@ return {seen: seen.lines, listed: listed.entries.map(e => e.path)};"#,
     assert_eq!(tree(&f.ws), before);
 }
 
-#[tokio::test]
-async fn a_read_only_grant_reads_the_scripts_writes_and_changes_nothing() {
+async fn a_read_only_grant_reads_the_scripts_writes_and_changes_nothing(lang: Lang) {
     // The hostile guest's file tools, granted the workspace read-only:
     // in a script that wrote there, they read through its staged changes,
     // and every change they try through that grant is refused.
@@ -332,14 +444,15 @@ async fn a_read_only_grant_reads_the_scripts_writes_and_changes_nothing() {
         "{TOOLBOX}[[component]]\nsource = {:?}\nprefix = \"h_\"\n[component.policy]\ndecision = \"allow\"\n[[component.policy.fs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"ro\"\n",
         toolhost_tests::guests::GUEST_HOSTILE
     );
-    let f = fixture(&toolbox).await;
+    let f = fixture(&lang.toolbox(&toolbox)).await;
     let approver = Scripted::answering([Approval::Approved]);
     let p = f.host.session().approver(approver.clone()).build();
     let before = tree(&f.ws);
     let r = run(
         &p,
         "c1",
-        r#"await tools.write({path: "new.txt", content: "staged\n"});
+        &lang.pick(
+            r#"await tools.write({path: "new.txt", content: "staged\n"});
 const out = {seen: (await tools.h_read_file({path: "/workspace/new.txt"})).content};
 const tries = [
   ["h_write_file", {path: "/workspace/notes.txt", content: "x"}],
@@ -350,6 +463,21 @@ for (const [t, a] of tries) {
   try { await tools[t](a); out[t] = "ran"; } catch (e) { out[t] = e.code; }
 }
 return out;"#,
+            r#"await tools.write(path="new.txt", content="staged\n")
+out = {"seen": (await tools.h_read_file(path="/workspace/new.txt"))["content"]}
+tries = [
+    ("h_write_file", {"path": "/workspace/notes.txt", "content": "x"}),
+    ("h_truncate", {"path": "/workspace/new.txt"}),
+    ("h_rename", {"from": "/workspace/new.txt", "to": "/workspace/moved.txt"}),
+]
+for t, a in tries:
+    try:
+        await getattr(tools, t)(a)
+        out[t] = "ran"
+    except ToolError as e:
+        out[t] = code(e)
+out"#,
+        ),
     )
     .await;
     let value = result(&r);
@@ -363,19 +491,24 @@ return out;"#,
     assert_eq!(after, before);
 }
 
-#[tokio::test]
-async fn a_script_that_throws_after_two_writes_leaves_the_tree_byte_identical() {
-    let f = fixture(TOOLBOX).await;
+async fn a_script_that_throws_after_two_writes_leaves_the_tree_byte_identical(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let approver = Scripted::answering([Approval::Approved, Approval::Approved]);
     let p = f.host.session().approver(approver.clone()).build();
     let before = tree(&f.ws);
     let r = run(
         &p,
         "c1",
-        r#"await tools.write({path: "one.txt", content: "1\n"});
+        &lang.pick(
+            r#"await tools.write({path: "one.txt", content: "1\n"});
 const notes = await tools.read({path: "notes.txt"});
 await tools.edit({path: "notes.txt", old_text: "alpha", new_text: "ALPHA"});
 throw new Error("changed my mind");"#,
+            r#"await tools.write(path="one.txt", content="1\n")
+notes = await tools.read(path="notes.txt")
+await tools.edit(path="notes.txt", old_text="alpha", new_text="ALPHA")
+raise RuntimeError("changed my mind")"#,
+        ),
     )
     .await;
     assert_eq!(code(&r), "script_error");
@@ -388,21 +521,21 @@ throw new Error("changed my mind");"#,
     assert_eq!(approver.asked()[0].tool, "edit");
 }
 
-#[tokio::test]
-async fn a_failed_call_goes_back_to_its_savepoint_and_the_script_goes_on() {
-    let f = fixture(
+async fn a_failed_call_goes_back_to_its_savepoint_and_the_script_goes_on(lang: Lang) {
+    let f = fixture(&lang.toolbox(
         &TOOLBOX.replace(
             "source = \"builtin:edit\"",
             "source = \"builtin:edit\"\n[component.policy]\ndecision = \"allow\"\n[[component.policy.fs]]\nhost = \".\"\nguest = \"/workspace\"\nmode = \"rw\"",
         ),
-    )
+    ))
     .await;
     let approver = Scripted::answering([Approval::Approved]);
     let p = f.host.session().approver(approver).build();
     let r = run(
         &p,
         "c1",
-        r#"await tools.read({path: "notes.txt"});
+        &lang.pick(
+            r#"await tools.read({path: "notes.txt"});
 await tools.edit({path: "notes.txt", old_text: "alpha", new_text: "ALPHA"});
 let failed;
 try {
@@ -410,6 +543,16 @@ try {
 } catch (e) { failed = e.code; }
 const now = await tools.read({path: "notes.txt"});
 return {failed, first: now.lines[0]};"#,
+            r#"await tools.read(path="notes.txt")
+await tools.edit(path="notes.txt", old_text="alpha", new_text="ALPHA")
+failed = None
+try:
+    await tools.edit(path="notes.txt", old_text="not there", new_text="x")
+except ToolError as e:
+    failed = code(e)
+now = await tools.read(path="notes.txt")
+{"failed": failed, "first": now["lines"][0]}"#,
+        ),
     )
     .await;
     let v = result(&r);
@@ -421,21 +564,30 @@ return {failed, first: now.lines[0]};"#,
     assert!(codes[2].is_some(), "{codes:?}");
 }
 
-#[tokio::test]
-async fn approvals_inside_a_script_reach_the_approver_and_a_decline_is_catchable() {
-    let f = fixture(TOOLBOX).await;
+async fn approvals_inside_a_script_reach_the_approver_and_a_decline_is_catchable(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let approver = Scripted::answering([Approval::Denied("not now".into()), Approval::Approved]);
     let p = f.host.session().approver(approver.clone()).build();
     let r = run(
         &p,
         "c1",
-        r#"await tools.read({path: "notes.txt"});
+        &lang.pick(
+            r#"await tools.read({path: "notes.txt"});
 let declined;
 try {
   await tools.edit({path: "notes.txt", old_text: "alpha", new_text: "no"});
 } catch (e) { declined = e.code; }
 await tools.edit({path: "notes.txt", old_text: "omega", new_text: "OMEGA"});
 return declined;"#,
+            r#"await tools.read(path="notes.txt")
+declined = None
+try:
+    await tools.edit(path="notes.txt", old_text="alpha", new_text="no")
+except ToolError as e:
+    declined = code(e)
+await tools.edit(path="notes.txt", old_text="omega", new_text="OMEGA")
+declined"#,
+        ),
     )
     .await;
     assert_eq!(result(&r), json!("approval_denied"));
@@ -454,18 +606,22 @@ return declined;"#,
     assert_eq!(f.ws.read("notes.txt"), "alpha\nTODO: first\nOMEGA\n");
 }
 
-#[tokio::test]
-async fn declining_a_scripts_effects_discards_all_of_them() {
-    let f = fixture(TOOLBOX).await;
+async fn declining_a_scripts_effects_discards_all_of_them(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let approver = Scripted::answering([Approval::Denied("no".into())]);
     let p = f.host.session().approver(approver.clone()).build();
     let before = tree(&f.ws);
     let r = run(
         &p,
         "c1",
-        r#"await tools.write({path: "x.txt", content: "x\n"});
+        &lang.pick(
+            r#"await tools.write({path: "x.txt", content: "x\n"});
 await tools.write({path: "y.txt", content: "y\n"});
 return "wrote two";"#,
+            r#"await tools.write(path="x.txt", content="x\n")
+await tools.write(path="y.txt", content="y\n")
+"wrote two""#,
+        ),
     )
     .await;
     assert_eq!(code(&r), "approval_denied");
@@ -506,9 +662,8 @@ host = "."
 guest = "/workspace"
 "#;
 
-#[tokio::test]
-async fn callers_say_who_may_call_a_tool() {
-    let f = fixture(CALLERS).await;
+async fn callers_say_who_may_call_a_tool(lang: Lang) {
+    let f = fixture(&lang.toolbox(CALLERS)).await;
     let p = f.host.session().build();
     // Direct: the code-only tool is refused, the model's is not.
     let r = p
@@ -534,12 +689,22 @@ async fn callers_say_who_may_call_a_tool() {
     let r = run(
         &p,
         "c1",
-        r#"const out = {};
+        &lang.pick(
+            r#"const out = {};
 for (const t of ["secret_read", "direct_read", "run_code"]) {
   try { await tools[t]({path: "notes.txt", code: "return 1"}); out[t] = "ran"; }
   catch (e) { out[t] = e.code; }
 }
 return out;"#,
+            r#"out = {}
+for t in ["secret_read", "direct_read", "run_code"]:
+    try:
+        await getattr(tools, t)(path="notes.txt", code="1")
+        out[t] = "ran"
+    except ToolError as e:
+        out[t] = code(e)
+out"#,
+        ),
     )
     .await;
     let v = result(&r);
@@ -550,7 +715,10 @@ return out;"#,
     let r = run(
         &p,
         "c2",
-        r#"return (await tools.secret_read({path: "notes.txt"})).lines[0];"#,
+        &lang.pick(
+            r#"return (await tools.secret_read({path: "notes.txt"})).lines[0];"#,
+            r#"(await tools.secret_read(path="notes.txt"))["lines"][0]"#,
+        ),
     )
     .await;
     assert_eq!(result(&r), json!("alpha"));
@@ -566,7 +734,7 @@ return out;"#,
     let run_code = f.host.registry().resolve("run_code", None).unwrap();
     let d = &run_code.descriptor.description;
     assert!(
-        d.contains("function secret_read(") && !d.contains("function direct_read("),
+        d.contains(&lang.declared("secret_read")) && !d.contains(&lang.declared("direct_read")),
         "{d}"
     );
     assert!(
@@ -596,26 +764,28 @@ async fn code_only_tools_are_not_served_in_native_mode() {
 }
 
 /// The runner listed first, with a prefix.
-const RUNNER_FIRST: &str = "version = 1\nmode = \"both\"\n\n[[component]]\nsource = \"builtin:code\"\nprefix = \"x_\"\n[[component]]\nsource = \"builtin:read\"\n";
+const RUNNER_FIRST: &str = "version = 1\nmode = \"both\"\n\n[[component]]\nsource = \"RUNNER\"\nprefix = \"x_\"\n[[component]]\nsource = \"builtin:read\"\n";
 
-#[tokio::test]
-async fn the_runner_is_assembled_last_under_its_reserved_name() {
+async fn the_runner_is_assembled_last_under_its_reserved_name(lang: Lang) {
     // Wherever it is listed, its description declares the tools listed
     // after it, and a prefix is ignored (with a warning).
-    let f = fixture(RUNNER_FIRST).await;
+    let runner_first = RUNNER_FIRST.replace("RUNNER", lang.runner());
+    let f = fixture(&runner_first).await;
     let registry = f.host.registry();
     let run_code = registry.resolve("run_code", None).unwrap();
     let d = &run_code.descriptor.description;
-    assert!(d.contains("function read("), "{d}");
+    assert!(d.contains(&lang.declared("read")), "{d}");
     assert!(registry.resolve("x_run_code", None).is_none());
     let warnings = f.host.report().warnings;
     assert!(
-        warnings.iter().any(|w| w.starts_with("builtin:code (")
-            && w.contains("toolhost.toml:4): a prefix is ignored")),
+        warnings
+            .iter()
+            .any(|w| w.starts_with(&format!("{} (", lang.runner()))
+                && w.contains("toolhost.toml:4): a prefix is ignored")),
         "{warnings:?}"
     );
     // A native toolbox that names it only warns.
-    let f = fixture(&RUNNER_FIRST.replace("mode = \"both\"", "mode = \"native\"")).await;
+    let f = fixture(&runner_first.replace("mode = \"both\"", "mode = \"native\"")).await;
     assert!(f.host.registry().resolve("run_code", None).is_none());
     let warnings = f.host.report().warnings;
     assert!(
@@ -626,7 +796,10 @@ async fn the_runner_is_assembled_last_under_its_reserved_name() {
     );
     // Named twice, it clashes with itself like any tool.
     let ws = Workspace::new(&[]);
-    let twice = format!("{RUNNER_FIRST}[[component]]\nsource = \"builtin:code\"\n");
+    let twice = format!(
+        "{runner_first}[[component]]\nsource = \"{}\"\n",
+        lang.runner()
+    );
     std::fs::write(ws.file("toolhost.toml"), twice).unwrap();
     let host = Host::new(HostConfig {
         cache_dir: Some(shared_cache()),
@@ -639,27 +812,33 @@ async fn the_runner_is_assembled_last_under_its_reserved_name() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("tool `run_code` is declared by both builtin:code")
-            && err.contains("(code mode's reserved tool)"),
+        err.contains(&format!(
+            "tool `run_code` is declared by both {}",
+            lang.runner()
+        )) && err.contains("(code mode's reserved tool)"),
         "{err}"
     );
 }
 
-#[tokio::test]
-async fn a_script_that_spins_ends_fuel_exhausted_or_timeout_with_nothing_committed() {
+async fn a_script_that_spins_ends_fuel_exhausted_or_timeout_with_nothing_committed(lang: Lang) {
     for (limits, expected) in [
         ("fuel = 2_000_000_000", "fuel_exhausted"),
         ("fuel = 500_000_000_000\ntimeout_ms = 300", "timeout"),
     ] {
-        let f = fixture(&with_runner_limits(limits)).await;
+        let f = fixture(&with_runner_limits(lang, limits)).await;
         let approver = Scripted::answering([Approval::Approved]);
         let p = f.host.session().approver(approver.clone()).build();
         let before = tree(&f.ws);
         let r = run(
             &p,
             "c1",
-            r#"await tools.write({path: "spun.txt", content: "x\n"});
+            &lang.pick(
+                r#"await tools.write({path: "spun.txt", content: "x\n"});
 while (true) {}"#,
+                r#"await tools.write(path="spun.txt", content="x\n")
+while True:
+    pass"#,
+            ),
         )
         .await;
         assert_eq!(code(&r), expected, "{}", r.text());
@@ -671,9 +850,8 @@ while (true) {}"#,
     }
 }
 
-#[tokio::test]
-async fn hostile_scripts_are_contained_with_their_codes() {
-    let f = fixture(TOOLBOX).await;
+async fn hostile_scripts_are_contained_with_their_codes(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let log = Log::new();
     let p = f.host.session().session_log(log.log.clone()).build();
     // The bridge poisoned, and a parent forged in the arguments: the host
@@ -681,7 +859,8 @@ async fn hostile_scripts_are_contained_with_their_codes() {
     let r = run(
         &p,
         "c1",
-        r#"Object.prototype.toJSON = function () { return {path: "/etc/shadow"}; };
+        &lang.pick(
+            r#"Object.prototype.toJSON = function () { return {path: "/etc/shadow"}; };
 JSON.stringify = () => '{"path":"/etc/shadow"}';
 Promise.prototype.then = function () { throw new Error("hijacked"); };
 let forged;
@@ -690,6 +869,18 @@ catch (e) { forged = e.code; }
 delete Object.prototype.toJSON;
 const ok = await tools.read({path: "notes.txt"});
 return {forged, first: ok.lines[0]};"#,
+            r#"dict = list
+len = lambda v: 0
+getattr = None
+ToolError = None
+forged = None
+try:
+    await tools.read(path="notes.txt", parent="someone-else", _meta={"parent": "x"})
+except OSError as e:
+    forged = code(e)
+ok = await tools.read(path="notes.txt")
+{"forged": forged, "first": ok["lines"][0]}"#,
+        ),
     )
     .await;
     // Object.prototype.toJSON turned the arguments into /etc/shadow: the
@@ -713,8 +904,13 @@ return {forged, first: ok.lines[0]};"#,
     let r = run(
         &p,
         "c2",
-        r#"for (let i = 0; i < 20000; i++) console.log("spam ".repeat(40));
+        &lang.pick(
+            r#"for (let i = 0; i < 20000; i++) console.log("spam ".repeat(40));
 return "x".repeat(200000);"#,
+            r#"for i in range(20000):
+    print("spam " * 40)
+"x" * 200000"#,
+        ),
     )
     .await;
     assert!(!r.is_error(), "{}", r.text());
@@ -730,8 +926,17 @@ return "x".repeat(200000);"#,
     let r = run(
         &p,
         "c3",
-        r#"function f(n) { return n === 0 ? 0 : 1 + f(n - 1); }
+        &lang.pick(
+            r#"function f(n) { return n === 0 ? 0 : 1 + f(n - 1); }
 try { return f(1e7); } catch (e) { return e.name; }"#,
+            r#"def f(n):
+    return 0 if n == 0 else 1 + f(n - 1)
+try:
+    r = f(10 ** 7)
+except RecursionError as e:
+    r = "RangeError"
+r"#,
+        ),
     )
     .await;
     if r.is_error() {
@@ -743,7 +948,12 @@ try { return f(1e7); } catch (e) { return e.name; }"#,
     let r = run(
         &p,
         "c4",
-        r#"const a = []; while (true) a.push("x".repeat(1 << 20) + a.length);"#,
+        &lang.pick(
+            r#"const a = []; while (true) a.push("x".repeat(1 << 20) + a.length);"#,
+            r#"a = []
+while True:
+    a.append("x" * (1 << 20) + str(len(a)))"#,
+        ),
     )
     .await;
     assert!(
@@ -753,18 +963,27 @@ try { return f(1e7); } catch (e) { return e.name; }"#,
     );
 }
 
-#[tokio::test]
-async fn a_script_may_make_at_most_its_policys_tool_calls() {
-    let f = fixture(&with_runner_limits("max_tool_calls = 3")).await;
+async fn a_script_may_make_at_most_its_policys_tool_calls(lang: Lang) {
+    let f = fixture(&with_runner_limits(lang, "max_tool_calls = 3")).await;
     let p = f.host.session().build();
     let r = run(
         &p,
         "c1",
-        r#"const out = [];
+        &lang.pick(
+            r#"const out = [];
 for (let i = 0; i < 5; i++) {
   try { await tools.list({path: "."}); out.push("ok"); } catch (e) { out.push(e.code); }
 }
 return out;"#,
+            r#"out = []
+for i in range(5):
+    try:
+        await tools.list(path=".")
+        out.append("ok")
+    except ToolError as e:
+        out.append(code(e))
+out"#,
+        ),
     )
     .await;
     assert_eq!(
@@ -786,16 +1005,18 @@ impl Reach for NoWrites {
     }
 }
 
-#[tokio::test]
-async fn a_script_reaches_no_tool_its_caller_could_not() {
-    let f = fixture(TOOLBOX).await;
+async fn a_script_reaches_no_tool_its_caller_could_not(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let p = f.host.session().approver(Scripted::answering([])).build();
     let r = p
         .execute_handed(
             ToolCall::new(
                 "c1",
                 "run_code",
-                json!({"code": r#"try { await tools.write({path: "w.txt", content: "w"}); return "wrote"; } catch (e) { return e.code; }"#}).to_string(),
+                json!({"code": lang.pick(
+                    r#"try { await tools.write({path: "w.txt", content: "w"}); return "wrote"; } catch (e) { return e.code; }"#,
+                    "try:\n    await tools.write(path=\"w.txt\", content=\"w\")\n    r = \"wrote\"\nexcept ToolError as e:\n    r = code(e)\nr",
+                )}).to_string(),
             ),
             CancellationToken::new(),
             None,
@@ -809,13 +1030,20 @@ async fn a_script_reaches_no_tool_its_caller_could_not() {
     assert!(!f.ws.file("w.txt").exists());
 }
 
-#[tokio::test]
-async fn a_script_that_waits_for_an_answer_goes_on_from_its_checkpoint() {
-    let f = fixture(TOOLBOX).await;
-    let script = r#"await tools.write({path: "first.txt", content: "staged before the question\n"});
+async fn a_script_that_waits_for_an_answer_goes_on_from_its_checkpoint(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
+    // (Python's has no clock or randomness: Monty's are the host's, and
+    // it grants them none.)
+    let script = &lang.pick(
+        r#"await tools.write({path: "first.txt", content: "staged before the question\n"});
 const n = (await tools.read({path: "notes.txt"})).totalLines;
 await tools.edit({path: "notes.txt", old_text: "omega", new_text: "OMEGA " + Math.random()});
-return {n, now: Date.now()};"#;
+return {n, now: Date.now()};"#,
+        r#"await tools.write(path="first.txt", content="staged before the question\n")
+n = (await tools.read(path="notes.txt"))["totalLines"]
+await tools.edit(path="notes.txt", old_text="omega", new_text="OMEGA 0." + str(n))
+{"n": n}"#,
+    );
     let log = Log::new();
     // First request: the edit asks; the client will ask its user and come
     // back (MCP 2026-07-28), so the approver says "pending".
@@ -884,20 +1112,28 @@ return {n, now: Date.now()};"#;
     // refused, nothing runs.
     let other = Scripted::answering([Approval::Approved]);
     let p3 = f.host.session().approver(other).build();
-    let mut call = ToolCall::new("c3", "run_code", json!({"code": "return 1"}).to_string());
+    let mut call = ToolCall::new(
+        "c3",
+        "run_code",
+        json!({"code": lang.pick("return 1", "1")}).to_string(),
+    );
     call.resume = Some(resume);
     let r = p3.execute(call, CancellationToken::new()).await;
     assert_eq!(code(&r), "approval_denied", "{}", r.text());
 }
 
-#[tokio::test]
-async fn a_script_is_recorded_and_verified_call_by_call() {
-    let f = fixture(TOOLBOX).await;
+async fn a_script_is_recorded_and_verified_call_by_call(lang: Lang) {
+    let f = fixture(&lang.toolbox(TOOLBOX)).await;
     let dir = tempfile::tempdir().unwrap();
     let cassette = dir.path().join("script.cassette.jsonl");
-    let script = r#"const a = await tools.read({path: "src/a.rs"});
+    let script = &lang.pick(
+        r#"const a = await tools.read({path: "src/a.rs"});
 const l = await tools.list({path: "src"});
-return {lines: a.totalLines, files: l.entries.length, r: Math.random(), t: Date.now()};"#;
+return {lines: a.totalLines, files: l.entries.length, r: Math.random(), t: Date.now()};"#,
+        r#"a = await tools.read(path="src/a.rs")
+l = await tools.list(path="src")
+{"lines": a["totalLines"], "files": len(l["entries"])}"#,
+    );
     let record = Replay::open(&cassette, Mode::Record, Layer::Cassette).unwrap();
     let p = f
         .host
@@ -928,4 +1164,118 @@ return {lines: a.totalLines, files: l.entries.length, r: Math.random(), t: Date.
     let _ = run(&p, "c1", script).await;
     let report = verify.finish().expect_err("a divergence").to_string();
     assert!(report.contains("read#"), "{report}");
+}
+
+#[tokio::test]
+async fn hostile_python_scripts_are_contained_with_their_codes() {
+    let f = fixture(&Lang::Py.toolbox(TOOLBOX)).await;
+    let log = Log::new();
+    let p = f.host.session().session_log(log.log.clone()).build();
+    // Introspection and the ways out of a CPython sandbox: each is a
+    // catchable error here, and none reaches a tool or the host.
+    let r = run(
+        &p,
+        "c1",
+        r#"attempts = {
+    "subclasses": lambda: ().__class__.__bases__[0].__subclasses__(),
+    "tools_class": lambda: tools.__class__.__init__.__globals__,
+    "tools_dict": lambda: tools.__dict__,
+    "import_os": lambda: __import__("os").system("id"),
+    "open": lambda: open("/etc/passwd").read(),
+    "eval": lambda: eval("1 + 1"),
+    "exec": lambda: exec("x = 1"),
+    "globals": lambda: globals()["tools"],
+    "frame": lambda: (lambda: 0).__code__.co_consts,
+}
+out = {}
+for name, attempt in attempts.items():
+    try:
+        out[name] = "escaped: " + repr(attempt())
+    except Exception as e:
+        out[name] = type(e).__name__
+out"#,
+    )
+    .await;
+    let v = result(&r);
+    for (name, outcome) in v.as_object().unwrap() {
+        assert!(
+            !outcome.as_str().unwrap().starts_with("escaped"),
+            "{name}: {outcome}"
+        );
+    }
+    let r = run(
+        &p,
+        "c2",
+        "import os\ntry:\n    r = os.getenv('HOME') or os.listdir('/')\nexcept Exception as e:\n    r = type(e).__name__\nr",
+    )
+    .await;
+    assert!(
+        r.is_error() || result(&r).is_string(),
+        "the environment is not the host's: {}",
+        r.text()
+    );
+    if !r.is_error() {
+        assert_ne!(result(&r), json!(std::env::var("HOME").unwrap_or_default()));
+    }
+    // The bridge's names rebound: the script breaks itself, never the host.
+    let r = run(
+        &p,
+        "c3",
+        "tools = None\nOSError = None\nawait tools.read(path='notes.txt')",
+    )
+    .await;
+    assert_eq!(code(&r), "script_error", "{}", r.text());
+    // Huge integers, memory bombs, an endless generator: each ends with a
+    // stable code, and the host serves the next script.
+    for (id, script) in [
+        ("c4", "10 ** 10 ** 9"),
+        ("c5", "'x' * (1 << 40)"),
+        ("c6", "a = []\nwhile True:\n    a.append([0] * 100000)"),
+        (
+            "c7",
+            "def g():\n    while True:\n        yield 1\nlist(g())",
+        ),
+    ] {
+        let r = run(&p, id, script).await;
+        let c = code(&r);
+        assert!(
+            ["script_error", "memory_limit", "fuel_exhausted", "timeout"].contains(&c.as_str()),
+            "{script}: {c}: {}",
+            r.text()
+        );
+    }
+    let r = run(&p, "c8", "(await tools.read(path='notes.txt'))['lines'][0]").await;
+    assert_eq!(result(&r), json!("alpha"));
+    // No inner call but the two reads reached the host.
+    let inner: Vec<String> = log
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::ToolCall(c) if c.parent.is_some() => Some(c.tool.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(inner, ["read"], "{inner:?}");
+}
+
+#[tokio::test]
+async fn a_named_runner_and_the_language_cannot_disagree() {
+    let ws = Workspace::new(&[]);
+    let toolbox = "version = 1\nmode = \"code\"\nlanguage = \"python\"\n\n[[component]]\nsource = \"builtin:read\"\n[[component]]\nsource = \"builtin:code\"\n";
+    std::fs::write(ws.file("toolhost.toml"), toolbox).unwrap();
+    let err = find_toolbox(None, ws.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("toolhost.toml:7:1: `builtin:code` runs javascript, but the toolbox's `language` is python"),
+        "{err}"
+    );
+    // Unsaid, the language is the named runner's.
+    std::fs::write(
+        ws.file("toolhost.toml"),
+        toolbox
+            .replace("language = \"python\"\n", "")
+            .replace("builtin:code", "builtin:code_python"),
+    )
+    .unwrap();
+    let tb = find_toolbox(None, ws.path()).unwrap();
+    assert_eq!(tb.language, toolhost_policy::Language::Python);
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Builds the code runner, the interpreter behind code mode's `run_code`
-# (a Rust crate around QuickJS-NG, which is C), for wasm32-wasip2:
+# Builds a code runner, an interpreter behind code mode's `run_code`, for
+# wasm32-wasip2: JavaScript (QuickJS-NG, which is C) or Python (Monty,
+# pure Rust), one component each from this one crate:
 #
-#   guest-tools/code/build.sh [OUTPUT.wasm]
+#   guest-tools/code/build.sh [OUTPUT.wasm] [javascript|python]
 #
-# OUTPUT defaults to guest-tools/code/target/tool_code.wasm. The host's build
-# (host/guests/build.rs) runs this script and embeds the component as the
-# `code` built-in; run it by hand to build the component alone.
+# OUTPUT defaults to guest-tools/code/target/tool_code.wasm (the language to
+# javascript). The host's build (host/guests/build.rs) runs this script for
+# both and embeds the components as the `code` and `code_python` built-ins;
+# run it by hand to build one component alone.
 #
 # 1. Checks the C kit's pinned toolchain (guest-tools/c/toolchain.sh:
 #    clang-19, wasi-libc, libclang for bindgen, llvm-ar) and installs what
@@ -16,8 +18,10 @@
 #    crate's target directory: rquickjs would otherwise download one, and
 #    nothing outside the registries is reachable. The compiler wrapper maps
 #    the checkout and cargo's home out of the objects (reproducible bytes).
-# 3. Runs cargo (release, --locked) for wasm32-wasip2 and copies the
-#    component to OUTPUT.
+# 3. Runs cargo (release, --locked) for wasm32-wasip2 with the language's
+#    feature alone, each language in a target directory of its own (their
+#    features differ, so one would rebuild the other's crate), and copies
+#    the component to OUTPUT.
 #
 # Cargo decides what is up to date. Environment: TOOLHOST_CODE_JOBS (cargo
 # -j; default: every core).
@@ -26,7 +30,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out="${1:-$here/target/tool_code.wasm}"
+language="${2:-javascript}"
 target=wasm32-wasip2
+case "$language" in
+    javascript) target_dir="$here/target" ;;
+    python) target_dir="$here/target/python" ;;
+    *)
+        echo "code/build.sh: the language is javascript or python, not '$language'" >&2
+        exit 2
+        ;;
+esac
 
 # ── 1. the toolchain ───────────────────────────────────────────────────
 # shellcheck source=../c/toolchain.sh
@@ -69,8 +82,9 @@ flags=()
 WASI_SDK="$sdk" LIBCLANG_PATH=/usr/lib/llvm-19/lib \
     CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="$remaps" \
     cargo build --release --locked --target "$target" \
-    --manifest-path "$here/Cargo.toml" --target-dir "$here/target" "${flags[@]}" >&2
-built="$here/target/$target/release/tool_code.wasm"
+    --no-default-features --features "$language" \
+    --manifest-path "$here/Cargo.toml" --target-dir "$target_dir" "${flags[@]}" >&2
+built="$target_dir/$target/release/tool_code.wasm"
 if [[ "$built" != "$out" ]]; then
     mkdir -p "$(dirname "$out")"
     cp "$built" "$out.partial"

@@ -12,9 +12,18 @@
 
 use std::path::PathBuf;
 
-/// The built-in components, sorted: the tools, and `code` (the code runner
-/// behind code mode's `run_code`).
-const BUILTINS: &[&str] = &["code", "edit", "fetch", "grep", "list", "read", "write"];
+/// The built-in components, sorted: the tools, and `code` and `code_python`
+/// (the code runners behind code mode's `run_code`, JavaScript and Python).
+const BUILTINS: &[&str] = &[
+    "code",
+    "code_python",
+    "edit",
+    "fetch",
+    "grep",
+    "list",
+    "read",
+    "write",
+];
 
 fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));

@@ -84,7 +84,8 @@ fn main() {
     }
 
     let built = target_dir.join(TARGET).join("release");
-    build_code_runner(&guests, &built.join("tool_code.wasm"));
+    build_code_runner(&guests, &built.join("tool_code.wasm"), "javascript");
+    build_code_runner(&guests, &built.join("tool_code_python.wasm"), "python");
     let mut consts = String::new();
     let mut all = String::from(
         "/// Every built component: (file stem, path).\npub const ALL: &[(&str, &str)] = &[\n",
@@ -145,11 +146,12 @@ fn ensure_target() {
     }
 }
 
-/// Builds the code runner into `out` with its own script (it needs a C
-/// compiler for wasm32, which the rest of guest-tools does not).
-fn build_code_runner(guests: &Path, out: &Path) {
+/// Builds the code runner of `language` into `out` with its own script
+/// (the JavaScript one needs a C compiler for wasm32, which the rest of
+/// guest-tools does not).
+fn build_code_runner(guests: &Path, out: &Path, language: &str) {
     let mut cmd = Command::new("bash");
-    cmd.arg(guests.join("code/build.sh")).arg(out);
+    cmd.arg(guests.join("code/build.sh")).arg(out).arg(language);
     clean_env(&mut cmd);
     let status = cmd
         .stdout(std::process::Stdio::null())

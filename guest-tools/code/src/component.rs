@@ -1,6 +1,14 @@
-//! The component glue: the `code-runner` world of `toolhost:tool@0.4.0`.
+//! The component glue: the `code-runner` world of `toolhost:tool@0.4.0`,
+//! around the one language this component is built with.
 
-use crate::script::{self, Failure};
+use crate::outcome::Failure;
+
+#[cfg(all(feature = "javascript", feature = "python"))]
+compile_error!("a runner component is built with one language: `javascript` or `python`");
+#[cfg(all(feature = "javascript", not(feature = "python")))]
+use crate::javascript as language;
+#[cfg(all(feature = "python", not(feature = "javascript")))]
+use crate::python as language;
 
 wit_bindgen::generate!({
     path: "../../wit/v0.4.0",
@@ -17,8 +25,8 @@ impl Guest for Runner {
     fn list_tools() -> Vec<ToolDescriptor> {
         vec![ToolDescriptor {
             name: crate::NAME.into(),
-            description: crate::DESCRIPTION.into(),
-            input_schema: crate::INPUT_SCHEMA.into(),
+            description: language::DESCRIPTION.into(),
+            input_schema: language::INPUT_SCHEMA.into(),
             output_schema: crate::OUTPUT_SCHEMA.into(),
             // The host sets these from the tools a script may call.
             annotations: Annotations {
@@ -63,7 +71,7 @@ impl Guest for Runner {
                 info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
             })
         };
-        script::run(code, Box::new(call))
+        language::run(code, Box::new(call))
             .map(|outcome| crate::value(&outcome))
             .map_err(failure)
     }

@@ -1,10 +1,11 @@
-//! toolhost's code runner: the interpreter behind code mode's reserved
-//! `run_code` tool.
+//! toolhost's code runners: the interpreters behind code mode's reserved
+//! `run_code` tool, one component per language.
 //!
-//! A model writes one JavaScript script; the script calls the host's tools
-//! with `await tools.NAME(args)` and returns one result. This component is
-//! where the script runs: QuickJS-NG (through rquickjs), in a fresh
-//! runtime for every call, in a sandbox whose policy grants nothing. Its
+//! A model writes one script; the script calls the host's tools with
+//! `await tools.NAME(...)` and gives one result. A runner component is
+//! where the script runs: JavaScript in QuickJS-NG (through rquickjs,
+//! [`javascript`]) or Python in Monty ([`python`]), in a fresh interpreter
+//! for every call, in a sandbox whose policy grants nothing. Its
 //! one way out is the contract's `tools` import (`toolhost:tool@0.4.0`,
 //! world `code-runner`): a tool's name and JSON arguments out, the tool's
 //! value or its failure back. The host runs each such call through its
@@ -16,10 +17,23 @@
 //! and `split` are quadratic: splitting 140 KB into lines took 1.2 s),
 //! at the same start-up (0.4 ms) and a fifth of the size (820 KB).
 //!
-//! The host appends the typed API of the tools a script may call to the
-//! description below; see the host's `toolhost-toolbox` crate.
+//! Why Monty for Python: it starts in microseconds, suspends at every call
+//! of a host function (so calls and their futures are the host's), and is
+//! pure Rust (no CPython to snapshot). What it lacks: a script's own
+//! classes cannot inherit, so no exception type of ours; a failed call
+//! raises `OSError` (bound as `ToolError`) whose message carries the code.
+//!
+//! One toolbox runs one language (its `language`): `run_code`'s description
+//! declares the API once, in the language the model writes. The host
+//! appends those declarations to each runner's description; see the host's
+//! `toolhost-toolbox` crate.
 
-pub mod script;
+pub mod outcome;
+
+#[cfg(feature = "javascript")]
+pub mod javascript;
+#[cfg(feature = "python")]
+pub mod python;
 
 /// The reserved tool's name.
 pub const NAME: &str = "run_code";
@@ -27,24 +41,11 @@ pub const NAME: &str = "run_code";
 /// The reserved tool's title.
 pub const TITLE: &str = "Run a script that calls tools";
 
-/// What the model reads first; the host appends the API.
-pub const DESCRIPTION: &str = "Runs JavaScript that calls the tools declared below and returns one result. \
-The script is the body of an async function: `return` gives the result (any JSON value), \
-`await tools.NAME({...})` calls a tool and gives its value (the typed object declared below, \
-never text), and a failed call throws a `ToolError` with `code`, `message` and `tool` \
-(catch it to go on). `console.log` lines come back with the result. \
-Every call is checked, limited and approved exactly as if made directly; \
-file changes of the whole script are committed together when it returns, and none when it throws. \
-Prefer one script over many calls: read, filter and summarize inside it, and return only what you need.";
-
-/// The input schema: the script.
-pub const INPUT_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string","description":"JavaScript: the body of an async function. Use `await tools.NAME({...})` and `return` a JSON value.","minLength":1}},"required":["code"],"additionalProperties":false}"#;
-
 /// The output schema: what the script returned, and what it logged.
 pub const OUTPUT_SCHEMA: &str = r#"{"type":"object","properties":{"result":{"description":"What the script returned (null when it returned nothing)."},"console":{"type":"array","items":{"type":"string"},"description":"What the script logged, line by line."}},"required":["result","console"],"additionalProperties":false}"#;
 
 /// The value of a finished script.
-pub fn value(outcome: &script::Outcome) -> String {
+pub fn value(outcome: &outcome::Outcome) -> String {
     let result: serde_json::Value =
         serde_json::from_str(&outcome.result).unwrap_or(serde_json::Value::Null);
     serde_json::json!({"result": result, "console": outcome.console}).to_string()
@@ -83,10 +84,14 @@ mod tests {
 
     #[test]
     fn the_schemas_are_json_and_the_value_fits_them() {
-        for s in [INPUT_SCHEMA, OUTPUT_SCHEMA] {
+        for s in [
+            OUTPUT_SCHEMA,
+            javascript::INPUT_SCHEMA,
+            python::INPUT_SCHEMA,
+        ] {
             let _: serde_json::Value = serde_json::from_str(s).expect("a schema is JSON");
         }
-        let v = value(&script::Outcome {
+        let v = value(&outcome::Outcome {
             result: r#"{"a":1}"#.into(),
             console: vec!["hi".into()],
         });

@@ -5,9 +5,10 @@
 //! binaries) and embedded here byte for byte, each with its default policy
 //! from `policies/` and its compiled form (precompiled by the build with
 //! the runtime's engine settings, so they serve without compiling). A
-//! toolbox names them as `builtin:NAME`. So is [`CODE`], the code runner
-//! behind code mode's reserved `run_code` tool (`guest-tools/code`): a
-//! toolbox's mode serves it, and naming it sets its policy.
+//! toolbox names them as `builtin:NAME`. So are [`CODE`] and
+//! [`CODE_PYTHON`], the code runners behind code mode's reserved `run_code`
+//! tool (`guest-tools/code`, JavaScript and Python): a toolbox's mode
+//! serves the one of its language, and naming it sets its policy.
 //!
 //! ```
 //! let read = toolhost_builtins::get("read").expect("built in");
@@ -43,9 +44,13 @@ impl Builtin {
 
 include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
 
-/// The code runner: the built-in behind `run_code`, served by a toolbox's
-/// mode rather than listed with the tools.
+/// The JavaScript code runner: the built-in behind `run_code`, served by a
+/// toolbox's mode rather than listed with the tools.
 pub const CODE: &str = "code";
+
+/// The Python code runner: the built-in behind `run_code` when the
+/// toolbox's language is Python.
+pub const CODE_PYTHON: &str = "code_python";
 
 /// The built-in called `name`.
 pub fn get(name: &str) -> Option<&'static Builtin> {
@@ -63,7 +68,16 @@ mod tests {
     fn every_builtin_is_a_component_with_a_policy() {
         assert_eq!(
             super::names(),
-            ["code", "edit", "fetch", "grep", "list", "read", "write"]
+            [
+                "code",
+                "code_python",
+                "edit",
+                "fetch",
+                "grep",
+                "list",
+                "read",
+                "write"
+            ]
         );
         for b in super::ALL {
             // The component-model layer: magic, then version 0x0d + layer 1.

@@ -22,6 +22,8 @@ pub struct ToolboxSource {
     pub dir: PathBuf,
     /// `--mode`, if given: it overrides the toolbox file's, at every load.
     pub mode: Option<toolhost_toolbox::file::Mode>,
+    /// `--language`, if given: it overrides the toolbox file's, at every load.
+    pub language: Option<toolhost_toolbox::file::Language>,
 }
 
 impl ToolboxSource {
@@ -78,6 +80,9 @@ fn stamp(files: &[PathBuf]) -> Stamp {
 /// Reloads the toolbox now and tells the sessions; on error nothing changed.
 pub async fn reload_now(server: &Server, source: &ToolboxSource) -> Result<(), HostError> {
     let mut toolbox = find_toolbox(source.explicit.as_deref(), &source.dir)?;
+    if let Some(language) = source.language {
+        toolbox.language = language;
+    }
     if let Some(mode) = source.mode {
         toolbox.mode = mode;
     }

@@ -11,7 +11,7 @@
 pub use crate::tool::{RegisteredTool, ToolSpec};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
-use toolhost_policy::{Mode, Policy};
+use toolhost_policy::{Language, Mode, Policy};
 use toolhost_runtime::LoadedComponent;
 
 /// Where a tool is visible.
@@ -152,6 +152,8 @@ pub struct Registry {
     inner: Arc<Mutex<Inner>>,
     availability: Arc<tokio::sync::watch::Sender<Availability>>,
     mode: Arc<std::sync::atomic::AtomicU8>,
+    /// Code mode's language (0 JavaScript, 1 Python).
+    language: Arc<std::sync::atomic::AtomicU8>,
     /// Held while the search index is built: one build at a time, and a
     /// search arriving meanwhile waits for it rather than building again.
     /// It keeps the tools' embeddings between builds.
@@ -167,6 +169,7 @@ impl Default for Registry {
             inner: Arc::default(),
             availability: Arc::new(tokio::sync::watch::Sender::new(Availability::default())),
             mode: Arc::default(),
+            language: Arc::default(),
             indexing: Arc::default(),
             model: Arc::default(),
             model_state: Arc::new(tokio::sync::watch::Sender::new(ModelState::Off)),
@@ -391,6 +394,24 @@ impl Registry {
             Mode::Both => 2,
         };
         self.mode.store(m, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Says which language code mode's scripts are written in (the host
+    /// assembly sets it with each load of a toolbox).
+    pub fn set_language(&self, language: Language) {
+        let l = match language {
+            Language::Javascript => 0,
+            Language::Python => 1,
+        };
+        self.language.store(l, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Which language code mode's scripts are written in.
+    pub fn language(&self) -> Language {
+        match self.language.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => Language::Python,
+            _ => Language::Javascript,
+        }
     }
 
     /// How the tools are offered to the model.

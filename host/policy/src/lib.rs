@@ -78,8 +78,8 @@ pub use types::{
     DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_RESULT_TOKENS,
     DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_VALUE_BYTES,
     DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS, Decision, FsGrant, FsMode,
-    Isolation, Limits, Mode, NetRule, Place, RenderMode, Sandbox, ToolDeclaration, ToolPolicy,
-    Walls,
+    Isolation, Language, Limits, Mode, NetRule, Place, RenderMode, Sandbox, ToolDeclaration,
+    ToolPolicy, Walls,
 };
 
 /// The only value of `version` accepted in policy files.

@@ -514,6 +514,48 @@ impl std::str::FromStr for Mode {
     }
 }
 
+/// The language of code mode's scripts (the toolbox file's `language`,
+/// `--language`): one per toolbox, so `run_code`'s description declares
+/// the tools once, in the language the model writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// JavaScript, run by QuickJS (the built-in `code`).
+    #[default]
+    Javascript,
+    /// Python, run by Monty (the built-in `code_python`).
+    Python,
+}
+
+impl Language {
+    /// The word used in toolbox files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Javascript => "javascript",
+            Language::Python => "python",
+        }
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Language {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Language, String> {
+        match s {
+            "javascript" => Ok(Language::Javascript),
+            "python" => Ok(Language::Python),
+            other => Err(format!(
+                "unknown language `{other}`; expected `javascript` or `python`"
+            )),
+        }
+    }
+}
+
 /// What an `ask` decision asks the user to approve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

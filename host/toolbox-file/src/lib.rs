@@ -8,6 +8,8 @@
 //! mode = "native"                   # how tools are offered: "native" (each its own schema; the
 //!                                   # default), "code" (run_code, a script that calls them),
 //!                                   # or "both"
+//! language = "javascript"           # the scripts' language in code mode: "javascript" (the
+//!                                   # default) or "python"
 //! defer_over = 50                   # the default: with more tools than this, the tools of
 //!                                   # components not marked eager are deferred: callable by
 //!                                   # name, found by `search_tools`, not advertised
@@ -122,7 +124,7 @@ pub mod remote;
 
 pub use lock::{LOCK_VERSION, LockEntry, LockFile};
 pub use remote::{Digest, OCI_SCHEME, OciRef};
-pub use toolhost_policy::Mode;
+pub use toolhost_policy::{Language, Mode};
 pub use types::{
     Advertise, ComponentEntry, DEFAULT_DEFER_OVER, DEFAULT_FILE_NAME, JournalSettings,
     MAX_PREFIX_LEN, PolicySource, RegistrySettings, Requirement, Signer, Source, TOOLBOX_VERSION,

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
-use toolhost_policy::{Policy, PolicyError, line_column};
+use toolhost_policy::{Language, Policy, PolicyError, line_column};
 
 use crate::raw::{RawComponent, RawPolicySource, RawRegistry, RawToolbox, RawTrust, VersionProbe};
 use crate::remote::{Digest, OCI_SCHEME, OciRef};
@@ -45,7 +45,7 @@ impl Toolbox {
         }
         file.check_version(probe.version)?;
         let raw: RawToolbox = toml::from_str(text).map_err(|e| file.toml_error(&e))?;
-        let components = match raw.component {
+        let components: Vec<ComponentEntry> = match raw.component {
             None => return Err(PolicyError::new(origin, NO_COMPONENTS)),
             Some(list) if list.get_ref().0.is_empty() => {
                 return Err(file.at(list.span(), NO_COMPONENTS));
@@ -56,6 +56,29 @@ impl Toolbox {
                 .into_iter()
                 .map(|component| file.component(component))
                 .collect::<Result<_, _>>()?,
+        };
+        // A code runner the file names decides the language when the file
+        // does not; the two cannot disagree.
+        let named = components
+            .iter()
+            .find_map(|c| c.source.runner_language().map(|l| (l, c)));
+        let language = match (raw.language, named) {
+            (Some(language), Some((runs, entry))) if language != runs => {
+                return Err(PolicyError {
+                    line: Some(entry.line),
+                    column: Some(1),
+                    ..PolicyError::new(
+                        origin,
+                        format!(
+                            "`{}` runs {runs}, but the toolbox's `language` is {language}",
+                            entry.source
+                        ),
+                    )
+                });
+            }
+            (Some(language), _) => language,
+            (None, Some((runs, _))) => runs,
+            (None, None) => Language::default(),
         };
         let registries = raw
             .registries
@@ -87,6 +110,7 @@ impl Toolbox {
             trust,
             journal,
             mode: raw.mode.unwrap_or_default(),
+            language,
             defer_over: raw.defer_over.unwrap_or(DEFAULT_DEFER_OVER),
         })
     }

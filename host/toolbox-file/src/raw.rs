@@ -9,7 +9,7 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
-use toolhost_policy::{InlinePolicy, Mode};
+use toolhost_policy::{InlinePolicy, Language, Mode};
 
 use crate::types::Advertise;
 
@@ -32,6 +32,7 @@ pub(crate) struct RawToolbox {
     pub(crate) trust: Option<Vec<Spanned<RawTrust>>>,
     pub(crate) journal: Option<RawJournal>,
     pub(crate) mode: Option<Mode>,
+    pub(crate) language: Option<Language>,
     pub(crate) defer_over: Option<usize>,
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use toolhost_policy::{Mode, Policy, PolicyError};
+use toolhost_policy::{Language, Mode, Policy, PolicyError};
 
 use crate::remote::{Digest, OciRef};
 
@@ -50,6 +50,9 @@ pub struct Toolbox {
     /// How the tools are offered to the model: each with its schema,
     /// through code mode's `run_code`, or both.
     pub mode: Mode,
+    /// The language of code mode's scripts (which code runner serves
+    /// `run_code`).
+    pub language: Language,
     /// `defer_over`: with more tools than this, those of components that
     /// are not eager are deferred.
     pub defer_over: usize,
@@ -98,6 +101,7 @@ impl Toolbox {
             trust: Vec::new(),
             journal: JournalSettings::default(),
             mode: Mode::default(),
+            language: Language::default(),
             defer_over: DEFAULT_DEFER_OVER,
         }
     }
@@ -235,7 +239,35 @@ impl Source {
     pub fn is_remote(&self) -> bool {
         matches!(self, Source::Oci(_) | Source::Https { .. })
     }
+
+    /// The language it runs, when it is one of the built-in code runners
+    /// (`builtin:code`, `builtin:code_python`).
+    pub fn runner_language(&self) -> Option<Language> {
+        match self {
+            Source::Builtin(name) => RUNNERS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, language)| *language),
+            _ => None,
+        }
+    }
+
+    /// The built-in code runner of `language`.
+    pub fn runner(language: Language) -> Source {
+        let name = RUNNERS
+            .iter()
+            .find(|(_, l)| *l == language)
+            .map_or("code", |(n, _)| n);
+        Source::Builtin(name.to_owned())
+    }
 }
+
+/// The built-in code runners by name (the names `toolhost-builtins` gives
+/// them; this crate builds without it).
+const RUNNERS: &[(&str, Language)] = &[
+    ("code", Language::Javascript),
+    ("code_python", Language::Python),
+];
 
 impl fmt::Display for Source {
     /// `builtin:NAME`, the file's path, the `oci://` reference or the URL.

@@ -1,7 +1,9 @@
 //! Code mode's assembly: the reserved `run_code` tool, whose description
-//! declares the typed API of every tool a script may call.
+//! declares the typed API of every tool a script may call, in the
+//! language of the toolbox's runner: TypeScript for JavaScript (here),
+//! Python stubs for Python ([`python`]).
 //!
-//! The declarations are TypeScript, generated from each tool's input and
+//! The TypeScript declarations are generated from each tool's input and
 //! output schemas (as listed: the host's `baseline` argument and
 //! `baselines` value included where it issues handles), the way a model
 //! reads an SDK:
@@ -26,6 +28,9 @@
 use serde_json::Value;
 use toolhost_contract::{Annotations, ToolDescriptor};
 use toolhost_pipeline::ToolSpec;
+use toolhost_policy::Language;
+
+mod python;
 
 /// Most bytes of declarations in `run_code`'s description: its whole
 /// description stays under a descriptor's 16 KiB bound, and a model reads
@@ -39,8 +44,9 @@ const MAX_DEPTH: usize = 6;
 const MAX_COMMENT: usize = 160;
 
 /// The reserved tool's description for a toolbox whose scripts may call
-/// `callable` (in name order): the runner's own text, then the API.
-pub fn description(base: &str, callable: &[ToolDescriptor]) -> String {
+/// `callable` (in name order): the runner's own text, then the API in the
+/// runner's `language`.
+pub fn description(base: &str, callable: &[ToolDescriptor], language: Language) -> String {
     if callable.is_empty() {
         return format!(
             "{base}\n\nNo tool of this toolbox may be called from a script (their policies' \
@@ -49,7 +55,7 @@ pub fn description(base: &str, callable: &[ToolDescriptor]) -> String {
     }
     format!(
         "{base}\n\nThe tools a script may call:\n\n{}",
-        declarations(callable, MAX_DECLARATIONS_BYTES)
+        declarations(callable, MAX_DECLARATIONS_BYTES, language)
     )
 }
 
@@ -87,10 +93,19 @@ pub fn callable(specs: &[ToolSpec], handles: bool) -> Vec<ToolDescriptor> {
 /// Most bytes of the note naming the tools whose declarations did not fit.
 const MAX_LEFT_OUT_NOTE: usize = 2048;
 
-/// The TypeScript declarations of `tools` (sorted by name, as advertised),
-/// at most `budget` bytes, then a note of at most 2 KiB naming the tools
-/// that did not fit.
-pub fn declarations(tools: &[ToolDescriptor], budget: usize) -> String {
+/// The declarations of `tools` (sorted by name, as advertised) in
+/// `language`, at most `budget` bytes, then a note of at most 2 KiB naming
+/// the tools that did not fit.
+pub fn declarations(tools: &[ToolDescriptor], budget: usize, language: Language) -> String {
+    match language {
+        Language::Javascript => typescript(tools, budget),
+        Language::Python => python::declarations(tools, budget),
+    }
+}
+
+/// The TypeScript declarations of `tools`, at most `budget` bytes, then
+/// the note naming the tools that did not fit.
+fn typescript(tools: &[ToolDescriptor], budget: usize) -> String {
     let mut namespace = String::from("declare namespace tools {\n");
     let mut types = String::new();
     let mut left_out: Vec<&str> = Vec::new();
@@ -106,16 +121,17 @@ pub fn declarations(tools: &[ToolDescriptor], budget: usize) -> String {
     }
     namespace.push_str("}\n");
     if !left_out.is_empty() {
-        namespace.push_str(&left_out_note(&left_out));
+        namespace.push_str(&left_out_note(&left_out, "//"));
     }
     namespace + &types
 }
 
 /// The note naming the tools whose declarations did not fit (as many as
-/// fit in [`MAX_LEFT_OUT_NOTE`], then their number).
-fn left_out_note(names: &[&str]) -> String {
+/// fit in [`MAX_LEFT_OUT_NOTE`], then their number), a line comment
+/// starting with `comment`.
+fn left_out_note(names: &[&str], comment: &str) -> String {
     let mut note =
-        String::from("// Also callable, their types not shown (too many tools to declare):");
+        format!("{comment} Also callable, their types not shown (too many tools to declare):");
     for (i, n) in names.iter().enumerate() {
         let next = format!(" tools.{n}");
         if note.len() + next.len() + 20 > MAX_LEFT_OUT_NOTE {
@@ -434,7 +450,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn tool(name: &str, description: &str, input: Value, output: Value) -> ToolDescriptor {
+    pub(super) fn tool(
+        name: &str,
+        description: &str,
+        input: Value,
+        output: Value,
+    ) -> ToolDescriptor {
         ToolDescriptor::from_raw(
             name.into(),
             description.into(),
@@ -462,7 +483,7 @@ mod tests {
                 "meta": {"type": "object", "additionalProperties": {"type": "number"}}
             }, "required": ["lines"]}),
         );
-        let d = declarations(&[read], MAX_DECLARATIONS_BYTES);
+        let d = typescript(&[read], MAX_DECLARATIONS_BYTES);
         assert_eq!(
             d,
             "declare namespace tools {\n\
@@ -492,7 +513,7 @@ mod tests {
             "required": ["pair", "big", "data"],
         });
         let d = tool("t", "A tool.", input, json!({"type": "string"}));
-        let text = declarations(&[d], 10_000);
+        let text = typescript(&[d], 10_000);
         assert!(text.contains("pair: [string, number];"), "{text}");
         assert!(text.contains("big: number | string;"), "{text}");
         assert!(text.contains("data: string | number[];"), "{text}");
@@ -511,7 +532,7 @@ mod tests {
                 "anyOf": [{"$ref": "#/$defs/Item"}, {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "boolean"}]}}]
             }),
         );
-        let d = declarations(&[t], MAX_DECLARATIONS_BYTES);
+        let d = typescript(&[t], MAX_DECLARATIONS_BYTES);
         assert!(d.contains("function t(args?: {}): Promise<TValue>;"), "{d}");
         assert!(
             d.contains("type TValue = { \"my-key\": 3 } | (string | boolean)[];"),
@@ -527,7 +548,7 @@ mod tests {
             json!({"type": "object"}),
             json!({}),
         );
-        let d = declarations(&[t], MAX_DECLARATIONS_BYTES);
+        let d = typescript(&[t], MAX_DECLARATIONS_BYTES);
         assert!(
             d.contains("/** Nice *\\/ }; tools.evil(); /* tool */"),
             "{d}"
@@ -547,10 +568,15 @@ mod tests {
                 )
             })
             .collect();
-        let d = declarations(&many, 2000);
-        assert!(d.len() <= 2000 + MAX_LEFT_OUT_NOTE, "{}", d.len());
-        assert!(d.contains("function tool_00("), "{d}");
-        assert!(!d.contains("function tool_49("), "{d}");
-        assert!(d.contains("tools.tool_49"), "{d}");
+        for (language, declared) in [
+            (Language::Javascript, "function tool_"),
+            (Language::Python, "async def tool_"),
+        ] {
+            let d = declarations(&many, 2000, language);
+            assert!(d.len() <= 2000 + MAX_LEFT_OUT_NOTE, "{}", d.len());
+            assert!(d.contains(&format!("{declared}00(")), "{d}");
+            assert!(!d.contains(&format!("{declared}49(")), "{d}");
+            assert!(d.contains("tools.tool_49"), "{d}");
+        }
     }
 }

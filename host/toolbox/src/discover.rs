@@ -34,9 +34,11 @@ pub fn embedded_default(dir: &Path) -> Toolbox {
         dir,
         toolhost_builtins::names()
             .into_iter()
-            .filter(|name| *name != toolhost_builtins::CODE)
-            .map(|name| ComponentEntry {
-                source: Source::Builtin(name.to_owned()),
+            .map(|name| Source::Builtin(name.to_owned()))
+            // The code runners come with a mode that serves them.
+            .filter(|source| source.runner_language().is_none())
+            .map(|source| ComponentEntry {
+                source,
                 policy: PolicySource::BuiltinDefault,
                 prefix: None,
                 advertise: Default::default(),

@@ -350,7 +350,7 @@ impl Host {
     /// Loads every component of `toolbox` and serves its tools in place of
     /// whatever was served before, atomically: on any error nothing changes.
     pub async fn load(&self, toolbox: &Toolbox) -> Result<LoadReport, HostError> {
-        let toolbox = &with_runner(toolbox);
+        let toolbox = &with_runner(toolbox)?;
         let sources = self.read_sources(toolbox)?;
         self.apply_journal(toolbox);
         let mut loads = spawn_loads(&self.runtime, toolbox, sources);
@@ -412,7 +412,7 @@ impl Host {
         toolbox: Toolbox,
         on_change: Arc<dyn Fn() + Send + Sync>,
     ) -> Result<Startup, HostError> {
-        let toolbox = with_runner(&toolbox);
+        let toolbox = with_runner(&toolbox)?;
         let sources = self.read_sources(&toolbox)?;
         self.apply_journal(&toolbox);
         for entry in &toolbox.components {
@@ -582,6 +582,7 @@ impl Host {
             specs,
             mut report,
             mode,
+            language,
             workers,
         } = assembled;
         let mut current = self.lock();
@@ -595,6 +596,7 @@ impl Host {
         };
         current.registration = Some(registration);
         self.registry.set_mode(mode);
+        self.registry.set_language(language);
         current.components = new;
         report.failed = failed.clone();
         current.report = report.clone();
@@ -850,31 +852,53 @@ struct Assembled {
     report: LoadReport,
     /// How the tools are offered (the toolbox's mode).
     mode: toolhost_policy::Mode,
+    /// Code mode's language (the toolbox's).
+    language: toolhost_policy::Language,
     /// The components served in workers, by origin (started warm once
     /// installed, when the host is asked to).
     workers: Vec<(String, Arc<toolhost_worker::Isolated>)>,
 }
 
-/// `toolbox` with the code runner among its components when its mode
-/// serves `run_code` and it does not name the runner itself (naming it
-/// sets its policy).
-fn with_runner(toolbox: &Toolbox) -> Toolbox {
+/// `toolbox` with the code runner of its language among its components
+/// when its mode serves `run_code` and it does not name the runner itself
+/// (naming it sets its policy). A named runner of another language (the
+/// file's, with `--language` saying otherwise) is refused at its line.
+fn with_runner(toolbox: &Toolbox) -> Result<Toolbox, HostError> {
     let mut toolbox = toolbox.clone();
-    if toolbox.mode.runs_code() && !toolbox.components.iter().any(is_runner) {
+    if let Some(entry) = toolbox.components.iter().find(|e| is_runner(e)) {
+        let runs = entry.source.runner_language();
+        if runs != Some(toolbox.language) {
+            return Err(HostError::Toolbox(Box::new(
+                toolhost_toolbox_file::ToolboxError {
+                    line: Some(entry.line),
+                    column: Some(1),
+                    ..toolhost_toolbox_file::ToolboxError::new(
+                        &toolbox.origin,
+                        format!(
+                            "`{}` runs {}, but code mode's language is {}",
+                            entry.source,
+                            runs.map_or("another language", |l| l.as_str()),
+                            toolbox.language
+                        ),
+                    )
+                },
+            )));
+        }
+    } else if toolbox.mode.runs_code() {
         toolbox.components.push(ComponentEntry {
-            source: Source::Builtin(toolhost_builtins::CODE.to_owned()),
+            source: Source::runner(toolbox.language),
             policy: PolicySource::BuiltinDefault,
             prefix: None,
             advertise: Default::default(),
             line: 0,
         });
     }
-    toolbox
+    Ok(toolbox)
 }
 
-/// Whether `entry` is the built-in code runner.
+/// Whether `entry` is a built-in code runner.
 fn is_runner(entry: &ComponentEntry) -> bool {
-    matches!(&entry.source, Source::Builtin(name) if name == toolhost_builtins::CODE)
+    entry.source.runner_language().is_some()
 }
 
 /// `name` as `entry` serves it (its prefix first).
@@ -1048,7 +1072,11 @@ fn assemble(
                 s.deferred = false;
             }
         } else {
-            specs.push(crate::search::spec(registry, toolbox.mode));
+            specs.push(crate::search::spec(
+                registry,
+                toolbox.mode,
+                toolbox.language,
+            ));
             report.served.push(ServedTool {
                 name: crate::search::NAME.into(),
                 component: "builtin:search_tools".into(),
@@ -1083,9 +1111,9 @@ fn assemble(
         let spec = &mut specs[i];
         let intro = spec.descriptor.description.clone();
         spec.descriptor.annotations = annotations;
-        spec.descriptor.description = crate::code::description(&intro, &plain);
+        spec.descriptor.description = crate::code::description(&intro, &plain, toolbox.language);
         spec.listed_with_handles = Some(ToolDescriptor {
-            description: crate::code::description(&intro, &with_handles),
+            description: crate::code::description(&intro, &with_handles, toolbox.language),
             ..spec.descriptor.clone()
         });
     }
@@ -1110,6 +1138,7 @@ fn assemble(
         specs,
         report,
         mode: toolbox.mode,
+        language: toolbox.language,
         workers,
     })
 }

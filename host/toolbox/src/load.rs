@@ -62,7 +62,7 @@ pub(crate) fn placement(entry: &ComponentEntry, policy: &Policy) -> (Isolation, 
     let isolation = policy.isolation().unwrap_or(match &entry.source {
         // The code runner runs text a model wrote in a large interpreter:
         // the most attacker-reachable input there is, behind both walls.
-        Source::Builtin(name) if name != toolhost_builtins::CODE => Isolation::InProcess,
+        Source::Builtin(_) if entry.source.runner_language().is_none() => Isolation::InProcess,
         _ => Isolation::Process,
     });
     let walls = policy.walls().unwrap_or(match entry.source {

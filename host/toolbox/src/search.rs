@@ -24,7 +24,7 @@ use toolhost_pipeline::advertise::{Format, listed_descriptor, project};
 use toolhost_pipeline::{
     Invocation, LOAD_WAIT, ModelState, Reach, RegisteredTool, Registry, ToolBody, ToolSpec,
 };
-use toolhost_policy::{Mode, Policy, ToolPolicy};
+use toolhost_policy::{Language, Mode, Policy, ToolPolicy};
 use toolhost_runtime::{Execution, ExecutionReport};
 
 /// The reserved tool's name.
@@ -39,15 +39,22 @@ pub const DEFAULT_LIMIT: u64 = 5;
 /// Most bytes of declarations one search returns (code mode).
 const MAX_DECLARATIONS_BYTES: usize = 24 * 1024;
 
-/// The reserved tool's declaration (`code`: the toolbox runs scripts, so
-/// results carry their declarations too).
-pub fn descriptor(code: bool) -> ToolDescriptor {
-    let how = if code {
-        " Each match comes with its description and input schema, and `declarations` \
-         gives the TypeScript a `run_code` script calls it by (`await tools.NAME(args)`)."
-    } else {
-        " Each match comes with its description and input schema; then call it by name \
-         like any listed tool."
+/// The reserved tool's declaration (`code`: the toolbox runs scripts in
+/// that language, so results carry their declarations too).
+pub fn descriptor(code: Option<Language>) -> ToolDescriptor {
+    let how = match code {
+        Some(Language::Javascript) => {
+            " Each match comes with its description and input schema, and `declarations` \
+             gives the TypeScript a `run_code` script calls it by (`await tools.NAME(args)`)."
+        }
+        Some(Language::Python) => {
+            " Each match comes with its description and input schema, and `declarations` \
+             gives the Python stub a `run_code` script calls it by (`await tools.NAME(arg=...)`)."
+        }
+        None => {
+            " Each match comes with its description and input schema; then call it by name \
+             like any listed tool."
+        }
     };
     ToolDescriptor {
         name: NAME.into(),
@@ -126,10 +133,11 @@ pub fn policy() -> ToolPolicy {
     .unwrap_or_default()
 }
 
-/// The spec to register for a toolbox in `mode`, searching `registry`.
-pub fn spec(registry: &Registry, mode: Mode) -> ToolSpec {
+/// The spec to register for a toolbox in `mode` (its scripts in
+/// `language`), searching `registry`.
+pub fn spec(registry: &Registry, mode: Mode, language: Language) -> ToolSpec {
     ToolSpec {
-        descriptor: descriptor(mode.runs_code()),
+        descriptor: descriptor(mode.runs_code().then_some(language)),
         policy: policy(),
         body: Arc::new(SearchTools {
             registry: registry.clone(),
@@ -173,6 +181,7 @@ pub fn find(
 pub fn value(
     found: &[Arc<RegisteredTool>],
     mode: Mode,
+    language: Language,
     loading: &[String],
     handles: bool,
 ) -> Value {
@@ -192,7 +201,11 @@ pub fn value(
             .map(|(_, d)| d.into_owned())
             .collect();
         if !scripted.is_empty() {
-            value["declarations"] = json!(code::declarations(&scripted, MAX_DECLARATIONS_BYTES));
+            value["declarations"] = json!(code::declarations(
+                &scripted,
+                MAX_DECLARATIONS_BYTES,
+                language
+            ));
         }
     }
     if !loading.is_empty() {
@@ -252,7 +265,7 @@ pub async fn answer(
     // other way round.
     let loading = registry.availability().loading;
     let found = find(registry, mode, query, limit, asker.reach);
-    let mut value = value(&found, mode, &loading, asker.handles);
+    let mut value = value(&found, mode, registry.language(), &loading, asker.handles);
     if registry.model_state() == ModelState::Fetching {
         // A first start: said, so a search in other words can come again.
         value["ranking"] = json!({
@@ -319,8 +332,12 @@ mod tests {
 
     #[test]
     fn its_description_is_the_same_whatever_the_tools() {
-        assert_eq!(descriptor(false), descriptor(false));
-        assert!(!descriptor(false).description.contains("declarations"));
-        assert!(descriptor(true).description.contains("run_code"));
+        assert_eq!(descriptor(None), descriptor(None));
+        assert!(!descriptor(None).description.contains("declarations"));
+        assert!(
+            descriptor(Some(Language::Python))
+                .description
+                .contains("run_code")
+        );
     }
 }

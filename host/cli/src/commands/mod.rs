@@ -106,6 +106,10 @@ pub struct ToolSet {
     /// or `both`; overrides the toolbox file's `mode` (default: native).
     #[arg(long, value_name = "MODE")]
     pub mode: Option<ToolboxMode>,
+    /// The language of code mode's scripts: `javascript` or `python`;
+    /// overrides the toolbox file's `language` (default: javascript).
+    #[arg(long, value_name = "LANGUAGE")]
+    pub language: Option<toolhost_policy::Language>,
 }
 
 impl ToolSet {
@@ -121,6 +125,9 @@ impl ToolSet {
     /// The toolbox a command uses, serving `dir`.
     pub fn toolbox(&self, dir: &Path) -> anyhow::Result<Toolbox> {
         let mut tb = self.toolbox_of(dir)?;
+        if let Some(language) = self.language {
+            tb.language = language;
+        }
         if let Some(mode) = self.mode {
             tb.mode = mode;
         }

@@ -233,6 +233,7 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
             explicit: tools.config.clone(),
             dir: dir.clone(),
             mode: tools.mode,
+            language: tools.language,
         };
         // Before serving: a change while the first load runs reloads.
         let since = source.baseline(&toolhost_toolbox::watched_files(&tb));

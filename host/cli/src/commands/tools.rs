@@ -73,6 +73,7 @@ pub async fn run(ctx: &Context, a: ToolsArgs) -> anyhow::Result<()> {
             let value = toolhost_toolbox::search::value(
                 &found,
                 mode,
+                registry.language(),
                 &registry.availability().loading,
                 // `toolhost tools` lists tools without handles too.
                 false,

@@ -1,4 +1,4 @@
-//! One script, run in a fresh QuickJS runtime: the prelude sets up
+//! JavaScript: one script, run in a fresh QuickJS runtime: the prelude sets up
 //! `tools`, `ToolError` and `console`, the script runs as the body of an
 //! async function, and its result comes back as JSON with what it logged.
 //!
@@ -16,14 +16,11 @@ use rquickjs::{
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::outcome::{Caller, Console, Failure, Outcome, SCRIPT_ERROR, with_console};
+
 /// The prelude: a function of the two native functions that defines the
 /// script's globals.
 const PRELUDE: &str = include_str!("prelude.js");
-
-/// Most bytes of console output a script keeps. What it logs is returned
-/// to the model with its result; a script that logs in a loop must not
-/// flood the context (the host bounds the whole result again).
-pub const MAX_CONSOLE_BYTES: usize = 64 * 1024;
 
 /// QuickJS's own stack limit. A deeply recursive script gets a catchable
 /// `RangeError` while the limit is well inside the runtime's 1 MiB C stack
@@ -31,79 +28,18 @@ pub const MAX_CONSOLE_BYTES: usize = 64 * 1024;
 /// `stack_overflow`).
 const MAX_STACK_BYTES: usize = 256 * 1024;
 
-/// The code of every failure the script itself causes (syntax, an
-/// uncaught exception, a result that is not JSON, a promise that never
-/// settles). The host's own stops (fuel, deadline, memory) keep theirs.
-pub const SCRIPT_ERROR: &str = "script_error";
+/// What the model reads first; the host appends the API.
+pub const DESCRIPTION: &str = "Runs JavaScript that calls the tools declared below and returns one result. \
+The script is the body of an async function: `return` gives the result (any JSON value), \
+`await tools.NAME({...})` calls a tool and gives its value (the typed object declared below, \
+never text), and a failed call throws a `ToolError` with `code`, `message` and `tool` \
+(catch it to go on). `console.log` lines come back with the result. \
+Every call is checked, limited and approved exactly as if made directly; \
+file changes of the whole script are committed together when it returns, and none when it throws. \
+Prefer one script over many calls: read, filter and summarize inside it, and return only what you need.";
 
-/// Why a script failed, or why a tool call did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
-    /// Stable snake_case code.
-    pub code: String,
-    /// What happened, for the model.
-    pub message: String,
-    /// Details (JSON), if any.
-    pub info: Option<serde_json::Value>,
-}
-
-impl Failure {
-    fn script(message: String, info: serde_json::Value) -> Failure {
-        Failure {
-            code: SCRIPT_ERROR.into(),
-            message,
-            info: Some(info),
-        }
-    }
-}
-
-/// A script that ran to its end.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// What it returned, as JSON (`null` for nothing).
-    pub result: String,
-    /// What it logged, line by line (bounded by [`MAX_CONSOLE_BYTES`]).
-    pub console: Vec<String>,
-}
-
-/// How a script calls a tool: its name and arguments (a JSON object as
-/// text) in, its value (JSON) or failure out.
-pub type Caller = dyn FnMut(&str, &str) -> Result<String, Failure>;
-
-/// What a script logged, bounded.
-#[derive(Debug, Default)]
-struct Console {
-    lines: Vec<String>,
-    bytes: usize,
-    dropped: usize,
-}
-
-impl Console {
-    fn push(&mut self, level: &str, text: &str) {
-        let line = if level == "log" {
-            text.to_owned()
-        } else {
-            format!("[{level}] {text}")
-        };
-        if self.dropped > 0 || self.bytes + line.len() > MAX_CONSOLE_BYTES {
-            self.dropped += 1;
-            return;
-        }
-        self.bytes += line.len();
-        self.lines.push(line);
-    }
-
-    fn finish(&mut self) -> Vec<String> {
-        let mut lines = std::mem::take(&mut self.lines);
-        if self.dropped > 0 {
-            lines.push(format!(
-                "… {} more console lines not kept (the console keeps {MAX_CONSOLE_BYTES} bytes)",
-                self.dropped
-            ));
-        }
-        lines
-    }
-}
+/// The input schema: the script.
+pub const INPUT_SCHEMA: &str = r#"{"type":"object","properties":{"code":{"type":"string","description":"JavaScript: the body of an async function. Use `await tools.NAME({...})` and `return` a JSON value.","minLength":1}},"required":["code"],"additionalProperties":false}"#;
 
 /// Runs `code` (the body of an async function) with `call` behind
 /// `tools.NAME(args)`.
@@ -126,22 +62,8 @@ pub fn run(code: &str, call: Box<Caller>) -> Result<Outcome, Failure> {
         })?;
         evaluate(&ctx, code)
     });
-    let lines = console.borrow_mut().finish();
-    match outcome {
-        Ok(result) => Ok(Outcome {
-            result,
-            console: lines,
-        }),
-        Err(mut f) => {
-            // What it logged before it failed is how its author finds out why.
-            if !lines.is_empty()
-                && let Some(serde_json::Value::Object(o)) = &mut f.info
-            {
-                o.insert("console".into(), lines.into());
-            }
-            Err(f)
-        }
-    }
+    let mut console = console.borrow_mut();
+    with_console(outcome, &mut console)
 }
 
 /// Runs the prelude with the two native functions.
@@ -295,9 +217,9 @@ fn script_line(stack: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::MAX_CONSOLE_BYTES;
+    use crate::outcome::testing::{self, denied, echo, failure, result};
     use serde_json::{Value as Json, json};
-    use std::cell::RefCell;
-    use std::rc::Rc;
 
     /// Runs `code` against tools that answer from `answer`, recording the
     /// calls made.
@@ -305,39 +227,7 @@ mod tests {
         code: &str,
         answer: impl Fn(&str, &Json) -> Result<Json, Failure> + 'static,
     ) -> (Result<Outcome, Failure>, Vec<(String, Json)>) {
-        let calls = Rc::new(RefCell::new(Vec::new()));
-        let seen = calls.clone();
-        let out = run(
-            code,
-            Box::new(move |name, args| {
-                let args: Json = serde_json::from_str(args).expect("the bridge sends JSON");
-                seen.borrow_mut().push((name.to_owned(), args.clone()));
-                answer(name, &args).map(|v| v.to_string())
-            }),
-        );
-        let calls = calls.borrow().clone();
-        (out, calls)
-    }
-
-    fn result(out: &Result<Outcome, Failure>) -> Json {
-        let o = out.as_ref().expect("the script succeeds");
-        serde_json::from_str(&o.result).expect("JSON")
-    }
-
-    fn failure(out: &Result<Outcome, Failure>) -> &Failure {
-        out.as_ref().expect_err("the script fails")
-    }
-
-    fn echo(name: &str, args: &Json) -> Result<Json, Failure> {
-        Ok(json!({"tool": name, "args": args}))
-    }
-
-    fn denied(_: &str, _: &Json) -> Result<Json, Failure> {
-        Err(Failure {
-            code: "path_denied".into(),
-            message: "`/etc/passwd` is outside the granted directories".into(),
-            info: Some(json!({"pointer": "/path"})),
-        })
+        testing::run_with(run, code, answer)
     }
 
     #[test]

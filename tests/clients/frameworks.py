@@ -144,9 +144,14 @@ async def run_langchain(cmd: list[str], cwd: str, args: dict[str, str]) -> None:
         FACTS["denied"] = {"raised": True, "type": type(e).__name__, "text": str(e)[:300]}
 
 
-# Code mode: the script both frameworks send through run_code.
-SCRIPT = """const r = await tools.read({path: "notes.txt"});
-return {lines: r.totalLines, needle: r.lines.find(l => l.startsWith("needle"))};"""
+# Code mode: the script both frameworks send through run_code, in the server's
+# language (`language=python`: `--language python`).
+SCRIPTS = {
+    "javascript": """const r = await tools.read({path: "notes.txt"});
+return {lines: r.totalLines, needle: r.lines.find(l => l.startsWith("needle"))};""",
+    "python": """r = await tools.read(path="notes.txt")
+{"lines": r["totalLines"], "needle": [l for l in r["lines"] if l.startswith("needle")][0]}""",
+}
 
 
 async def run_pydantic_code(cmd: list[str], cwd: str, args: dict[str, str]) -> None:
@@ -161,12 +166,14 @@ async def run_pydantic_code(cmd: list[str], cwd: str, args: dict[str, str]) -> N
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(config, f)
 
+    script = SCRIPTS[args.get("language", "javascript")]
+
     def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
         FACTS["tools"] = sorted(t.name for t in info.function_tools)
         returned = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
         if returned:
             return ModelResponse(parts=[TextPart("done")])
-        return ModelResponse(parts=[ToolCallPart("toolhost_run_code", {"code": SCRIPT})])
+        return ModelResponse(parts=[ToolCallPart("toolhost_run_code", {"code": script})])
 
     agent = Agent(FunctionModel(model), toolsets=load_mcp_toolsets(f.name))
     with capture_run_messages() as messages:
@@ -192,7 +199,7 @@ async def run_openai_code(cmd: list[str], cwd: str, args: dict[str, str]) -> Non
         tools = await agent.get_mcp_tools(RunContextWrapper(context=None))
         FACTS["tools"] = sorted(t.name for t in tools)
         FACTS["strict"] = {t.name: bool(getattr(t, "strict_json_schema", False)) for t in tools}
-        r = await server.call_tool("run_code", {"code": SCRIPT})
+        r = await server.call_tool("run_code", {"code": SCRIPTS[args.get("language", "javascript")]})
         FACTS["error"] = bool(r.isError)
         FACTS["text"] = "".join(getattr(b, "text", "") for b in r.content)[:500]
 
@@ -209,7 +216,8 @@ async def run_langchain_code(cmd: list[str], cwd: str, args: dict[str, str]) -> 
     by_name = {t.name: t for t in tools}
     FACTS["tools"] = sorted(by_name)
     expect("run_code" in by_name, f"no run_code tool: {sorted(by_name)}")
-    FACTS["text"] = str(await by_name["run_code"].ainvoke({"code": SCRIPT}))[:600]
+    script = SCRIPTS[args.get("language", "javascript")]
+    FACTS["text"] = str(await by_name["run_code"].ainvoke({"code": script}))[:600]
 
 
 FRAMEWORKS = {

@@ -1088,10 +1088,16 @@ async def scenario_context(opts: Opts) -> None:
 SCRIPTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 
 
-def script(name: str) -> str:
-    """The script `scripts/NAME.js`."""
-    with open(os.path.join(SCRIPTS_DIR, f"{name}.js"), encoding="utf-8") as f:
+def script(name: str, language: str = "javascript") -> str:
+    """The script `scripts/NAME.js`, or `NAME.py` in Python (the server's `--language`)."""
+    ext = "py" if language == "python" else "js"
+    with open(os.path.join(SCRIPTS_DIR, f"{name}.{ext}"), encoding="utf-8") as f:
         return f.read()
+
+
+def declared(name: str, language: str) -> str:
+    """How code mode's declarations spell the tool `name`."""
+    return f"async def {name}(" if language == "python" else f"function {name}("
 
 
 def script_result(r: types.CallToolResult, what: str) -> Any:
@@ -1103,7 +1109,9 @@ def script_result(r: types.CallToolResult, what: str) -> Any:
 
 async def scenario_code(opts: Opts) -> None:
     """Code mode: only run_code is listed; scripts read and grep, catch a denied path, write
-    through asking tools (accepted once, declined once), throw after two writes, and spin."""
+    through asking tools (accepted once, declined once), throw after two writes, and spin.
+    language=python: the server runs Python (`--language python`), the scripts are `.py`."""
+    language = opts.args.get("language", "javascript")
     # Accept the edit and the first script's effects; then decline the edit
     # (the script goes on) and its effects (nothing is committed).
     answers = Elicitations(
@@ -1117,18 +1125,18 @@ async def scenario_code(opts: Opts) -> None:
         FACTS["tools"] = [t.name for t in listed.tools]
         (run_code,) = [t for t in listed.tools if t.name == "run_code"]
         FACTS["description_bytes"] = len(run_code.description or "")
-        expect("function read(" in (run_code.description or ""), "no typed API in run_code's description")
-        FACTS["summary"] = script_result(await s.call_tool("run_code", {"code": script("summary")}), "summary")
-        FACTS["denied"] = script_result(await s.call_tool("run_code", {"code": script("denied")}), "denied")
-        accepted = await s.call_tool("run_code", {"code": script("asking")})
+        expect(declared("read", language) in (run_code.description or ""), "no typed API in run_code's description")
+        FACTS["summary"] = script_result(await s.call_tool("run_code", {"code": script("summary", language)}), "summary")
+        FACTS["denied"] = script_result(await s.call_tool("run_code", {"code": script("denied", language)}), "denied")
+        accepted = await s.call_tool("run_code", {"code": script("asking", language)})
         FACTS["accepted"] = script_result(accepted, "accepted")
         FACTS["accepted_calls"] = ((accepted.meta or {}).get("toolhost") or {}).get("extra", {}).get("calls")
         expect(os.path.exists("from-script.txt"), "the accepted script's write was not committed")
         os.rename("from-script.txt", "from-script-accepted.txt")
-        FACTS["declined"] = error(await s.call_tool("run_code", {"code": script("asking")}), "approval_denied", "declined")
+        FACTS["declined"] = error(await s.call_tool("run_code", {"code": script("asking", language)}), "approval_denied", "declined")
         expect(not os.path.exists("from-script.txt"), "the declined script's write was committed")
-        FACTS["thrown"] = error(await s.call_tool("run_code", {"code": script("throws")}), "script_error", "throws")
-        spun = await s.call_tool("run_code", {"code": script("spins")})
+        FACTS["thrown"] = error(await s.call_tool("run_code", {"code": script("throws", language)}), "script_error", "throws")
+        spun = await s.call_tool("run_code", {"code": script("spins", language)})
         expect(bool(spun.is_error), f"spinning did not fail: {describe(spun)}")
         FACTS["spun"] = ((spun.meta or {}).get("toolhost") or {}).get("error")
     FACTS["asked"] = [a["message"] for a in answers.asked]

@@ -209,8 +209,13 @@ async function names(client) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Code mode's scripts (the served toolbox: the built-ins, `--mode code`),
-// shared with py_client.py.
-const script = (name) => readFileSync(path.join(here, 'scripts', `${name}.js`), 'utf8');
+// shared with py_client.py: `scripts/NAME.js`, or `NAME.py` when the
+// scenario's `language=python` (the server's `--language python`).
+const script = (name, language = 'javascript') =>
+  readFileSync(path.join(here, 'scripts', `${name}.${language === 'python' ? 'py' : 'js'}`), 'utf8');
+
+/** How code mode's declarations spell the tool `name`. */
+const declared = (name, language) => (language === 'python' ? `async def ${name}(` : `function ${name}(`);
 
 /** What a script returned: run_code's value is `{result, console}`. */
 function scriptResult(result, what) {
@@ -541,6 +546,7 @@ const SCENARIOS = {
   // denied path, write through asking tools (accepted once, declined once),
   // throw after two writes, and spin.
   async code(opts) {
+    const { language = 'javascript' } = opts.args;
     // Accept the edit and the first script's effects; then decline the edit
     // (the script goes on) and its effects (nothing is committed).
     const yes = { action: 'accept', content: { approve: true } };
@@ -552,18 +558,18 @@ const SCENARIOS = {
       const runCode = tools.find((t) => t.name === 'run_code');
       expect(runCode, `run_code is not listed: ${facts.tools}`);
       facts.description_bytes = (runCode.description ?? '').length;
-      expect(runCode.description.includes('function read('), "no typed API in run_code's description");
-      facts.summary = scriptResult(await call(c, 'run_code', { code: script('summary') }), 'summary');
-      facts.denied = scriptResult(await call(c, 'run_code', { code: script('denied') }), 'denied');
-      const accepted = await call(c, 'run_code', { code: script('asking') });
+      expect(runCode.description.includes(declared('read', language)), "no typed API in run_code's description");
+      facts.summary = scriptResult(await call(c, 'run_code', { code: script('summary', language) }), 'summary');
+      facts.denied = scriptResult(await call(c, 'run_code', { code: script('denied', language) }), 'denied');
+      const accepted = await call(c, 'run_code', { code: script('asking', language) });
       facts.accepted = scriptResult(accepted, 'accepted');
       facts.accepted_calls = accepted._meta?.toolhost?.extra?.calls;
       expect(existsSync('from-script.txt'), "the accepted script's write was not committed");
       renameSync('from-script.txt', 'from-script-accepted.txt');
-      facts.declined = error(await call(c, 'run_code', { code: script('asking') }), 'approval_denied', 'declined');
+      facts.declined = error(await call(c, 'run_code', { code: script('asking', language) }), 'approval_denied', 'declined');
       expect(!existsSync('from-script.txt'), "the declined script's write was committed");
-      facts.thrown = error(await call(c, 'run_code', { code: script('throws') }), 'script_error', 'throws');
-      const spun = await call(c, 'run_code', { code: script('spins') });
+      facts.thrown = error(await call(c, 'run_code', { code: script('throws', language) }), 'script_error', 'throws');
+      const spun = await call(c, 'run_code', { code: script('spins', language) });
       expect(spun.isError === true, `spinning did not fail: ${describe(spun)}`);
       facts.spun = spun._meta?.toolhost?.error;
     } finally {

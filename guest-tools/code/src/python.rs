@@ -41,7 +41,7 @@ never text), and a failed call raises `ToolError` whose message starts with `[co
 Every call is checked, limited and approved exactly as if made directly; \
 file changes of the whole script are committed together when it ends, and none when it raises. \
 This is Monty, a subset of Python 3: functions, comprehensions, async, f-strings and the modules \
-asyncio, json, re, math, datetime, itertools, functools and collections; no classes that inherit, \
+asyncio, json, re, math, datetime, itertools, functools and collections; no classes that inherit, no `yield`, \
 and no files, network or clock but through the tools. \
 Prefer one script over many calls: read, filter and summarize inside it, and end with only what you need.";
 

@@ -936,9 +936,24 @@ fn cold_start(lang: Lang, transport: Transport) {
 ///     script going on from its checkpoint), throw after two writes leaving
 ///     the tree as it was, and spin until stopped with nothing committed.
 fn code_mode(lang: Lang, transport: Transport) {
+    code_mode_in(lang, transport, "javascript");
+}
+
+/// [`code_mode`] with scripts in `language` (the server's `--language`;
+/// the scripts `tests/clients/scripts/*.js` or `*.py`).
+fn code_mode_in(lang: Lang, transport: Transport, language: &str) {
     let mut ws = Workspace::new();
-    ws.serve_args = vec!["--mode".into(), "code".into()];
-    let f = run(&ws, lang, transport, "code", &[]).facts;
+    ws.serve_args = ["--mode", "code", "--language", language]
+        .map(String::from)
+        .to_vec();
+    let f = run(
+        &ws,
+        lang,
+        transport,
+        "code",
+        &[&format!("language={language}")],
+    )
+    .facts;
     assert_eq!(f["tools"], json!(["run_code"]), "{f}");
     let bytes = f["description_bytes"].as_u64().unwrap_or(0);
     assert!((1_000..16_384).contains(&bytes), "{f}");
@@ -1303,6 +1318,12 @@ tests! {
     ts_stdio_code_mode => code_mode(Ts, Stdio);
     ts_http_cold_search => cold_search(Ts, Http);
     ts_http_code_mode => code_mode(Ts, Http);
+    ts_http_code_mode_python => code_mode_python(Ts, Http);
+}
+
+/// [`code_mode`], the scripts in Python.
+fn code_mode_python(lang: Lang, transport: Transport) {
+    code_mode_in(lang, transport, "python");
 }
 
 /// The Python SDK's high-level `Client`, as its README shows it.
@@ -1363,6 +1384,8 @@ client_tests! {
     pyclient_auto_http_code_mode => code_mode(AUTO, Http);
     pyclient_legacy_stdio_code_mode => code_mode(LEGACY, Stdio);
     pyclient_legacy_http_code_mode => code_mode(LEGACY, Http);
+    pyclient_auto_stdio_code_mode_python => code_mode_python(AUTO, Stdio);
+    pyclient_auto_http_code_mode_python => code_mode_python(AUTO, Http);
 }
 
 /// Progressive discovery: the recorded tool lists of four public servers
@@ -1446,6 +1469,21 @@ fn framework_in_code_mode(name: &str) -> Value {
     let mut ws = Workspace::new();
     ws.serve_args = vec!["--mode".into(), "code".into()];
     framework(&ws, name, &[])
+}
+
+#[test]
+fn pydantic_ai_runs_a_python_script() {
+    let mut ws = Workspace::new();
+    ws.serve_args = ["--mode", "code", "--language", "python"]
+        .map(String::from)
+        .to_vec();
+    let f = framework(&ws, "pydantic_code", &["language=python"]);
+    assert_eq!(f["tools"], json!(["toolhost_run_code"]), "{f}");
+    assert_eq!(
+        f["returned"]["result"],
+        json!({"lines": 3, "needle": "needle: the quick brown fox"}),
+        "{f}"
+    );
 }
 
 #[test]

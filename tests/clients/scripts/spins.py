@@ -1,0 +1,3 @@
+await tools.write(path="spun.txt", content="x\n")
+while True:
+    pass

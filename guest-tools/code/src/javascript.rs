@@ -11,16 +11,18 @@
 
 use rquickjs::context::EvalOptions;
 use rquickjs::{
-    Array, CatchResultExt, CaughtError, Context, Ctx, Function, Object, Runtime, Value,
+    Array, CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Runtime, Value,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::outcome::{Caller, Console, Failure, Outcome, SCRIPT_ERROR, with_console};
 
-/// The prelude: a function of the two native functions that defines the
-/// script's globals.
-const PRELUDE: &str = include_str!("prelude.js");
+/// The prelude (`prelude.js`): a function of the two native functions
+/// that defines the script's globals, as the bytecode of a module whose
+/// default export it is (compiled by the build script with QuickJS of this
+/// same version).
+const PRELUDE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/prelude.qjsbc"));
 
 /// QuickJS's own stack limit. A deeply recursive script gets a catchable
 /// `RangeError` while the limit is well inside the runtime's 1 MiB C stack
@@ -62,8 +64,16 @@ pub fn run(code: &str, call: Box<Caller>) -> Result<Outcome, Failure> {
         })?;
         evaluate(&ctx, code)
     });
-    let mut console = console.borrow_mut();
-    with_console(outcome, &mut console)
+    let outcome = with_console(outcome, &mut console.borrow_mut());
+    // A component's instance serves one call and is then dropped whole:
+    // freeing every object of the runtime first (a tenth of an empty
+    // script's time) would be work for nothing.
+    #[cfg(target_arch = "wasm32")]
+    {
+        std::mem::forget(cx);
+        std::mem::forget(rt);
+    }
+    outcome
 }
 
 /// Runs the prelude with the two native functions.
@@ -98,7 +108,13 @@ fn install<'js>(
     let native_console = Function::new(ctx.clone(), move |level: String, text: String| {
         console.borrow_mut().push(&level, &text);
     })?;
-    let prelude: Function = ctx.eval_with_options(PRELUDE, options("prelude.js"))?;
+    // SAFETY: the bytecode is this crate's own, written by the build script
+    // with the QuickJS this crate links (the same rquickjs version), never
+    // anything a script or the host supplies.
+    let module = unsafe { Module::load(ctx.clone(), PRELUDE) }?;
+    let (module, evaluated) = module.eval()?;
+    evaluated.finish::<()>()?;
+    let prelude: Function = module.get("default")?;
     prelude.call::<_, ()>((native_call, native_console))
 }
 

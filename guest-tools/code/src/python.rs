@@ -33,16 +33,14 @@ use crate::outcome::{Caller, Console, Failure, Outcome, with_console};
 
 /// What the model reads first; the host appends the API.
 pub const DESCRIPTION: &str = "Runs Python that calls the tools declared below and returns one result. \
-The script is a module with top-level `await`: the value of its last expression is the result \
-(any JSON value: dict, list, str, int, float, bool or None), \
-`await tools.NAME(arg=...)` calls a tool with keyword arguments and gives its value (the dict declared below, \
-never text), and a failed call raises `ToolError` whose message starts with `[code] tools.NAME:` \
-(catch it to go on). `print()` lines come back with the result. \
+The script is a module with top-level `await`; its last expression is the result (a JSON value). \
+`await tools.NAME(arg=...)` calls a tool and gives its value (the dict declared below, never text); \
+a failed call raises `ToolError`, its message starting `[code] tools.NAME:` (catch it to go on). \
+`print()` lines come back with the result. \
 Every call is checked, limited and approved exactly as if made directly; \
 file changes of the whole script are committed together when it ends, and none when it raises. \
-This is Monty, a subset of Python 3: functions, comprehensions, async, f-strings and the modules \
-asyncio, json, re, math, datetime, itertools, functools and collections; no classes that inherit, no `yield`, \
-and no files, network or clock but through the tools. \
+This Python is Monty: no imports but asyncio, json, re, math, datetime, itertools, functools, collections; \
+no class inheritance, no `yield`; no files, network or clock but the tools. \
 Prefer one script over many calls: read, filter and summarize inside it, and end with only what you need.";
 
 /// The input schema: the script.

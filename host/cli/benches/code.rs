@@ -7,8 +7,10 @@
 //!   writes one script, then answers. Two tasks: count the TODO lines of a
 //!   generated tree of 300 files (40 to 440 lines each) and report the top
 //!   5; read 20 of them and say which define a given function.
-//! - **start-up**: an empty `run_code` call (`return 1`), p50, beside a
-//!   native `read` of a small file.
+//! - **start-up**: an empty `run_code` call (`return 1`; in Python `1`),
+//!   p50, beside a native `read` of a small file.
+//!
+//! Each in JavaScript and in Python (the toolbox's `language`).
 //! - **inner calls**: the host time one `read` made by a script adds
 //!   (a script making 100 reads against an empty one, per read) against the
 //!   same `read` made directly, as a ratio.
@@ -64,10 +66,20 @@ async fn host(ws: &std::path::Path, mode: &str) -> anyhow::Result<Host> {
 
 /// The same, with `more` at the end of its toolbox.
 async fn host_with(ws: &std::path::Path, mode: &str, more: &str) -> anyhow::Result<Host> {
+    host_in(ws, mode, "javascript", more).await
+}
+
+/// The same, its scripts in `language`.
+async fn host_in(
+    ws: &std::path::Path,
+    mode: &str,
+    language: &str,
+    more: &str,
+) -> anyhow::Result<Host> {
     std::fs::write(
         ws.join("toolhost.toml"),
         format!(
-            "version = 1\nmode = \"{mode}\"\n[[component]]\nsource = \"builtin:read\"\n\
+            "version = 1\nmode = \"{mode}\"\nlanguage = \"{language}\"\n[[component]]\nsource = \"builtin:read\"\n\
              [[component]]\nsource = \"builtin:list\"\n[[component]]\nsource = \"builtin:grep\"\n{more}"
         ),
     )?;
@@ -184,6 +196,17 @@ for (const e of listed.entries) {
 counts.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
 return counts.slice(0, 5);"#;
 
+const TODOS_SCRIPT_PY: &str = r#"listed = await tools.list(path="src", recursive=True, limit=2000)
+counts = []
+for e in listed["entries"]:
+    if e["type"] != "file":
+        continue
+    path = "src/" + e["path"]
+    r = await tools.read(path=path)
+    counts.append([path, len([l for l in r["lines"] if "TODO" in l])])
+counts.sort(key=lambda c: (-c[1], c[0]))
+counts[:5]"#;
+
 /// Task B natively: read the 20 files (one turn), then answer.
 async fn defines_native(h: &Host, files: &[String]) -> anyhow::Result<Cost> {
     let p = h.session().build();
@@ -213,6 +236,18 @@ for (const path of files) {{
   if (r.lines.some(l => l.includes("fn parse_config("))) found.push(path);
 }}
 return found;"#,
+        serde_json::to_string(files).unwrap_or_default()
+    )
+}
+
+fn defines_script_py(files: &[String]) -> String {
+    format!(
+        r#"found = []
+for path in {}:
+    r = await tools.read(path=path)
+    if any("fn parse_config(" in l for l in r["lines"]):
+        found.append(path)
+found"#,
         serde_json::to_string(files).unwrap_or_default()
     )
 }
@@ -268,6 +303,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let native = host(ws.path(), "native").await?;
     let code = host(ws.path(), "code").await?;
+    let python = host_in(ws.path(), "code", "python", "").await?;
     // The runner in process (its default is a walled worker).
     let code_in_process = host_with(
         ws.path(),
@@ -290,6 +326,18 @@ async fn main() -> anyhow::Result<()> {
         c.answer
     );
     row(&format!("TODO lines of {FILES} files, top 5"), &n, &c);
+    let py = script_cost(&python, TODOS_SCRIPT_PY).await?;
+    anyhow::ensure!(
+        n.answer == py.answer,
+        "the answers differ: {} / {}",
+        n.answer,
+        py.answer
+    );
+    row(
+        &format!("TODO lines of {FILES} files, top 5 (Python)"),
+        &n,
+        &py,
+    );
     let twenty: Vec<String> = (0..20)
         .map(|i| format!("src/mod{}/file{}.rs", (i * 15) % 12, i * 15))
         .collect();
@@ -302,6 +350,14 @@ async fn main() -> anyhow::Result<()> {
         c.answer
     );
     row("20 files: which define `parse_config`", &n, &c);
+    let py = script_cost(&python, &defines_script_py(&twenty)).await?;
+    anyhow::ensure!(
+        n.answer == py.answer,
+        "the answers differ: {} / {}",
+        n.answer,
+        py.answer
+    );
+    row("20 files: which define `parse_config` (Python)", &n, &py);
     println!(
         "\n(Requests: native 3 and 2 (list; one turn of parallel reads; the answer), code mode 2 (the script; the answer). The script's own text counts as read: the model wrote it.)\n"
     );
@@ -380,6 +436,45 @@ async fn main() -> anyhow::Result<()> {
         "| one `read` made by a script, the runner in process | {:.0} µs ({:.2}× in a worker) |",
         us(per_inner_in),
         us(per_inner) / us(per_inner_in).max(1e-9)
+    );
+    // Python, in a worker and in process.
+    let py = python.session().build();
+    timed(&py, "run_code", &json!({"code": "1"}), 5).await?;
+    let empty_py = timed(&py, "run_code", &json!({"code": "1"}), rounds).await?;
+    let script_py =
+        format!("for i in range({inner_n}):\n    await tools.read(path=\"src/mod0/file0.rs\")\n1");
+    let with_reads_py = timed(
+        &py,
+        "run_code",
+        &json!({ "code": script_py }),
+        rounds / 4 + 1,
+    )
+    .await?;
+    let python_in_process = host_in(
+        ws.path(),
+        "code",
+        "python",
+        "[[component]]\nsource = \"builtin:code_python\"\n[component.policy]\ndecision = \"allow\"\n\
+         callers = \"model\"\ncall_tools = true\nisolation = \"in-process\"\n\
+         [component.policy.limits]\nfuel = 20_000_000_000\ntimeout_ms = 60_000\nmemory_bytes = 268_435_456\n",
+    )
+    .await?;
+    let pq = python_in_process.session().build();
+    timed(&pq, "run_code", &json!({"code": "1"}), 5).await?;
+    let empty_py_in = timed(&pq, "run_code", &json!({"code": "1"}), rounds).await?;
+    println!(
+        "| an empty Python `run_code` (`1`) | **{:.0} µs** ({:.2}× JavaScript's) |",
+        us(empty_py),
+        us(empty_py) / us(empty).max(1e-9)
+    );
+    println!(
+        "| an empty Python `run_code`, the runner in process | {:.0} µs ({:.2}× in a worker) |",
+        us(empty_py_in),
+        us(empty_py) / us(empty_py_in).max(1e-9)
+    );
+    println!(
+        "| one `read` made by a Python script: (script − empty) / {inner_n} | **{:.0} µs** |",
+        us(with_reads_py.saturating_sub(empty_py) / inner_n)
     );
     println!(
         "\nA script's `read` over a native one: **{:.2}×** in host time; **{:.2}×** end to end (the script's own JSON work on the value included)",

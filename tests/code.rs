@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
-use toolhost_contract::{SessionEvent, ToolCall, ToolResult};
+use toolhost_contract::{ContextEvent, ContextSink, SessionEvent, ToolCall, ToolResult};
 use toolhost_pipeline::replay::{Layer, Mode, Replay};
 use toolhost_pipeline::{
     Approval, ApprovalRequest, Approver, Handoff, Pipeline, Reach, SessionLog, read_log,
@@ -112,6 +112,7 @@ in_both_languages!(
     a_script_reaches_no_tool_its_caller_could_not,
     a_script_that_waits_for_an_answer_goes_on_from_its_checkpoint,
     a_script_is_recorded_and_verified_call_by_call,
+    what_a_scripts_calls_report_reaches_the_client_live_as_the_scripts_own,
 );
 
 struct Fixture {
@@ -1278,4 +1279,75 @@ async fn a_named_runner_and_the_language_cannot_disagree() {
     .unwrap();
     let tb = find_toolbox(None, ws.path()).unwrap();
     assert_eq!(tb.language, toolhost_policy::Language::Python);
+}
+
+/// A sink that keeps what it is given (a front end's relay to its client).
+#[derive(Debug, Default)]
+struct Collect(Mutex<Vec<ContextEvent>>);
+
+impl ContextSink for Collect {
+    fn emit(&self, event: &ContextEvent) {
+        self.0.lock().unwrap().push(event.clone());
+    }
+}
+
+async fn what_a_scripts_calls_report_reaches_the_client_live_as_the_scripts_own(lang: Lang) {
+    // The conformance fixtures report while they run: progress 0, 50, 100
+    // of 100; three log lines.
+    let toolbox = format!(
+        "{TOOLBOX}[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+        toolhost_tests::guests::GUEST_CONFORMANCE
+    );
+    let f = fixture(&lang.toolbox(&toolbox)).await;
+    let p = f.host.session().build();
+    let sink = Arc::new(Collect::default());
+    let code = lang.pick(
+        "await tools.test_tool_with_progress({});\nawait tools.test_tool_with_logging({});\nreturn 'done';",
+        "await tools.test_tool_with_progress()\nawait tools.test_tool_with_logging()\n'done'",
+    );
+    let r = p
+        .execute_with(
+            ToolCall::new("c1", "run_code", json!({ "code": code }).to_string()),
+            CancellationToken::new(),
+            Some(sink.clone()),
+        )
+        .await;
+    assert_eq!(result(&r), json!("done"));
+    let events = sink.0.lock().unwrap().clone();
+    let progress: Vec<(u64, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ContextEvent::Progress { done, message, .. } => {
+                Some((*done, message.clone().unwrap_or_default()))
+            }
+            ContextEvent::Log { .. } => None,
+        })
+        .collect();
+    // One sequence for the script, growing; each step names its call and
+    // carries the call's own numbers.
+    assert_eq!(
+        progress,
+        [
+            (1, "tools.test_tool_with_progress#1: 0/100".to_owned()),
+            (2, "tools.test_tool_with_progress#1: 50/100".to_owned()),
+            (3, "tools.test_tool_with_progress#1: 100/100".to_owned()),
+        ],
+        "{events:?}"
+    );
+    let logs: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            ContextEvent::Log { message, .. } => Some(message.clone()),
+            ContextEvent::Progress { .. } => None,
+        })
+        .collect();
+    assert_eq!(
+        logs,
+        [
+            "tools.test_tool_with_logging#2: Tool execution started",
+            "tools.test_tool_with_logging#2: Tool processing data",
+            "tools.test_tool_with_logging#2: Tool execution completed",
+        ],
+        "{events:?}"
+    );
 }

@@ -1142,6 +1142,38 @@ async def scenario_code(opts: Opts) -> None:
     FACTS["asked"] = [a["message"] for a in answers.asked]
 
 
+async def scenario_code_context(opts: Opts) -> None:
+    """Code mode with the conformance fixtures: what a script's calls report while they run
+    reaches the SDK's callbacks live, as the run_code call's own progress and log, each message
+    naming the call. language=python: the server runs Python."""
+    language = opts.args.get("language", "javascript")
+    code = {
+        "javascript": "await tools.test_tool_with_progress({});\nawait tools.test_tool_with_logging({});\nreturn 'done';",
+        "python": "await tools.test_tool_with_progress()\nawait tools.test_tool_with_logging()\n'done'",
+    }[language]
+    logs: list[dict[str, Any]] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append({"level": params.level, "logger": params.logger, "data": params.data})
+
+    level = "info"
+    async with connect(opts, logging_callback=on_log, log_level=level) as s:
+        if not modern(s):
+            await s.set_logging_level(level)
+        progress: list[dict[str, Any]] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append({"progress": done, "message": message})
+
+        result = await s.call_tool("run_code", {"code": code}, progress_callback=on_progress)
+        FACTS["result"] = script_result(result, "code_context")
+        with anyio.move_on_after(5):
+            while len(logs) < 3:
+                await anyio.sleep(0.02)
+    FACTS["progress"] = progress
+    FACTS["logs"] = logs
+
+
 async def scenario_discovery(opts: Opts) -> None:
     """Progressive discovery: the list is short and offers search_tools; a search finds a
     deferred tool, with its schema; the tool is called by name and, its policy being `ask`,
@@ -1278,6 +1310,7 @@ SCENARIOS: dict[str, Callable[[Opts], Awaitable[None]]] = {
     "replicas": scenario_replicas,
     "oauth": scenario_oauth,
     "context": scenario_context,
+    "code_context": scenario_code_context,
 }
 
 

@@ -1213,6 +1213,61 @@ fn context_reports(lang: Lang, transport: Transport) {
     );
 }
 
+/// Code mode: what a script's calls report while they run (the conformance
+/// fixtures' progress and log) reaches the client live, as the `run_code`
+/// call's own, each message naming the call; the progress one growing
+/// sequence.
+fn code_context_reports(lang: Lang, transport: Transport, language: &str) {
+    let ws = Workspace::new();
+    ws.toolbox(&format!(
+        "version = 1\nmode = \"code\"\nlanguage = \"{language}\"\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+        toolhost_guests::GUEST_CONFORMANCE
+    ));
+    let f = run(
+        &ws,
+        lang,
+        transport,
+        "code_context",
+        &[&format!("language={language}")],
+    )
+    .facts;
+    assert_eq!(f["result"], "done", "{f}");
+    assert_eq!(
+        f["progress"],
+        json!([
+            {"progress": 1.0, "message": "tools.test_tool_with_progress#1: 0/100"},
+            {"progress": 2.0, "message": "tools.test_tool_with_progress#1: 50/100"},
+            {"progress": 3.0, "message": "tools.test_tool_with_progress#1: 100/100"},
+        ]),
+        "{f}"
+    );
+    let logs: Vec<&str> = f["logs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{f}"))
+        .iter()
+        .filter_map(|l| l["data"].as_str())
+        .collect();
+    assert_eq!(
+        logs,
+        [
+            "tools.test_tool_with_logging#2: Tool execution started",
+            "tools.test_tool_with_logging#2: Tool processing data",
+            "tools.test_tool_with_logging#2: Tool execution completed",
+        ],
+        "{f}"
+    );
+}
+
+#[test]
+fn pyclient_auto_stdio_code_context_reports() {
+    code_context_reports(Lang::PyClient(AUTO), Transport::Stdio, "javascript");
+}
+
+#[test]
+fn pyclient_auto_http_code_context_reports_python() {
+    code_context_reports(Lang::PyClient(AUTO), Transport::Http, "python");
+}
+
 /// A plain component (exported functions, no `toolhost:tool`) served over
 /// MCP: its tools listed with the descriptions and schemas of its WIT,
 /// called, and failing with their codes. Before 2026-07-28 a tool whose

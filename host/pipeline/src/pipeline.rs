@@ -1478,13 +1478,18 @@ impl Pipeline {
             self.issues_handles(),
         );
         tokio::pin!(dispatch);
+        // What the calls report goes live to this call's client, as the
+        // script's own (one growing progress sequence for them all).
+        let relay = env.sink.clone();
+        let steps = Arc::new(std::sync::atomic::AtomicU64::new(0));
         loop {
             tokio::select! {
                 biased;
                 out = &mut dispatch => return out,
                 Some(request) = calls.recv() => {
+                    let relay = relay.clone().map(|to| (to, steps.clone()));
                     let reply = self
-                        .script_call(script, request.name, request.arguments, signal)
+                        .script_call(script, request.name, request.arguments, signal, relay)
                         .await;
                     // The runner may be gone (its deadline): nobody to tell.
                     let _ = request.reply.send(reply);
@@ -1501,6 +1506,7 @@ impl Pipeline {
         name: String,
         arguments: String,
         signal: &'a CancellationToken,
+        relay: Option<(Arc<dyn ContextSink>, Arc<std::sync::atomic::AtomicU64>)>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = CallReply> + Send + 'a>> {
         Box::pin(async move {
             let Some(index) = script.next_call() else {
@@ -1532,7 +1538,11 @@ impl Pipeline {
                 resume: None,
             };
             let savepoint = script.transaction.savepoint();
-            let admitted = self.admit(call, Origin::Script(script.clone(), index));
+            let who = format!("tools.{}#{index}", call.name);
+            let mut admitted = self.admit(call, Origin::Script(script.clone(), index));
+            admitted.env.sink = relay.map(|(to, steps)| {
+                Arc::new(crate::script::Relay { to, who, steps }) as Arc<dyn ContextSink>
+            });
             let frozen = admitted.call.clone();
             let clock = admitted.env.clock.clone();
             let t0 = clock.monotonic_ns();

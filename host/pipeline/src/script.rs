@@ -19,7 +19,9 @@
 //! - **who may call**: a tool whose policy's `callers` leave out `code` is
 //!   refused, and a script cannot start a script;
 //! - **time**: what the calls spend waiting for a person is added to the
-//!   runner's deadline.
+//!   runner's deadline;
+//! - **what they report**: a call's progress and log messages go live to
+//!   the client of the call running the script, as its own ([`Relay`]).
 //!
 //! The runner sends a name and arguments and nothing else: the parent, the
 //! caller, the principal and every decision are the host's. Calls run one
@@ -49,7 +51,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
-use toolhost_contract::{FailureCode, ToolFailure};
+use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure};
 use toolhost_effects::{FsError, Transaction, TxSnapshot};
 use toolhost_policy::FsGrant;
 use toolhost_runtime::{CallFuture, CallOutcome, CallReply, ToolCaller};
@@ -513,6 +515,56 @@ pub(crate) fn reason(reason: String, script: Option<&Script>) -> String {
     match script {
         Some(s) => format!("{reason} (called by the `{}` script)", s.parent.name()),
         None => reason,
+    }
+}
+
+/// What a script's call reports while it runs, relayed live as the
+/// script's own: to the sink of the call running the script (the client's
+/// progress token and log), each message naming the call
+/// (`tools.read#2: …`). A script's progress is one sequence however many
+/// calls report, so it only grows, as a client expects of one token: a
+/// call's own numbers go into the message.
+#[derive(Debug)]
+pub(crate) struct Relay {
+    /// The sink of the call running the script.
+    pub(crate) to: Arc<dyn ContextSink>,
+    /// Who reports: `tools.NAME#INDEX`.
+    pub(crate) who: String,
+    /// The script's progress so far, shared by its calls.
+    pub(crate) steps: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl ContextSink for Relay {
+    fn emit(&self, event: &ContextEvent) {
+        let relayed = match event {
+            ContextEvent::Progress {
+                done,
+                total,
+                message,
+            } => {
+                let at = match total {
+                    Some(t) => format!("{done}/{t}"),
+                    None => done.to_string(),
+                };
+                let what = match message {
+                    Some(m) => format!("{}: {m} ({at})", self.who),
+                    None => format!("{}: {at}", self.who),
+                };
+                ContextEvent::Progress {
+                    done: self
+                        .steps
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                        .saturating_add(1),
+                    total: None,
+                    message: Some(what),
+                }
+            }
+            ContextEvent::Log { level, message } => ContextEvent::Log {
+                level: *level,
+                message: format!("{}: {message}", self.who),
+            },
+        };
+        self.to.emit(&relayed);
     }
 }
 

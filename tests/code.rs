@@ -113,6 +113,9 @@ in_both_languages!(
     a_script_that_waits_for_an_answer_goes_on_from_its_checkpoint,
     a_script_is_recorded_and_verified_call_by_call,
     what_a_scripts_calls_report_reaches_the_client_live_as_the_scripts_own,
+    independent_calls_run_at_once,
+    a_call_that_may_write_runs_alone_between_the_calls_before_and_after_it,
+    at_most_the_policys_parallel_calls_run_at_once,
 );
 
 struct Fixture {
@@ -1349,5 +1352,132 @@ async fn what_a_scripts_calls_report_reaches_the_client_live_as_the_scripts_own(
             "tools.test_tool_with_logging#2: Tool execution completed",
         ],
         "{events:?}"
+    );
+}
+
+/// The inner calls' log events of script call `parent`, in order:
+/// `call N` and `result N` (N its index).
+fn inner_events(log: &Log, parent: &str) -> Vec<String> {
+    let prefix = format!("{parent}#");
+    log.events()
+        .iter()
+        .filter_map(|e| {
+            let index = e.call_id().strip_prefix(&prefix)?;
+            Some(match e {
+                SessionEvent::ToolCall(_) => format!("call {index}"),
+                SessionEvent::ToolResult(_) => format!("result {index}"),
+            })
+        })
+        .collect()
+}
+
+/// `TOOLBOX` with the conformance fixtures (`test_tool_with_progress`
+/// takes 100 ms), under `limits` for the runner when some are given.
+fn with_fixtures(lang: Lang, limits: Option<&str>) -> String {
+    let base = match limits {
+        Some(l) => with_runner_limits(lang, l),
+        None => lang.toolbox(TOOLBOX),
+    };
+    format!(
+        "{base}[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+        toolhost_tests::guests::GUEST_CONFORMANCE
+    )
+}
+
+async fn independent_calls_run_at_once(lang: Lang) {
+    let f = fixture(&with_fixtures(lang, None)).await;
+    let log = Log::new();
+    let p = f.host.session().session_log(log.log.clone()).build();
+    let r = run(
+        &p,
+        "c1",
+        &lang.pick(
+            "const [a, b, c] = await Promise.all([\n\
+               tools.test_tool_with_progress({}), tools.test_tool_with_progress({}), tools.read({path: 'notes.txt'})]);\n\
+             return [a.ok, b.ok, c.lines[0]];",
+            "import asyncio\n\
+             a, b, c = await asyncio.gather(\n\
+             \x20   tools.test_tool_with_progress(), tools.test_tool_with_progress(), tools.read(path='notes.txt'))\n\
+             [a['ok'], b['ok'], c['lines'][0]]",
+        ),
+    )
+    .await;
+    assert_eq!(result(&r), json!([true, true, "alpha"]));
+    // All three started before the first (100 ms long) ended; numbered in
+    // the order the script made them, whatever order they ended in.
+    let events = inner_events(&log, "c1");
+    assert_eq!(&events[..3], ["call 1", "call 2", "call 3"], "{events:?}");
+    assert_eq!(events.len(), 6, "{events:?}");
+    let names: Vec<String> = calls(&r).into_iter().map(|(t, _)| t).collect();
+    assert_eq!(
+        names,
+        ["test_tool_with_progress", "test_tool_with_progress", "read"],
+        "listed in the order they were made"
+    );
+}
+
+async fn a_call_that_may_write_runs_alone_between_the_calls_before_and_after_it(lang: Lang) {
+    let f = fixture(&with_fixtures(lang, None)).await;
+    let approver = Scripted::answering([Approval::Approved]);
+    let log = Log::new();
+    let p = f
+        .host
+        .session()
+        .approver(approver)
+        .session_log(log.log.clone())
+        .build();
+    // A read started before the write never sees it; one started after it
+    // always does, however the calls are timed.
+    let r = run(
+        &p,
+        "c1",
+        &lang.pick(
+            "const [before, wrote, after] = await Promise.all([\n\
+               tools.read({path: 'w.txt'}).then(() => 'seen', e => e.code),\n\
+               tools.write({path: 'w.txt', content: 'written\\n'}),\n\
+               tools.read({path: 'w.txt'})]);\n\
+             return [before, after.lines[0]];",
+            // (A tool call starts when it is made; a coroutine of the
+            // script's own, when the loop runs it.)
+            "import asyncio\n\
+             first = tools.read(path='w.txt')\n\
+             wrote, after = await asyncio.gather(\n\
+             \x20   tools.write(path='w.txt', content='written\\n'), tools.read(path='w.txt'))\n\
+             try:\n\
+             \x20   await first\n\
+             \x20   b = 'seen'\n\
+             except ToolError as e:\n\
+             \x20   b = code(e)\n\
+             [b, after['lines'][0]]",
+        ),
+    )
+    .await;
+    assert_eq!(result(&r), json!(["not_found", "written"]));
+    assert_eq!(f.ws.read("w.txt"), "written\n");
+    // The write started after the first read ended, and the second read
+    // after the write ended.
+    let events = inner_events(&log, "c1");
+    let at = |e: &str| events.iter().position(|x| x == e).unwrap();
+    assert!(at("result 1") < at("call 2"), "{events:?}");
+    assert!(at("result 2") < at("call 3"), "{events:?}");
+}
+
+async fn at_most_the_policys_parallel_calls_run_at_once(lang: Lang) {
+    let f = fixture(&with_fixtures(lang, Some("max_parallel_calls = 1"))).await;
+    let log = Log::new();
+    let p = f.host.session().session_log(log.log.clone()).build();
+    let r = run(
+        &p,
+        "c1",
+        &lang.pick(
+            "await Promise.all([tools.test_tool_with_progress({}), tools.test_tool_with_progress({})]);\nreturn 1;",
+            "import asyncio\nawait asyncio.gather(tools.test_tool_with_progress(), tools.test_tool_with_progress())\n1",
+        ),
+    )
+    .await;
+    assert_eq!(result(&r), json!(1));
+    assert_eq!(
+        inner_events(&log, "c1"),
+        ["call 1", "result 1", "call 2", "result 2"]
     );
 }

@@ -1,7 +1,7 @@
-//! The component glue: the `code-runner` world of `toolhost:tool@0.4.0`,
+//! The component glue: the `code-runner` world of `toolhost:tool@0.5.0`,
 //! around the one language this component is built with.
 
-use crate::outcome::Failure;
+use crate::outcome::{Failure, Host};
 
 #[cfg(all(feature = "javascript", feature = "python"))]
 compile_error!("a runner component is built with one language: `javascript` or `python`");
@@ -11,7 +11,7 @@ use crate::javascript as language;
 use crate::python as language;
 
 wit_bindgen::generate!({
-    path: "../../wit/v0.4.0",
+    path: "../../wit/v0.5.0",
     world: "code-runner",
 });
 
@@ -64,20 +64,36 @@ impl Guest for Runner {
                 info: None,
             }));
         };
-        let call = |name: &str, arguments: &str| {
-            tools::call(name, arguments).map_err(|f| Failure {
-                code: f.code,
-                message: f.message,
-                info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
-            })
-        };
-        language::run(code, Box::new(call))
+        language::run(code, Box::new(Tools))
             .map(|outcome| crate::value(&outcome))
             .map_err(failure)
     }
 
     fn render(_name: String, _arguments: String, value: String) -> Option<Vec<ContentBlock>> {
         crate::render(&value).map(|text| vec![ContentBlock::Text(text)])
+    }
+}
+
+/// The host's tools, through the contract's `tools` import.
+struct Tools;
+
+impl Host for Tools {
+    fn start(&mut self, name: &str, arguments: &str) -> u32 {
+        tools::start(name, arguments)
+    }
+
+    fn wait(&mut self, handles: &[u32]) -> Vec<(u32, Result<String, Failure>)> {
+        tools::wait(handles)
+            .into_iter()
+            .map(|(h, outcome)| {
+                let outcome = outcome.map_err(|f| Failure {
+                    code: f.code,
+                    message: f.message,
+                    info: f.info.and_then(|i| serde_json::from_str(&i).ok()),
+                });
+                (h, outcome)
+            })
+            .collect()
     }
 }
 

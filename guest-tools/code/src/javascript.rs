@@ -4,19 +4,24 @@
 //!
 //! The runtime and its context live for one call: nothing a script leaves
 //! behind reaches the next one (the host also gives every call a fresh
-//! instance). Tool calls are synchronous underneath: `tools.NAME(args)`
-//! asks the host at once and returns a settled promise, so a script's calls
-//! run one at a time in the order it makes them, which is what makes a
-//! script's run repeatable.
+//! instance). `tools.NAME(args)` starts the call at once and returns a
+//! promise of its outcome: calls start in the order the script makes them
+//! (which is what makes its run repeatable) and run together while the
+//! script goes on. When the script has nothing left to do but wait, the
+//! runner waits for the host and settles the promises of the calls that
+//! ended. A script ends only once every call it started has.
 
 use rquickjs::context::EvalOptions;
 use rquickjs::{
-    Array, CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Runtime, Value,
+    CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Runtime, Value,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::outcome::{Caller, Console, Failure, Outcome, SCRIPT_ERROR, with_console};
+
+/// The calls started and not yet settled, in the order they started.
+type Outstanding = Rc<RefCell<Vec<u32>>>;
 
 /// The prelude (`prelude.js`): a function of the two native functions
 /// that defines the script's globals, as the bytecode of a module whose
@@ -55,15 +60,23 @@ pub fn run(code: &str, call: Box<Caller>) -> Result<Outcome, Failure> {
     rt.set_max_stack_size(MAX_STACK_BYTES);
     let cx = Context::full(&rt).map_err(engine)?;
     let console = Rc::new(RefCell::new(Console::default()));
-    let call = Rc::new(RefCell::new(call));
-    let outcome = cx.with(|ctx| {
-        install(&ctx, call.clone(), console.clone()).map_err(|e| Failure {
-            code: SCRIPT_ERROR.into(),
-            message: format!("the script's globals could not be set up: {e}"),
-            info: None,
-        })?;
-        evaluate(&ctx, code)
-    });
+    let host = Rc::new(RefCell::new(call));
+    let outstanding = Outstanding::default();
+    let outcome =
+        cx.with(|ctx| {
+            let settle = install(&ctx, host.clone(), outstanding.clone(), console.clone())
+                .map_err(|e| Failure {
+                    code: SCRIPT_ERROR.into(),
+                    message: format!("the script's globals could not be set up: {e}"),
+                    info: None,
+                })?;
+            let waiter = Waiter {
+                host: &host,
+                outstanding: &outstanding,
+                settle,
+            };
+            evaluate(&ctx, code, &waiter)
+        });
     let outcome = with_console(outcome, &mut console.borrow_mut());
     // A component's instance serves one call and is then dropped whole:
     // freeing every object of the runtime first (a tenth of an empty
@@ -76,35 +89,18 @@ pub fn run(code: &str, call: Box<Caller>) -> Result<Outcome, Failure> {
     outcome
 }
 
-/// Runs the prelude with the two native functions.
+/// Runs the prelude with the two native functions; its `settle`.
 fn install<'js>(
     ctx: &Ctx<'js>,
-    call: Rc<RefCell<Box<Caller>>>,
+    host: Rc<RefCell<Box<Caller>>>,
+    outstanding: Outstanding,
     console: Rc<RefCell<Console>>,
-) -> rquickjs::Result<()> {
-    let native_call = Function::new(
-        ctx.clone(),
-        move |ctx: Ctx<'js>, name: String, arguments: String| -> rquickjs::Result<Array<'js>> {
-            let reply = (call.borrow_mut())(&name, &arguments);
-            let out = Array::new(ctx)?;
-            match reply {
-                Ok(value) => {
-                    out.set(0, true)?;
-                    out.set(1, value)?;
-                }
-                Err(f) => {
-                    out.set(0, false)?;
-                    let failure = serde_json::json!({
-                        "code": f.code,
-                        "message": f.message,
-                        "info": f.info,
-                    });
-                    out.set(1, failure.to_string())?;
-                }
-            }
-            Ok(out)
-        },
-    )?;
+) -> rquickjs::Result<Function<'js>> {
+    let native_start = Function::new(ctx.clone(), move |name: String, arguments: String| {
+        let handle = host.borrow_mut().start(&name, &arguments);
+        outstanding.borrow_mut().push(handle);
+        handle
+    })?;
     let native_console = Function::new(ctx.clone(), move |level: String, text: String| {
         console.borrow_mut().push(&level, &text);
     })?;
@@ -115,7 +111,7 @@ fn install<'js>(
     let (module, evaluated) = module.eval()?;
     evaluated.finish::<()>()?;
     let prelude: Function = module.get("default")?;
-    prelude.call::<_, ()>((native_call, native_console))
+    prelude.call::<_, Function>((native_start, native_console))
 }
 
 /// The name the script's frames have in stack traces.
@@ -133,8 +129,49 @@ fn options(file: &str) -> EvalOptions {
     o
 }
 
-/// Evaluates the script and settles its promise; its result as JSON.
-fn evaluate(ctx: &Ctx<'_>, code: &str) -> Result<String, Failure> {
+/// What waits for the host: the calls outstanding, and the prelude's
+/// `settle` for their outcomes.
+struct Waiter<'a, 'js> {
+    host: &'a Rc<RefCell<Box<Caller>>>,
+    outstanding: &'a Outstanding,
+    settle: Function<'js>,
+}
+
+impl Waiter<'_, '_> {
+    /// Waits for the host until some outstanding calls have ended, and
+    /// settles their promises; `false` when none was outstanding.
+    fn wait(&self) -> rquickjs::Result<bool> {
+        let handles = self.outstanding.borrow().clone();
+        if handles.is_empty() {
+            return Ok(false);
+        }
+        let ended = self.host.borrow_mut().wait(&handles);
+        if ended.is_empty() {
+            return Ok(false);
+        }
+        for (handle, outcome) in ended {
+            self.outstanding.borrow_mut().retain(|h| *h != handle);
+            let (ok, text) = match outcome {
+                Ok(value) => (true, value),
+                Err(f) => {
+                    let failure = serde_json::json!({
+                        "code": f.code,
+                        "message": f.message,
+                        "info": f.info,
+                    });
+                    (false, failure.to_string())
+                }
+            };
+            self.settle.call::<_, ()>((handle, ok, text))?;
+        }
+        Ok(true)
+    }
+}
+
+/// Evaluates the script and settles its promise (waiting for the host
+/// whenever only its calls are left to wait for), then waits for every
+/// call it started and left behind; its result as JSON.
+fn evaluate(ctx: &Ctx<'_>, code: &str, waiter: &Waiter<'_, '_>) -> Result<String, Failure> {
     // The body goes right after the brace: line N of the script is line N
     // of what QuickJS reports.
     let source = format!("(async () => {{{code}\n}})()");
@@ -143,19 +180,29 @@ fn evaluate(ctx: &Ctx<'_>, code: &str) -> Result<String, Failure> {
         .catch(ctx)
         .map_err(uncaught)?;
     let settled = match value.as_promise() {
-        Some(p) => match p.finish::<Value>() {
-            Err(rquickjs::Error::WouldBlock) => {
-                return Err(Failure::script(
-                    "the script never finished: it awaits a promise that nothing settles \
-                     (only tool calls are asynchronous here; there are no timers)"
-                        .into(),
-                    serde_json::json!({}),
-                ));
+        Some(p) => loop {
+            match p.finish::<Value>() {
+                Err(rquickjs::Error::WouldBlock) => {
+                    if !waiter.wait().catch(ctx).map_err(uncaught)? {
+                        return Err(Failure::script(
+                            "the script never finished: it awaits a promise that nothing settles \
+                             (only tool calls are asynchronous here; there are no timers)"
+                                .into(),
+                            serde_json::json!({}),
+                        ));
+                    }
+                }
+                other => break other.catch(ctx).map_err(uncaught)?,
             }
-            other => other.catch(ctx).map_err(uncaught)?,
         },
         None => value,
     };
+    // Calls it started and never awaited end before it does: what they
+    // change is the script's, and a script's changes are all known when
+    // it ends.
+    while waiter.wait().catch(ctx).map_err(uncaught)? {
+        while ctx.execute_pending_job() {}
+    }
     if settled.is_undefined() {
         return Ok("null".into());
     }

@@ -42,9 +42,21 @@ pub struct Outcome {
     pub console: Vec<String>,
 }
 
-/// How a script calls a tool: its name and arguments (a JSON object as
-/// text) in, its value (JSON) or failure out.
-pub type Caller = dyn FnMut(&str, &str) -> Result<String, Failure>;
+/// How a script reaches the host's tools: a call is started at once (the
+/// host takes it in, in the order the script makes its calls, and may run
+/// several together), and its outcome waited for when the script needs it.
+pub trait Host {
+    /// Starts calling tool `name` with `arguments` (a JSON object as
+    /// text); the call's handle.
+    fn start(&mut self, name: &str, arguments: &str) -> u32;
+
+    /// Waits until at least one of `handles` has ended; every one that
+    /// has, with its value (JSON) or failure.
+    fn wait(&mut self, handles: &[u32]) -> Vec<(u32, Result<String, Failure>)>;
+}
+
+/// The host a runner is given.
+pub type Caller = dyn Host;
 
 /// What a script logged, bounded.
 #[derive(Debug, Default)]
@@ -117,10 +129,40 @@ pub(crate) fn with_console(
 /// the outcome read back.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{Caller, Failure, Outcome};
+    use super::{Caller, Failure, Host, Outcome};
     use serde_json::{Value as Json, json};
     use std::cell::RefCell;
     use std::rc::Rc;
+
+    /// Tools that answer from a function when a call starts; a wait gets
+    /// one outcome at a time, the latest started first (so a runner that
+    /// settled calls in the order they ended, not the order they were
+    /// made, would show it).
+    struct Answering<F> {
+        answer: F,
+        seen: Rc<RefCell<Vec<(String, Json)>>>,
+        ended: Vec<(u32, Result<String, Failure>)>,
+    }
+
+    impl<F: Fn(&str, &Json) -> Result<Json, Failure>> Host for Answering<F> {
+        fn start(&mut self, name: &str, arguments: &str) -> u32 {
+            let args: Json = serde_json::from_str(arguments).expect("the bridge sends JSON");
+            self.seen.borrow_mut().push((name.to_owned(), args.clone()));
+            let handle = u32::try_from(self.seen.borrow().len()).expect("few calls");
+            let outcome = (self.answer)(name, &args).map(|v| v.to_string());
+            self.ended.push((handle, outcome));
+            handle
+        }
+
+        fn wait(&mut self, handles: &[u32]) -> Vec<(u32, Result<String, Failure>)> {
+            let at = self
+                .ended
+                .iter()
+                .rposition(|(h, _)| handles.contains(h))
+                .expect("a runner waits only for calls it started and has not had back");
+            vec![self.ended.remove(at)]
+        }
+    }
 
     /// Runs `code` with `run` against tools that answer from `answer`,
     /// recording the calls made.
@@ -130,15 +172,12 @@ pub(crate) mod testing {
         answer: impl Fn(&str, &Json) -> Result<Json, Failure> + 'static,
     ) -> (Result<Outcome, Failure>, Vec<(String, Json)>) {
         let calls = Rc::new(RefCell::new(Vec::new()));
-        let seen = calls.clone();
-        let out = run(
-            code,
-            Box::new(move |name, args| {
-                let args: Json = serde_json::from_str(args).expect("the bridge sends JSON");
-                seen.borrow_mut().push((name.to_owned(), args.clone()));
-                answer(name, &args).map(|v| v.to_string())
-            }),
-        );
+        let host = Answering {
+            answer,
+            seen: calls.clone(),
+            ended: Vec::new(),
+        };
+        let out = run(code, Box::new(host));
         let calls = calls.borrow().clone();
         (out, calls)
     }

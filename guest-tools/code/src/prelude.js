@@ -1,10 +1,11 @@
 // The script's world, set up before the script runs: `tools`, `ToolError`
 // and `console`. Called once with the two native functions; neither is
-// ever reachable from the script's global scope. Everything the bridge
+// ever reachable from the script's global scope. Returns `settle`, which
+// the runner calls with each started call's outcome. Everything the bridge
 // uses is taken here, before the script can replace it: a script that
 // rewrites JSON, Promise or Object.prototype changes what it sees itself,
 // never what the host receives (the host checks every call anyway).
-(function (nativeCall, nativeConsole) {
+(function (nativeStart, nativeConsole) {
   "use strict";
   const stringify = JSON.stringify;
   const parse = JSON.parse;
@@ -16,6 +17,9 @@
   const reject = (e) => new P((_, no) => no(e));
   const StringOf = String;
   const isArray = Array.isArray;
+  // The calls started and not settled: handle -> [resolve, reject, error],
+  // the error made when the call was (its stack is the script's line).
+  const pending = create(null);
 
   // A failed tool call: its stable code, the message the host wrote, the
   // tool's name and the details the host gave, if any.
@@ -44,11 +48,25 @@
       return reject(new ToolError("invalid_arguments",
         `the arguments of tools.${name} are not JSON: ${e && e.message}`, name));
     }
-    // [true, value as JSON] or [false, failure as JSON]
-    const reply = nativeCall(StringOf(name), text);
-    if (reply[0]) return resolve(parse(reply[1]));
-    const f = parse(reply[1]);
-    return reject(new ToolError(f.code, f.message, name, f.info));
+    // The host starts the call now (calls start in the order the script
+    // makes them, and run together); its outcome settles the promise.
+    const handle = nativeStart(StringOf(name), text);
+    const failed = new ToolError("", "", StringOf(name));
+    return new P((ok, no) => { pending[handle] = [ok, no, failed]; });
+  }
+
+  // A started call ended: [true, value as JSON] or [false, failure as JSON].
+  function settle(handle, ok, text) {
+    const p = pending[handle];
+    if (p === undefined) return;
+    delete pending[handle];
+    if (ok) { p[0](parse(text)); return; }
+    const f = parse(text);
+    const e = p[2];
+    e.code = f.code;
+    e.message = f.message;
+    if (f.info !== undefined && f.info !== null) e.info = f.info;
+    p[1](e);
   }
 
   const tools = new Proxy(freeze(create(null)), {
@@ -84,4 +102,5 @@
   defineProperty(globalThis, "tools", { value: tools, ...fixed });
   defineProperty(globalThis, "ToolError", { value: ToolError, ...fixed });
   defineProperty(globalThis, "console", { value: console, ...fixed });
+  return settle;
 })

@@ -4,11 +4,13 @@
 //! its result, as JSON.
 //!
 //! Monty suspends at every call of a host method and hands the call here.
-//! A call runs at once (the host's pipeline, synchronously) and the script
-//! gets a future of its value: `await tools.read(path="a")` gives the
-//! value, and `asyncio.gather(...)` of several calls gives them in order.
-//! So calls run one at a time, in the order the script makes them, which
-//! is what makes a script's run repeatable (as in the JavaScript runner).
+//! The call is started at once (the host takes calls in the order the
+//! script makes them, which is what makes its run repeatable) and the
+//! script gets a future of its value: `await tools.read(path="a")` gives
+//! the value, and `asyncio.gather(...)` of several calls runs them
+//! together. When every task of the script waits, the runner waits for
+//! the host and hands Monty the outcomes that came. A script ends only
+//! once every call it started has.
 //!
 //! What Monty cannot do shapes two things here. A script's classes cannot
 //! inherit, and an exception carries its type and message only, so a
@@ -76,7 +78,100 @@ pub fn run(code: &str, mut call: Box<Caller>) -> Result<Outcome, Failure> {
 }
 
 /// Runs the prelude and then the script, answering its suspensions.
-fn evaluate(code: &str, call: &mut Box<Caller>, out: &mut PrintLines) -> Result<String, Failure> {
+fn evaluate(code: &str, host: &mut Box<Caller>, out: &mut PrintLines) -> Result<String, Failure> {
+    let mut calls = Calls::default();
+    let outcome = interpret(code, host, &mut calls, out);
+    // Calls it started and never awaited end before it does.
+    calls.drain(host);
+    outcome
+}
+
+/// A call of the script's, by Monty's id for it.
+enum Call {
+    /// Started in the host: its handle, and the tool's name.
+    Started(u32, String),
+    /// Ended without reaching the host (its arguments were refused).
+    Ended(ExtFunctionResult),
+}
+
+/// The calls of a script whose outcome Monty has not had yet.
+#[derive(Default)]
+struct Calls(HashMap<u32, Call>);
+
+impl Calls {
+    /// The outcomes of the pending calls `ids` that have ended, waiting
+    /// for the host when none has yet (empty: none of them is known).
+    fn settle(&mut self, ids: &[u32], host: &mut Box<Caller>) -> Vec<(u32, ExtFunctionResult)> {
+        let ready: Vec<u32> = ids
+            .iter()
+            .copied()
+            .filter(|id| matches!(self.0.get(id), Some(Call::Ended(_))))
+            .collect();
+        if !ready.is_empty() {
+            return ready
+                .into_iter()
+                .filter_map(|id| match self.0.remove(&id) {
+                    Some(Call::Ended(r)) => Some((id, r)),
+                    _ => None,
+                })
+                .collect();
+        }
+        let started: Vec<(u32, u32)> = ids
+            .iter()
+            .filter_map(|id| match self.0.get(id) {
+                Some(Call::Started(handle, _)) => Some((*id, *handle)),
+                _ => None,
+            })
+            .collect();
+        if started.is_empty() {
+            return Vec::new();
+        }
+        let handles: Vec<u32> = started.iter().map(|(_, h)| *h).collect();
+        let mut out = Vec::new();
+        for (handle, outcome) in host.wait(&handles) {
+            let Some(&(id, _)) = started.iter().find(|(_, h)| *h == handle) else {
+                continue;
+            };
+            if let Some(Call::Started(_, name)) = self.0.remove(&id) {
+                out.push((id, answered(&name, outcome)));
+            }
+        }
+        out
+    }
+
+    /// Waits for every call still started.
+    fn drain(&mut self, host: &mut Box<Caller>) {
+        loop {
+            let handles: Vec<u32> = self
+                .0
+                .values()
+                .filter_map(|c| match c {
+                    Call::Started(h, _) => Some(*h),
+                    Call::Ended(_) => None,
+                })
+                .collect();
+            if handles.is_empty() {
+                return;
+            }
+            let ended = host.wait(&handles);
+            if ended.is_empty() {
+                return;
+            }
+            self.0.retain(|_, c| match c {
+                Call::Started(h, _) => !ended.iter().any(|(e, _)| e == h),
+                Call::Ended(_) => true,
+            });
+        }
+    }
+}
+
+/// Runs the prelude and then the script, answering its suspensions.
+fn interpret(
+    code: &str,
+    host: &mut Box<Caller>,
+    calls: &mut Calls,
+    out: &mut PrintLines,
+) -> Result<String, Failure> {
     let limits = ResourceLimits::default().max_recursion_depth(MAX_RECURSION);
     let mut repl = MontyRepl::new(
         SCRIPT_FILE,
@@ -101,7 +196,6 @@ fn evaluate(code: &str, call: &mut Box<Caller>, out: &mut PrintLines) -> Result<
         instance_id: TOOLS_ID,
         attrs: DictPairs::default(),
     }));
-    let mut settled: HashMap<u32, ExtFunctionResult> = HashMap::new();
     let mut progress = repl.feed_start(
         code,
         vec![("tools".into(), tools)],
@@ -124,8 +218,13 @@ fn evaluate(code: &str, call: &mut Box<Caller>, out: &mut PrintLines) -> Result<
                 };
                 match tool {
                     Some(name) => {
-                        let answer = tool_call(call, &name, &c.args, &c.kwargs);
-                        settled.insert(c.call_id, answer);
+                        let call = match arguments(&c.args, &c.kwargs) {
+                            Ok(args) => Call::Started(host.start(&name, &args.to_string()), name),
+                            Err(message) => {
+                                Call::Ended(tool_error(&name, "invalid_arguments", &message, None))
+                            }
+                        };
+                        calls.0.insert(c.call_id, call);
                         c.resume_pending(PrintWriter::Callback(out))
                     }
                     // A name Monty would leave to the host (`eval`, say):
@@ -143,11 +242,7 @@ fn evaluate(code: &str, call: &mut Box<Caller>, out: &mut PrintLines) -> Result<
                 }
             }
             ReplProgress::ResolveFutures(f) => {
-                let results: Vec<(u32, ExtFunctionResult)> = f
-                    .pending_call_ids()
-                    .iter()
-                    .filter_map(|id| settled.remove(id).map(|r| (*id, r)))
-                    .collect();
+                let results = calls.settle(f.pending_call_ids(), host);
                 if results.is_empty() {
                     return Err(Failure::script(
                         "the script never finished: it awaits what nothing settles".into(),
@@ -187,21 +282,9 @@ fn evaluate(code: &str, call: &mut Box<Caller>, out: &mut PrintLines) -> Result<
 /// The name a tool method has when it is taken as a value.
 const TOOL_PREFIX: &str = "tools.";
 
-/// One call of a tool: its arguments as one JSON object (keywords, or one
-/// dict), the host's answer as the future's value or a `ToolError`.
-fn tool_call(
-    call: &mut Box<Caller>,
-    name: &str,
-    args: &[MontyObject],
-    kwargs: &[(MontyObject, MontyObject)],
-) -> ExtFunctionResult {
-    let arguments = match arguments(args, kwargs) {
-        Ok(a) => a,
-        Err(message) => {
-            return tool_error(name, "invalid_arguments", &message, None);
-        }
-    };
-    match call(name, &arguments.to_string()) {
+/// A call's outcome as its future's: the value, or a `ToolError`.
+fn answered(name: &str, outcome: Result<String, Failure>) -> ExtFunctionResult {
+    match outcome {
         Ok(value) => match serde_json::from_str::<serde_json::Value>(&value) {
             Ok(v) => ExtFunctionResult::Return(from_json(&v, 0)),
             Err(e) => tool_error(

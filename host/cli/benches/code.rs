@@ -10,6 +10,10 @@
 //! - **start-up**: an empty `run_code` call (`return 1`; in Python `1`),
 //!   p50, beside a native `read` of a small file.
 //!
+//! - **parallel calls**: 20 independent reads of a tool that runs in
+//!   worker processes, all started at once (`Promise.all`,
+//!   `asyncio.gather`) against one after another, as a ratio of wall time.
+//!
 //! Each in JavaScript and in Python (the toolbox's `language`).
 //! - **inner calls**: the host time one `read` made by a script adds
 //!   (a script making 100 reads against an empty one, per read) against the
@@ -476,6 +480,42 @@ async fn main() -> anyhow::Result<()> {
         "| one `read` made by a Python script: (script − empty) / {inner_n} | **{:.0} µs** |",
         us(with_reads_py.saturating_sub(empty_py) / inner_n)
     );
+    // Parallel calls: 20 reads of a worker tool at once, against a loop.
+    let workers = "[[component]]\nsource = \"builtin:read\"\nprefix = \"w_\"\n[component.policy]\n\
+                   decision = \"allow\"\nisolation = \"process\"\n[[component.policy.fs]]\n\
+                   host = \".\"\nguest = \"/workspace\"\nmode = \"ro\"\n";
+    println!(
+        "\n## Parallel calls: 20 reads of a tool in worker processes ({} scripts a row, p50)\n",
+        rounds / 4 + 1
+    );
+    println!("| | one after another | at once | ratio |");
+    println!("|---|---|---|---|");
+    for (language, sequential, parallel) in [
+        (
+            "javascript",
+            "for (let i = 0; i < 20; i++) await tools.w_read({path: `src/mod${i % 12}/file${i}.rs`});\nreturn 1;",
+            "await Promise.all(Array.from({length: 20}, (_, i) => tools.w_read({path: `src/mod${i % 12}/file${i}.rs`})));\nreturn 1;",
+        ),
+        (
+            "python",
+            "for i in range(20):\n    await tools.w_read(path=f'src/mod{i % 12}/file{i}.rs')\n1",
+            "import asyncio\nawait asyncio.gather(*[tools.w_read(path=f'src/mod{i % 12}/file{i}.rs') for i in range(20)])\n1",
+        ),
+    ] {
+        let h = host_in(ws.path(), "code", language, workers).await?;
+        let s = h.session().build();
+        timed(&s, "run_code", &json!({"code": sequential}), 3).await?;
+        timed(&s, "run_code", &json!({"code": parallel}), 3).await?;
+        let one_by_one =
+            timed(&s, "run_code", &json!({"code": sequential}), rounds / 4 + 1).await?;
+        let at_once = timed(&s, "run_code", &json!({"code": parallel}), rounds / 4 + 1).await?;
+        println!(
+            "| {language} | {:.0} µs | {:.0} µs | **{:.2}×** |",
+            us(one_by_one),
+            us(at_once),
+            us(at_once) / us(one_by_one).max(1e-9)
+        );
+    }
     println!(
         "\nA script's `read` over a native one: **{:.2}×** in host time; **{:.2}×** end to end (the script's own JSON work on the value included)",
         us(inner_host) / us(native_host).max(1e-9),

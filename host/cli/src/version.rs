@@ -33,7 +33,7 @@ mod tests {
         assert_eq!(first, env!("CARGO_PKG_VERSION"));
         for part in [
             "commit:",
-            "contract:  toolhost:tool@0.4.0, 0.3.0",
+            "contract:  toolhost:tool@0.5.0, 0.4.0, 0.3.0",
             "mcp:       2026-07-28",
             "wasmtime:  48.",
             "built-ins: precompiled for",

@@ -1391,7 +1391,7 @@ impl Pipeline {
             admitted.env_position,
             admitted.replay.as_ref().map(|(k, _)| k.clone()),
             Arc::new(Transaction::new(area.fresh("script"))),
-            tool.policy.limits.max_tool_calls,
+            &tool.policy.limits,
             admitted.reach.clone(),
             env,
         );
@@ -1482,20 +1482,68 @@ impl Pipeline {
         // script's own (one growing progress sequence for them all).
         let relay = env.sink.clone();
         let steps = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        // The script's calls, in the order it made them: they start in
+        // that order, up to `max_parallel` at once; a call that may write
+        // files runs alone (after the ones before it, before the ones
+        // after), so each sees exactly the writes made before it.
+        let bound = usize::try_from(script.max_parallel)
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let mut waiting: std::collections::VecDeque<(crate::script::Request, bool)> =
+            std::collections::VecDeque::new();
+        let mut running = futures_util::stream::FuturesUnordered::new();
+        let mut writing = false;
         loop {
-            tokio::select! {
-                biased;
-                out = &mut dispatch => return out,
-                Some(request) = calls.recv() => {
-                    let relay = relay.clone().map(|to| (to, steps.clone()));
+            while let Some((_, writes)) = waiting.front() {
+                let may_start = if *writes {
+                    running.is_empty()
+                } else {
+                    !writing && running.len() < bound
+                };
+                if !may_start {
+                    break;
+                }
+                let Some((request, writes)) = waiting.pop_front() else {
+                    break;
+                };
+                writing |= writes;
+                let relay = relay.clone().map(|to| (to, steps.clone()));
+                running.push(async move {
                     let reply = self
                         .script_call(script, request.name, request.arguments, signal, relay)
                         .await;
                     // The runner may be gone (its deadline): nobody to tell.
                     let _ = request.reply.send(reply);
+                    writes
+                });
+            }
+            tokio::select! {
+                biased;
+                out = &mut dispatch => return out,
+                Some(wrote) = futures_util::StreamExt::next(&mut running), if !running.is_empty() => {
+                    if wrote {
+                        writing = false;
+                    }
+                }
+                Some(request) = calls.recv() => {
+                    let writes = self.may_write(&request.name, script.parent.agent());
+                    waiting.push_back((request, writes));
                 }
             }
         }
+    }
+
+    /// Whether the tool `name` (as `agent` resolves it) may write files:
+    /// a read-write grant. A name that resolves to no tool writes nothing
+    /// (its call fails at lookup).
+    fn may_write(&self, name: &str, agent: Option<&str>) -> bool {
+        self.b.registry.resolve(name, agent).is_some_and(|t| {
+            t.policy
+                .sandbox
+                .fs
+                .iter()
+                .any(|g| g.mode == toolhost_policy::FsMode::ReadWrite)
+        })
     }
 
     /// One call of a script: a whole call of this pipeline, as a child of
@@ -1565,7 +1613,7 @@ impl Pipeline {
                     (CallOutcome::Failed(error.clone()), Err(error))
                 }
             };
-            script.ended(frozen, ended, us);
+            script.ended(index, frozen, ended, us);
             CallReply {
                 outcome,
                 waited: std::time::Duration::from_nanos(waited),

@@ -169,11 +169,17 @@ impl Checkpoint {
             .map_err(|e| format!("its staged changes cannot be read back: {e}"))?;
         let (calls, baselines, ask_effects) = {
             let st = script.lock();
-            (
-                st.made.clone(),
-                st.baselines.clone(),
-                st.ask_effects.clone(),
-            )
+            // The calls from the first on, up to the first that has not
+            // ended (one running beside the question): a retry answers
+            // exactly those from the checkpoint and runs the rest.
+            let calls: Vec<Recorded> = st
+                .made
+                .iter()
+                .zip(1u64..)
+                .take_while(|((index, _), expected)| *index == expected)
+                .map(|((_, r), _)| r.clone())
+                .collect();
+            (calls, st.baselines.clone(), st.ask_effects.clone())
         };
         let checkpoint = Checkpoint {
             format: CHECKPOINT_FORMAT.into(),
@@ -251,6 +257,8 @@ pub(crate) struct Script {
     pub(crate) transaction: Arc<Transaction>,
     /// The most calls it may make (its policy's `max_tool_calls`).
     pub(crate) max_calls: u64,
+    /// The most of its calls that run at once (`max_parallel_calls`).
+    pub(crate) max_parallel: u64,
     /// What the script's caller may call: its calls may call no more.
     pub(crate) reach: Option<Arc<dyn crate::listeners::Reach>>,
     /// The randomness and clock of the script's own code.
@@ -264,8 +272,9 @@ pub(crate) struct Script {
 struct State {
     /// Calls admitted so far.
     calls: u64,
-    /// Every call that ended, in order.
-    made: Vec<Recorded>,
+    /// Every call that ended, by its index (calls that run at once end in
+    /// any order; the script's order is the one they were made in).
+    made: std::collections::BTreeMap<u64, Recorded>,
     /// The call that stopped the script to wait for an answer (it runs
     /// again with the answer): its tool, code and time. Listed, never kept.
     pending: Option<(String, String, u64)>,
@@ -287,7 +296,7 @@ impl Script {
         env_position: u64,
         parent_key: Option<CallKey>,
         transaction: Arc<Transaction>,
-        max_calls: u64,
+        limits: &toolhost_policy::Limits,
         reach: Option<Arc<dyn crate::listeners::Reach>>,
         env: ScriptEnv,
     ) -> Script {
@@ -296,7 +305,8 @@ impl Script {
             env_position,
             parent_key,
             transaction,
-            max_calls,
+            max_calls: limits.max_tool_calls,
+            max_parallel: limits.max_parallel_calls,
             reach,
             env,
             replay: Vec::new(),
@@ -361,7 +371,7 @@ impl Script {
             Ended::Value(v) => CallOutcome::Value(v.to_string()),
             Ended::Failure(f) => CallOutcome::Failed(f.clone()),
         };
-        self.lock().made.push(rec.clone());
+        self.lock().made.insert(index, rec.clone());
         Some(Ok(outcome))
     }
 
@@ -369,7 +379,13 @@ impl Script {
     /// `failure`. A failure that is a question waiting for its answer
     /// (`approval_pending`) is listed, never kept for a checkpoint: the call
     /// runs again with the answer.
-    pub(crate) fn ended(&self, call: FrozenCall, outcome: Result<Value, ToolFailure>, us: u64) {
+    pub(crate) fn ended(
+        &self,
+        index: u64,
+        call: FrozenCall,
+        outcome: Result<Value, ToolFailure>,
+        us: u64,
+    ) {
         let mut st = self.lock();
         let outcome = match outcome {
             Ok(v) => Ended::Value(v),
@@ -379,12 +395,15 @@ impl Script {
             }
             Err(f) => Ended::Failure(f),
         };
-        st.made.push(Recorded {
-            tool: call.name().to_owned(),
-            args: Args::Of(call),
-            outcome,
-            us,
-        });
+        st.made.insert(
+            index,
+            Recorded {
+                tool: call.name().to_owned(),
+                args: Args::Of(call),
+                outcome,
+                us,
+            },
+        );
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -434,7 +453,7 @@ impl Script {
     /// The calls, for the result's `meta.extra.calls`.
     pub(crate) fn calls_meta(&self) -> Value {
         let st = self.lock();
-        let made = st.made.iter().map(|r| {
+        let made = st.made.values().map(|r| {
             let code = match &r.outcome {
                 Ended::Value(_) => None,
                 Ended::Failure(f) => Some(f.code.as_str()),
@@ -576,20 +595,27 @@ pub(crate) struct Request {
 }
 
 /// The runner's end of the channel to the pipeline: what its `tools`
-/// import calls.
+/// import calls. Unbounded: a call is taken in when it is made, so calls
+/// keep the order the script made them in (how many run at once is the
+/// pipeline's to bound).
 #[derive(Debug)]
-pub(crate) struct Requests(mpsc::Sender<Request>);
+pub(crate) struct Requests(mpsc::UnboundedSender<Request>);
 
 /// A channel between a runner and the pipeline that serves its calls.
-pub(crate) fn channel() -> (Requests, mpsc::Receiver<Request>) {
-    let (tx, rx) = mpsc::channel(1);
+pub(crate) fn channel() -> (Requests, mpsc::UnboundedReceiver<Request>) {
+    let (tx, rx) = mpsc::unbounded_channel();
     (Requests(tx), rx)
 }
 
 impl ToolCaller for Requests {
-    fn call(&self, name: String, arguments: String) -> CallFuture<'_> {
+    fn call(&self, name: String, arguments: String) -> CallFuture {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.0.send(Request {
+            name,
+            arguments,
+            reply,
+        });
         Box::pin(async move {
-            let (reply, answer) = oneshot::channel();
             let lost = || CallReply {
                 outcome: CallOutcome::Failed(ToolFailure::new(
                     FailureCode::HostError,
@@ -597,12 +623,7 @@ impl ToolCaller for Requests {
                 )),
                 waited: std::time::Duration::ZERO,
             };
-            let request = Request {
-                name,
-                arguments,
-                reply,
-            };
-            if self.0.send(request).await.is_err() {
+            if sent.is_err() {
                 return lost();
             }
             answer.await.unwrap_or_else(|_| lost())

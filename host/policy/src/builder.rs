@@ -358,6 +358,7 @@ fn raw_limits(l: &Limits) -> RawLimits {
         max_context_bytes: Some(unspanned(l.max_context_bytes)),
         max_context_per_second: Some(unspanned(l.max_context_per_second)),
         max_tool_calls: Some(unspanned(l.max_tool_calls)),
+        max_parallel_calls: Some(unspanned(l.max_parallel_calls)),
     }
 }
 

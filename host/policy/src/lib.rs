@@ -75,11 +75,11 @@ pub use error::{PolicyError, line_column};
 pub use types::{
     APPROX_BYTES_PER_TOKEN, ApproveMode, Callers, DEFAULT_FUEL, DEFAULT_HTTP_TIMEOUT_MS,
     DEFAULT_MAX_CONTEXT_BYTES, DEFAULT_MAX_CONTEXT_PER_SECOND, DEFAULT_MAX_FILES_CREATED,
-    DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_RESULT_TOKENS,
-    DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_VALUE_BYTES,
-    DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS, Decision, FsGrant, FsMode,
-    Isolation, Language, Limits, Mode, NetRule, Place, RenderMode, Sandbox, ToolDeclaration,
-    ToolPolicy, Walls,
+    DEFAULT_MAX_HTTP_RESPONSE_BYTES, DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS,
+    Decision, FsGrant, FsMode, Isolation, Language, Limits, Mode, NetRule, Place, RenderMode,
+    Sandbox, ToolDeclaration, ToolPolicy, Walls,
 };
 
 /// The only value of `version` accepted in policy files.

@@ -119,6 +119,7 @@ pub(crate) struct RawLimits {
     pub max_context_bytes: Option<Spanned<u64>>,
     pub max_context_per_second: Option<Spanned<u64>>,
     pub max_tool_calls: Option<Spanned<u64>>,
+    pub max_parallel_calls: Option<Spanned<u64>>,
 }
 
 /// One `[[fs]]` entry.
@@ -455,6 +456,7 @@ fn merge_limits(
         ("max_context_bytes", &raw.max_context_bytes),
         ("max_context_per_second", &raw.max_context_per_second),
         ("max_tool_calls", &raw.max_tool_calls),
+        ("max_parallel_calls", &raw.max_parallel_calls),
     ]
     .into_iter()
     .filter_map(|(name, value)| value.as_ref().map(|v| (name, v)))
@@ -484,6 +486,7 @@ fn merge_limits(
     out.max_context_per_second =
         take(raw.max_context_per_second).unwrap_or(out.max_context_per_second);
     out.max_tool_calls = take(raw.max_tool_calls).unwrap_or(out.max_tool_calls);
+    out.max_parallel_calls = take(raw.max_parallel_calls).unwrap_or(out.max_parallel_calls);
     Ok(())
 }
 

@@ -108,6 +108,15 @@ pub const DEFAULT_MAX_CONTEXT_PER_SECOND: u64 = 20;
 /// file of a mid-sized project once.
 pub const DEFAULT_MAX_TOOL_CALLS: u64 = 1_000;
 
+/// Default cap on the tool calls of one script that run at once: 4.
+///
+/// A script's independent calls (`Promise.all`, `asyncio.gather`) run
+/// together; each is a sandbox of its own (an instance, a worker), so this
+/// bounds what one script holds at a time. Four is what a component's
+/// worker pool keeps warm (more would start worker processes for every
+/// burst), and keeps two cores busy through calls that wait.
+pub const DEFAULT_MAX_PARALLEL_CALLS: u64 = 4;
+
 /// What the host does when the model calls a tool.
 ///
 /// The default is [`Decision::Deny`]: a tool runs only if a policy says so.
@@ -283,6 +292,14 @@ pub struct Limits {
         default = "default_tool_calls"
     )]
     pub max_tool_calls: u64,
+    /// Tool calls of one script that run at once, for a code runner (see
+    /// [`DEFAULT_MAX_PARALLEL_CALLS`]); serialized only when it is not the
+    /// default, as [`Limits::max_tool_calls`] is.
+    #[serde(
+        skip_serializing_if = "is_default_parallel_calls",
+        default = "default_parallel_calls"
+    )]
+    pub max_parallel_calls: u64,
 }
 
 impl Default for Limits {
@@ -303,8 +320,17 @@ impl Default for Limits {
             max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
             max_context_per_second: DEFAULT_MAX_CONTEXT_PER_SECOND,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
+            max_parallel_calls: DEFAULT_MAX_PARALLEL_CALLS,
         }
     }
+}
+
+fn is_default_parallel_calls(n: &u64) -> bool {
+    *n == DEFAULT_MAX_PARALLEL_CALLS
+}
+
+fn default_parallel_calls() -> u64 {
+    DEFAULT_MAX_PARALLEL_CALLS
 }
 
 fn is_default_tool_calls(n: &u64) -> bool {

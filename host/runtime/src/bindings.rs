@@ -53,6 +53,22 @@ pub(crate) mod v4 {
     pub(crate) use self::toolhost::tool::{context, tools, types};
 }
 
+/// `toolhost:tool@0.5.0`: the `tools` import gains `start` and `wait`, so
+/// a code runner's calls run at once (served in [`crate::sandbox`] through
+/// [`crate::calls`]).
+pub(crate) mod v5 {
+    wasmtime::component::bindgen!({
+        path: "wit/v0.5.0",
+        world: "code-runner",
+        imports: {
+            "toolhost:tool/tools.call": async | trappable,
+            "toolhost:tool/tools.wait": async | trappable,
+        },
+        exports: { default: async },
+    });
+    pub(crate) use self::toolhost::tool::{context, tools, types};
+}
+
 /// A tool descriptor as any contract version returned it.
 pub(crate) use toolhost_worker_wire::DeclaredTool as RawTool;
 
@@ -110,6 +126,7 @@ common_conversions!(v1);
 common_conversions!(v2);
 common_conversions!(v3);
 common_conversions!(v4);
+common_conversions!(v5);
 
 /// A version's content blocks as the contract's: the blocks every version
 /// has (text, image, resource link), then the arms of what that version
@@ -163,6 +180,7 @@ macro_rules! content_v3 {
 }
 content_v3!(v3);
 content_v3!(v4);
+content_v3!(v5);
 
 /// A version's descriptor as a [`RawTool`], with what that version adds.
 macro_rules! raw_tool {
@@ -205,6 +223,12 @@ impl From<v4::types::ToolDescriptor> for RawTool {
     }
 }
 
+impl From<v5::types::ToolDescriptor> for RawTool {
+    fn from(t: v5::types::ToolDescriptor) -> RawTool {
+        raw_tool!(t, title: t.title, urls: t.urls, host_renders: t.host_renders)
+    }
+}
+
 /// The contract version a component exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Version {
@@ -216,11 +240,19 @@ pub(crate) enum Version {
     V3,
     /// `toolhost:tool@0.4.0`.
     V4,
+    /// `toolhost:tool@0.5.0`.
+    V5,
 }
 
 impl Version {
     /// Every version this host runs, newest first.
-    pub(crate) const ALL: [Version; 4] = [Version::V4, Version::V3, Version::V2, Version::V1];
+    pub(crate) const ALL: [Version; 5] = [
+        Version::V5,
+        Version::V4,
+        Version::V3,
+        Version::V2,
+        Version::V1,
+    ];
 
     /// The version number, e.g. `0.2.0`.
     pub(crate) fn number(self) -> &'static str {
@@ -229,6 +261,7 @@ impl Version {
             Version::V2 => "0.2.0",
             Version::V3 => "0.3.0",
             Version::V4 => "0.4.0",
+            Version::V5 => "0.5.0",
         }
     }
 }
@@ -257,7 +290,9 @@ pub(crate) struct ProviderPre<T: 'static> {
 impl<T: 'static> ProviderPre<T> {
     /// Which contract version the component exports: the newest that fits.
     pub(crate) fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
-        let version = if v4::CodeRunnerPre::new(pre.clone()).is_ok() {
+        let version = if v5::CodeRunnerPre::new(pre.clone()).is_ok() {
+            Version::V5
+        } else if v4::CodeRunnerPre::new(pre.clone()).is_ok() {
             Version::V4
         } else if v3::ToolProviderPre::new(pre.clone()).is_ok() {
             Version::V3

@@ -1018,6 +1018,7 @@ impl LoadedComponent {
                     Version::V2 => dispatch!(v2),
                     Version::V3 => dispatch!(v3),
                     Version::V4 => dispatch!(v4),
+                    Version::V5 => dispatch!(v5),
                 })
             });
             let backstop = started + budget.deadline + BACKSTOP_GRACE;

@@ -10,7 +10,7 @@
 //! update dropped by the rate is not lost for good: the latest one is kept
 //! and reported when the call ends, so a client sees where the tool got to.
 
-use crate::bindings::{v3, v4};
+use crate::bindings::{v3, v4, v5};
 use std::sync::Arc;
 use toolhost_contract::clock::Clock;
 use toolhost_contract::{ContextEvent, ContextSink, LogLevel};
@@ -153,6 +153,7 @@ macro_rules! log_level {
 
 log_level!(v3);
 log_level!(v4);
+log_level!(v5);
 
 #[cfg(test)]
 mod tests {

@@ -28,7 +28,7 @@ const CONTRACT_TYPES: &str = "toolhost:tool/types@";
 /// The contract's `context` interface (0.3.0): progress, log, cancelled,
 /// bounded by the policy's limits; every policy grants it.
 const CONTRACT_CONTEXT: &str = "toolhost:tool/context@";
-/// The contract's `tools` interface (0.4.0): a code runner's calls of the
+/// The contract's `tools` interface (0.4.0 on): a code runner's calls of the
 /// host's tools; only a policy with `call_tools` grants it.
 const CONTRACT_TOOLS: &str = "toolhost:tool/tools@";
 

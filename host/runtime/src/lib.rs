@@ -16,7 +16,7 @@
 //! (fail closed). Every way a call can end maps to a stable
 //! [`toolhost_contract::FailureCode`].
 //!
-//! A code runner (contract 0.4.0's `code-runner` world, under a policy
+//! A code runner (contract 0.4.0 and 0.5.0's `code-runner` world, under a policy
 //! with `call_tools`) calls the host's tools through the [`ToolCaller`]
 //! its [`Invocation`] brings; the calls a script makes stage their writes
 //! in the script's [`toolhost_effects::Transaction`].

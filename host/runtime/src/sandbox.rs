@@ -8,8 +8,8 @@
 //! virtual one); randomness from the OS unless the call asks for seeded
 //! [`Entropy`].
 
-use crate::bindings::{v3, v4};
-use crate::calls::{Scope, Suspended, ToolCaller, failure};
+use crate::bindings::{v3, v4, v5};
+use crate::calls::{Scope, Started, Suspended, ToolCaller, failure, failure_v5};
 use crate::config::RuntimeConfig;
 use crate::context::CallContext;
 use crate::egress::EgressHooks;
@@ -60,6 +60,8 @@ pub(crate) struct HostState {
     told_to_stop: bool,
     /// Where a code runner's tool calls go (`None`: it may make none).
     tools: Option<Arc<dyn ToolCaller>>,
+    /// The calls a code runner started (contract 0.5.0).
+    started: Started,
     /// Nanoseconds the deadline moved on: time the call's tool calls spent
     /// waiting for a person (shared with the run's backstop).
     deadline_moved: Arc<AtomicU64>,
@@ -325,6 +327,7 @@ impl HostState {
             context: CallContext::new(limits, clock, sink),
             told_to_stop: false,
             tools: scope.tools,
+            started: Started::default(),
             deadline_moved: Arc::new(AtomicU64::new(0)),
             staging,
             wasi: b.build(),
@@ -355,7 +358,7 @@ impl HostState {
     }
 }
 
-/// The `context` import of one contract version (0.3.0 and 0.4.0 have the
+/// The `context` import of one contract version (0.3.0 on, all have the
 /// same interface, each with its own types): served by the store's data,
 /// as the world's linking asks.
 macro_rules! context_host {
@@ -382,6 +385,46 @@ macro_rules! context_host {
 
 context_host!(v3);
 context_host!(v4);
+context_host!(v5);
+
+/// The refusal a component gets that calls tools without a caller: linked
+/// only for a policy with `call_tools`, a component started without one
+/// gets a refusal, never a call.
+fn no_caller() -> ToolFailure {
+    ToolFailure::new(
+        FailureCode::Denied,
+        "this component may not call tools here: nothing was given to call them with",
+    )
+}
+
+impl HostState {
+    /// One call's reply as the runner gets it: its value or failure, or the
+    /// trap that carries a question out of the instance.
+    fn replied(
+        &mut self,
+        reply: crate::CallReply,
+    ) -> wasmtime::Result<Result<String, ToolFailure>> {
+        self.extend_deadline(reply.waited);
+        match reply.outcome {
+            CallOutcome::Value(v) => Ok(Ok(v)),
+            CallOutcome::Failed(f) => Ok(Err(f)),
+            CallOutcome::Suspend(f) => Err(wasmtime::Error::new(Suspended(f))),
+        }
+    }
+
+    /// `tools.call`.
+    async fn call_tool(
+        &mut self,
+        name: String,
+        arguments: String,
+    ) -> wasmtime::Result<Result<String, ToolFailure>> {
+        let Some(caller) = self.tools.clone() else {
+            return Ok(Err(no_caller()));
+        };
+        let reply = caller.call(name, arguments).await;
+        self.replied(reply)
+    }
+}
 
 impl v4::tools::Host for HostState {
     async fn call(
@@ -389,30 +432,82 @@ impl v4::tools::Host for HostState {
         name: String,
         arguments: String,
     ) -> wasmtime::Result<Result<String, v4::types::ToolFailure>> {
-        let Some(caller) = self.tools.clone() else {
-            // Linked only for a policy with `call_tools`; a component
-            // started without a caller gets a refusal, never a call.
-            return Ok(Err(failure(&ToolFailure::new(
-                FailureCode::Denied,
-                "this component may not call tools here: nothing was given to call them with",
-            ))));
-        };
-        let reply = caller.call(name, arguments).await;
-        self.extend_deadline(reply.waited);
-        match reply.outcome {
-            CallOutcome::Value(v) => Ok(Ok(v)),
-            CallOutcome::Failed(f) => Ok(Err(failure(&f))),
-            CallOutcome::Suspend(f) => Err(wasmtime::Error::new(Suspended(f))),
-        }
+        Ok(self
+            .call_tool(name, arguments)
+            .await?
+            .map_err(|f| failure(&f)))
     }
 }
 
-/// Links the `context` import (and the types it uses) of contracts 0.3.0
-/// and 0.4.0, and 0.4.0's `tools` (see [`crate::calls`]).
+impl v5::tools::Host for HostState {
+    async fn call(
+        &mut self,
+        name: String,
+        arguments: String,
+    ) -> wasmtime::Result<Result<String, v5::types::ToolFailure>> {
+        Ok(self
+            .call_tool(name, arguments)
+            .await?
+            .map_err(|f| failure_v5(&f)))
+    }
+
+    fn start(&mut self, name: String, arguments: String) -> u32 {
+        match self.tools.clone() {
+            Some(caller) => self.started.start(&caller, name, arguments),
+            None => {
+                let refused: Arc<dyn ToolCaller> = Arc::new(Refused);
+                self.started.start(&refused, name, arguments)
+            }
+        }
+    }
+
+    async fn wait(
+        &mut self,
+        handles: Vec<u32>,
+    ) -> wasmtime::Result<Vec<(u32, Result<String, v5::types::ToolFailure>)>> {
+        let ended = self.started.wait(&handles).await;
+        // Waits overlap: the deadline moves on by the longest.
+        let waited = ended
+            .iter()
+            .map(|(_, r)| r.waited)
+            .max()
+            .unwrap_or_default();
+        self.extend_deadline(waited);
+        let mut out = Vec::with_capacity(ended.len());
+        for (h, reply) in ended {
+            let reply = crate::CallReply {
+                waited: Duration::ZERO,
+                ..reply
+            };
+            out.push((h, self.replied(reply)?.map_err(|f| failure_v5(&f))));
+        }
+        Ok(out)
+    }
+}
+
+/// The caller of a component that may call no tools: every call refused.
+#[derive(Debug)]
+struct Refused;
+
+impl ToolCaller for Refused {
+    fn call(&self, _: String, _: String) -> crate::CallFuture {
+        Box::pin(async {
+            crate::CallReply {
+                outcome: CallOutcome::Failed(no_caller()),
+                waited: Duration::ZERO,
+            }
+        })
+    }
+}
+
+/// Links the `context` import (and the types it uses) of contracts 0.3.0,
+/// 0.4.0 and 0.5.0, and the `tools` of 0.4.0 and 0.5.0 (see
+/// [`crate::calls`]).
 pub(crate) fn add_to_linker(
     linker: &mut wasmtime::component::Linker<HostState>,
 ) -> wasmtime::Result<()> {
     use wasmtime::component::HasSelf;
     v3::ToolProvider::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)?;
-    v4::CodeRunner::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)
+    v4::CodeRunner::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)?;
+    v5::CodeRunner::add_to_linker::<HostState, HasSelf<HostState>>(linker, |s| s)
 }

@@ -316,14 +316,15 @@ impl Call<'_> {
         tokio::pin!(run);
         // After a tool call went out, the wait for its reply spins first
         // (the runner has nothing to do until it comes, and a script's
-        // calls come one after another).
+        // calls often come one after another); not while several are out
+        // (they run at once, on the cores a spin would take).
         let mut spin = std::time::Duration::ZERO;
         let execution = loop {
             tokio::select! {
                 ex = &mut run => break ex,
                 report = reports.recv() => {
                     if let Some(report) = report {
-                        if matches!(report, FromWorker::Call { .. }) {
+                        if matches!(report, FromWorker::Call { .. }) && self.relay.calls.len() <= 1 {
                             spin = IDLE_SPIN;
                         }
                         if channel.write(&report).await.is_err() {
@@ -461,6 +462,11 @@ impl<T> Waiting<T> {
         rx
     }
 
+    /// How many requests wait for their answers.
+    fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
     /// Hands request `id` its answer (one nobody waits for is dropped).
     fn answer(&self, id: u64, answer: T) {
         let waiting = self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
@@ -471,7 +477,7 @@ impl<T> Waiting<T> {
 }
 
 impl ToolCaller for Relay {
-    fn call(&self, name: String, arguments: String) -> CallFuture<'_> {
+    fn call(&self, name: String, arguments: String) -> CallFuture {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let rx = self.calls.insert(id);
         let sent = self.out.send(FromWorker::Call {

@@ -588,6 +588,39 @@ enum Ended {
 /// answer before it parks: a trivial call's whole round trip, with room.
 const ANSWER_SPIN: Duration = Duration::from_millis(1);
 
+/// The calls waiting for a worker's answer in this process right now.
+static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How long to spin for an answer: [`ANSWER_SPIN`] while this is the only
+/// call waiting for one, else not at all. A spin holds its thread (the
+/// wait is short, a park and a wake-up are not), which is a good trade for
+/// one call and a bad one for several: calls running at once (a script's
+/// `Promise.all`) would hold every thread of the runtime spinning while
+/// the work they wait for needs one.
+fn answer_spin() -> Duration {
+    if WAITING.load(std::sync::atomic::Ordering::Relaxed) <= 1 {
+        ANSWER_SPIN
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// Counts one call as waiting while it lives.
+struct Waiting;
+
+impl Waiting {
+    fn new() -> Waiting {
+        WAITING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Waiting
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// One worker process.
 struct Worker {
     child: tokio::process::Child,
@@ -650,14 +683,30 @@ impl Worker {
             .map_err(|e| Ended::Died(e.to_string()))?;
         // The first wait spins (a quick call's answer comes before a park
         // and a wake-up would); later ones, after a report, park at once.
-        let mut spin = ANSWER_SPIN;
+        let _waiting = Waiting::new();
+        let mut spin = answer_spin();
         let mut reported = 0usize;
         let may_report = reports_bound(policy);
+        // A code runner's calls run at once (it may start several before
+        // it waits): each a task, its reply written when it ends.
+        let mut calls = futures_util::stream::FuturesUnordered::<
+            std::pin::Pin<Box<dyn Future<Output = (u64, toolhost_runtime::CallReply)> + Send>>,
+        >::new();
         loop {
             let next = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(self.cancelled().await),
                 () = tokio::time::sleep_until(deadline.into()) => return Err(Ended::Deadline),
+                Some((id, reply)) = futures_util::StreamExt::next(&mut calls), if !calls.is_empty() => {
+                    deadline += reply.waited;
+                    self.channel
+                        .write(&ToWorker::Called { id, reply })
+                        .await
+                        .map_err(|e| Ended::Died(e.to_string()))?;
+                    // The script's next call, or its answer, comes soon.
+                    spin = answer_spin();
+                    continue;
+                }
                 m = self.channel.read::<FromWorker>(spin) => m,
             };
             spin = Duration::ZERO;
@@ -695,17 +744,9 @@ impl Worker {
                             "it called a tool, which this call may not".to_owned(),
                         ));
                     };
-                    let reply = tokio::select! {
-                        reply = tools.call(name, arguments) => reply,
-                        () = cancel.cancelled() => return Err(self.cancelled().await),
-                    };
-                    deadline += reply.waited;
-                    self.channel
-                        .write(&ToWorker::Called { id, reply })
-                        .await
-                        .map_err(|e| Ended::Died(e.to_string()))?;
-                    // The script's next call, or its answer, comes soon.
-                    spin = ANSWER_SPIN;
+                    // Taken in now, in the order the runner made them.
+                    let reply = tools.call(name, arguments);
+                    calls.push(Box::pin(async move { (id, reply.await) }));
                 }
                 answer if answer.answers() == Some(seq) => return Ok(answer),
                 other => {

@@ -116,6 +116,7 @@ in_both_languages!(
     independent_calls_run_at_once,
     a_call_that_may_write_runs_alone_between_the_calls_before_and_after_it,
     at_most_the_policys_parallel_calls_run_at_once,
+    calls_made_at_once_are_recorded_and_verified_in_the_order_they_were_made,
 );
 
 struct Fixture {
@@ -1480,4 +1481,41 @@ async fn at_most_the_policys_parallel_calls_run_at_once(lang: Lang) {
         inner_events(&log, "c1"),
         ["call 1", "result 1", "call 2", "result 2"]
     );
+}
+
+async fn calls_made_at_once_are_recorded_and_verified_in_the_order_they_were_made(lang: Lang) {
+    let f = fixture(&with_fixtures(lang, None)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("parallel.cassette.jsonl");
+    // The slow call first: it ends last, whatever the run.
+    let script = lang.pick(
+        "const [p, a, b] = await Promise.all([tools.test_tool_with_progress({}), \
+         tools.read({path: 'src/a.rs'}), tools.read({path: 'src/b.rs'})]);\n\
+         return [p.ok, a.totalLines, b.totalLines];",
+        "import asyncio\n\
+         p, a, b = await asyncio.gather(tools.test_tool_with_progress(), \
+         tools.read(path='src/a.rs'), tools.read(path='src/b.rs'))\n\
+         [p['ok'], a['totalLines'], b['totalLines']]",
+    );
+    let record = Replay::open(&cassette, Mode::Record, Layer::Cassette).unwrap();
+    let p = f
+        .host
+        .session()
+        .deterministic(7)
+        .cassette(record.clone())
+        .build();
+    let recorded = result(&run(&p, "c1", &script).await);
+    assert_eq!(recorded, json!([true, 3, 1]));
+    record.assert_no_divergence();
+    drop(p);
+    let verify = Replay::open(&cassette, Mode::Replay, Layer::Verify).unwrap();
+    let p = f.host.session().cassette(verify.clone()).build();
+    assert_eq!(result(&run(&p, "c1", &script).await), recorded);
+    verify.assert_no_divergence();
+    drop(p);
+    let replay = Replay::open(&cassette, Mode::Replay, Layer::Cassette).unwrap();
+    let p = f.host.session().cassette(replay.clone()).build();
+    assert_eq!(result(&run(&p, "c1", &script).await), recorded);
+    assert_eq!(p.dispatches(), 0);
+    replay.assert_no_divergence();
 }

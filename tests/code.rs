@@ -1139,29 +1139,8 @@ return {lines: a.totalLines, files: l.entries.length, r: Math.random(), t: Date.
 l = await tools.list(path="src")
 {"lines": a["totalLines"], "files": len(l["entries"])}"#,
     );
-    let record = Replay::open(&cassette, Mode::Record, Layer::Cassette).unwrap();
-    let p = f
-        .host
-        .session()
-        .deterministic(7)
-        .cassette(record.clone())
-        .build();
-    let recorded = result(&run(&p, "c1", script).await);
-    record.assert_no_divergence();
-    drop(p);
-    // Verify: the script and each of its calls run again, the same.
-    let verify = Replay::open(&cassette, Mode::Replay, Layer::Verify).unwrap();
-    let p = f.host.session().cassette(verify.clone()).build();
-    assert_eq!(result(&run(&p, "c1", script).await), recorded);
-    verify.assert_no_divergence();
-    drop(p);
-    // Played back whole: nothing runs, and its calls count as played.
-    let replay = Replay::open(&cassette, Mode::Replay, Layer::Cassette).unwrap();
-    let p = f.host.session().cassette(replay.clone()).build();
-    assert_eq!(result(&run(&p, "c1", script).await), recorded);
-    assert_eq!(p.dispatches(), 0);
-    replay.assert_no_divergence();
-    drop(p);
+    let recorded = recorded_verified_played(&f, &cassette, script).await;
+    assert_eq!(recorded["lines"], 3);
     // A file an inner call read changed: the divergence names that call.
     std::fs::write(f.ws.file("src/a.rs"), "changed\n").unwrap();
     let verify = Replay::open(&cassette, Mode::Replay, Layer::Verify).unwrap();
@@ -1497,25 +1476,33 @@ async fn calls_made_at_once_are_recorded_and_verified_in_the_order_they_were_mad
          tools.read(path='src/a.rs'), tools.read(path='src/b.rs'))\n\
          [p['ok'], a['totalLines'], b['totalLines']]",
     );
-    let record = Replay::open(&cassette, Mode::Record, Layer::Cassette).unwrap();
+    let recorded = recorded_verified_played(&f, &cassette, &script).await;
+    assert_eq!(recorded, json!([true, 3, 1]));
+}
+
+/// `script` recorded into `cassette` (deterministic), verified against it
+/// (the script and each call run again, the same), then played back whole
+/// (nothing runs); what it returned.
+async fn recorded_verified_played(f: &Fixture, cassette: &std::path::Path, script: &str) -> Value {
+    let record = Replay::open(cassette, Mode::Record, Layer::Cassette).unwrap();
     let p = f
         .host
         .session()
         .deterministic(7)
         .cassette(record.clone())
         .build();
-    let recorded = result(&run(&p, "c1", &script).await);
-    assert_eq!(recorded, json!([true, 3, 1]));
+    let recorded = result(&run(&p, "c1", script).await);
     record.assert_no_divergence();
     drop(p);
-    let verify = Replay::open(&cassette, Mode::Replay, Layer::Verify).unwrap();
+    let verify = Replay::open(cassette, Mode::Replay, Layer::Verify).unwrap();
     let p = f.host.session().cassette(verify.clone()).build();
-    assert_eq!(result(&run(&p, "c1", &script).await), recorded);
+    assert_eq!(result(&run(&p, "c1", script).await), recorded);
     verify.assert_no_divergence();
     drop(p);
-    let replay = Replay::open(&cassette, Mode::Replay, Layer::Cassette).unwrap();
+    let replay = Replay::open(cassette, Mode::Replay, Layer::Cassette).unwrap();
     let p = f.host.session().cassette(replay.clone()).build();
-    assert_eq!(result(&run(&p, "c1", &script).await), recorded);
-    assert_eq!(p.dispatches(), 0);
+    assert_eq!(result(&run(&p, "c1", script).await), recorded);
+    assert_eq!(p.dispatches(), 0, "played back whole: nothing runs");
     replay.assert_no_divergence();
+    recorded
 }

@@ -90,6 +90,32 @@ pub fn callable(specs: &[ToolSpec], handles: bool) -> Vec<ToolDescriptor> {
     out
 }
 
+/// The declarations of `tools` in order while they fit in `budget` bytes,
+/// each made by `declare` (its function, to follow `opening`, and its
+/// value's types): the functions, the types, and the tools that did not
+/// fit (every tool after the first that did not).
+fn fit<'a>(
+    tools: &'a [ToolDescriptor],
+    budget: usize,
+    opening: &str,
+    declare: impl Fn(&ToolDescriptor) -> (String, String),
+) -> (String, String, Vec<&'a str>) {
+    let mut functions = opening.to_owned();
+    let mut types = String::new();
+    let mut left_out: Vec<&str> = Vec::new();
+    for d in tools {
+        let (function, value_types) = declare(d);
+        let needed = functions.len() + function.len() + types.len() + value_types.len() + 2;
+        if left_out.is_empty() && needed <= budget {
+            functions.push_str(&function);
+            types.push_str(&value_types);
+        } else {
+            left_out.push(&d.name);
+        }
+    }
+    (functions, types, left_out)
+}
+
 /// Most bytes of the note naming the tools whose declarations did not fit.
 const MAX_LEFT_OUT_NOTE: usize = 2048;
 
@@ -106,19 +132,8 @@ pub fn declarations(tools: &[ToolDescriptor], budget: usize, language: Language)
 /// The TypeScript declarations of `tools`, at most `budget` bytes, then
 /// the note naming the tools that did not fit.
 fn typescript(tools: &[ToolDescriptor], budget: usize) -> String {
-    let mut namespace = String::from("declare namespace tools {\n");
-    let mut types = String::new();
-    let mut left_out: Vec<&str> = Vec::new();
-    for d in tools {
-        let (function, value_type) = declare(d);
-        let needed = namespace.len() + function.len() + types.len() + value_type.len() + 2;
-        if left_out.is_empty() && needed <= budget {
-            namespace.push_str(&function);
-            types.push_str(&value_type);
-        } else {
-            left_out.push(&d.name);
-        }
-    }
+    let (mut namespace, types, left_out) =
+        fit(tools, budget, "declare namespace tools {\n", declare);
     namespace.push_str("}\n");
     if !left_out.is_empty() {
         namespace.push_str(&left_out_note(&left_out, "//"));
@@ -232,37 +247,103 @@ fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
     s
 }
 
-/// A schema as a one-line TypeScript type.
-fn ts(schema: &Value, root: &Value, depth: usize) -> String {
+/// A language the declarations spell types in: what a schema walk
+/// ([`spell`]) leaves to it.
+trait Spell {
+    /// What any value is (`unknown`, `Any`).
+    const ANY: &'static str;
+    /// What no value is (`never`, `NoReturn`).
+    const NEVER: &'static str;
+    /// The literal type of these JSON values (a `const`, an `enum`).
+    fn literal(&mut self, values: &[Value]) -> String;
+    /// The union of `parts`.
+    fn union(&mut self, parts: Vec<String>) -> String;
+    /// What `allOf` of these schemas is.
+    fn all_of(&mut self, all: &[Value], root: &Value, name: &str, depth: usize) -> String;
+    /// A schema of JSON type `t` (its keywords in `obj`); `name` names
+    /// what a language must name to spell (Python's `TypedDict`s).
+    fn typed(
+        &mut self,
+        t: &str,
+        obj: &serde_json::Map<String, Value>,
+        root: &Value,
+        name: &str,
+        depth: usize,
+    ) -> String;
+}
+
+/// A schema as a type in the language of `lang`: references resolved,
+/// booleans, `const`, `enum`, the combinators and the JSON types, nesting
+/// bounded by [`MAX_DEPTH`].
+fn spell<S: Spell>(lang: &mut S, schema: &Value, root: &Value, name: &str, depth: usize) -> String {
     if depth > MAX_DEPTH {
-        return "unknown".into();
+        return S::ANY.into();
     }
     let schema = resolve(schema, root);
     let Some(obj) = schema.as_object() else {
         // `true` accepts anything; `false` nothing.
         return if schema == &Value::Bool(false) {
-            "never".into()
+            S::NEVER.into()
         } else {
-            "unknown".into()
+            S::ANY.into()
         };
     };
     if obj.contains_key("$ref") {
-        return "unknown".into();
+        return S::ANY.into();
     }
     if let Some(c) = obj.get("const") {
-        return literal(c);
+        return lang.literal(std::slice::from_ref(c));
     }
     if let Some(values) = obj.get("enum").and_then(Value::as_array) {
-        return union(values.iter().map(literal).collect());
+        return lang.literal(values);
     }
     for combinator in ["anyOf", "oneOf"] {
         if let Some(alts) = obj.get(combinator).and_then(Value::as_array) {
-            return union(alts.iter().map(|a| ts(a, root, depth + 1)).collect());
+            let parts = alts
+                .iter()
+                .enumerate()
+                .map(|(i, a)| spell(lang, a, root, &format!("{name}{}", i + 1), depth + 1))
+                .collect();
+            return lang.union(parts);
         }
     }
     if let Some(all) = obj.get("allOf").and_then(Value::as_array) {
+        return lang.all_of(all, root, name, depth);
+    }
+    match obj.get("type") {
+        Some(Value::String(t)) => lang.typed(t, obj, root, name, depth),
+        Some(Value::Array(types)) => {
+            let parts = types
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|t| lang.typed(t, obj, root, name, depth))
+                .collect();
+            lang.union(parts)
+        }
+        _ if obj.contains_key("properties") => lang.typed("object", obj, root, name, depth),
+        _ if obj.contains_key("items") => lang.typed("array", obj, root, name, depth),
+        _ => S::ANY.into(),
+    }
+}
+
+/// TypeScript: every type on one line, objects inline.
+struct TypeScript;
+
+impl Spell for TypeScript {
+    const ANY: &'static str = "unknown";
+    const NEVER: &'static str = "never";
+
+    fn literal(&mut self, values: &[Value]) -> String {
+        union(values.iter().map(literal).collect())
+    }
+
+    fn union(&mut self, parts: Vec<String>) -> String {
+        union(parts)
+    }
+
+    fn all_of(&mut self, all: &[Value], root: &Value, _: &str, depth: usize) -> String {
         let parts: Vec<String> = all.iter().map(|a| ts(a, root, depth + 1)).collect();
-        return match parts.len() {
+        match parts.len() {
             0 => "unknown".into(),
             1 => parts.into_iter().next().unwrap_or_default(),
             _ => parts
@@ -270,21 +351,24 @@ fn ts(schema: &Value, root: &Value, depth: usize) -> String {
                 .map(|p| paren(p))
                 .collect::<Vec<_>>()
                 .join(" & "),
-        };
+        }
     }
-    match obj.get("type") {
-        Some(Value::String(t)) => typed(t, obj, root, depth),
-        Some(Value::Array(types)) => union(
-            types
-                .iter()
-                .filter_map(Value::as_str)
-                .map(|t| typed(t, obj, root, depth))
-                .collect(),
-        ),
-        _ if obj.contains_key("properties") => typed("object", obj, root, depth),
-        _ if obj.contains_key("items") => typed("array", obj, root, depth),
-        _ => "unknown".into(),
+
+    fn typed(
+        &mut self,
+        t: &str,
+        obj: &serde_json::Map<String, Value>,
+        root: &Value,
+        _: &str,
+        depth: usize,
+    ) -> String {
+        typed(t, obj, root, depth)
     }
+}
+
+/// A schema as a one-line TypeScript type.
+fn ts(schema: &Value, root: &Value, depth: usize) -> String {
+    spell(&mut TypeScript, schema, root, "", depth)
 }
 
 fn typed(t: &str, obj: &serde_json::Map<String, Value>, root: &Value, depth: usize) -> String {

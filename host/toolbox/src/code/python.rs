@@ -25,24 +25,12 @@
 use serde_json::{Map, Value};
 use toolhost_contract::ToolDescriptor;
 
-use super::{MAX_DEPTH, comment, pascal, required_of, resolve};
+use super::{Spell, comment, pascal, required_of, resolve, spell};
 
 /// The stubs of `tools` (sorted by name, as advertised), at most `budget`
 /// bytes, then the note naming the tools that did not fit.
 pub(super) fn declarations(tools: &[ToolDescriptor], budget: usize) -> String {
-    let mut functions = String::from("class tools:\n");
-    let mut types = String::new();
-    let mut left_out: Vec<&str> = Vec::new();
-    for d in tools {
-        let (function, value_types) = declare(d);
-        let needed = functions.len() + function.len() + types.len() + value_types.len() + 2;
-        if left_out.is_empty() && needed <= budget {
-            functions.push_str(&function);
-            types.push_str(&value_types);
-        } else {
-            left_out.push(&d.name);
-        }
-    }
+    let (mut functions, types, left_out) = super::fit(tools, budget, "class tools:\n", declare);
     if functions.ends_with(":\n") {
         functions.push_str("    pass\n");
     }
@@ -153,55 +141,63 @@ impl Types {
     /// A schema as a Python type; an object with properties becomes a
     /// `TypedDict` named `name`.
     fn of(&mut self, schema: &Value, root: &Value, name: &str, depth: usize) -> String {
-        if depth > MAX_DEPTH {
-            return "Any".into();
-        }
-        let schema = resolve(schema, root);
-        let Some(obj) = schema.as_object() else {
-            return if schema == &Value::Bool(false) {
-                "NoReturn".into()
-            } else {
-                "Any".into()
-            };
+        spell(self, schema, root, name, depth)
+    }
+
+    /// An object: a `TypedDict` when it has properties (all spelled as
+    /// identifiers), else a `dict`.
+    fn object(
+        &mut self,
+        obj: &Map<String, Value>,
+        root: &Value,
+        name: &str,
+        depth: usize,
+    ) -> String {
+        let props = obj.get("properties").and_then(Value::as_object);
+        let extra = match obj.get("additionalProperties") {
+            Some(extra @ Value::Object(_)) => {
+                Some(self.of(extra, root, &format!("{name}Entry"), depth + 1))
+            }
+            _ => None,
         };
-        if obj.contains_key("$ref") {
-            return "Any".into();
+        let Some(props) = props.filter(|p| !p.is_empty()) else {
+            return format!("dict[str, {}]", extra.as_deref().unwrap_or("Any"));
+        };
+        if !props.keys().all(|k| identifier(k)) {
+            return "dict[str, Any]".into();
         }
-        if let Some(c) = obj.get("const") {
-            return literal(std::slice::from_ref(c));
-        }
-        if let Some(values) = obj.get("enum").and_then(Value::as_array) {
-            return literal(values);
-        }
-        for combinator in ["anyOf", "oneOf"] {
-            if let Some(alts) = obj.get(combinator).and_then(Value::as_array) {
-                let parts = alts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| self.of(a, root, &format!("{name}{}", i + 1), depth + 1))
-                    .collect();
-                return union(parts);
+        let required = required_of(obj.get("required"));
+        let mut fields = String::new();
+        for (key, p) in props {
+            let t = self.of(p, root, &format!("{name}{}", pascal(key)), depth + 1);
+            if required.contains(&key.as_str()) {
+                fields.push_str(&format!("    {key}: {t}\n"));
+            } else {
+                fields.push_str(&format!("    {key}: NotRequired[{t}]\n"));
             }
         }
-        if let Some(all) = obj.get("allOf").and_then(Value::as_array) {
-            // Python cannot intersect: one part is exact, more are `Any`.
-            return match all.as_slice() {
-                [one] => self.of(one, root, name, depth + 1),
-                _ => "Any".into(),
-            };
-        }
-        match obj.get("type") {
-            Some(Value::String(t)) => self.typed(t, obj, root, name, depth),
-            Some(Value::Array(ts)) => {
-                let parts = ts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(|t| self.typed(t, obj, root, name, depth))
-                    .collect();
-                union(parts)
-            }
-            _ if obj.contains_key("properties") => self.typed("object", obj, root, name, depth),
-            _ if obj.contains_key("items") => self.typed("array", obj, root, name, depth),
+        self.text
+            .push_str(&format!("class {name}(TypedDict):\n{fields}"));
+        name.to_owned()
+    }
+}
+
+impl Spell for Types {
+    const ANY: &'static str = "Any";
+    const NEVER: &'static str = "NoReturn";
+
+    fn literal(&mut self, values: &[Value]) -> String {
+        literal(values)
+    }
+
+    fn union(&mut self, parts: Vec<String>) -> String {
+        union(parts)
+    }
+
+    fn all_of(&mut self, all: &[Value], root: &Value, name: &str, depth: usize) -> String {
+        // Python cannot intersect: one part is exact, more are `Any`.
+        match all {
+            [one] => self.of(one, root, name, depth + 1),
             _ => "Any".into(),
         }
     }
@@ -241,43 +237,6 @@ impl Types {
             "object" => self.object(obj, root, name, depth),
             _ => "Any".into(),
         }
-    }
-
-    /// An object: a `TypedDict` when it has properties (all spelled as
-    /// identifiers), else a `dict`.
-    fn object(
-        &mut self,
-        obj: &Map<String, Value>,
-        root: &Value,
-        name: &str,
-        depth: usize,
-    ) -> String {
-        let props = obj.get("properties").and_then(Value::as_object);
-        let extra = match obj.get("additionalProperties") {
-            Some(extra @ Value::Object(_)) => {
-                Some(self.of(extra, root, &format!("{name}Entry"), depth + 1))
-            }
-            _ => None,
-        };
-        let Some(props) = props.filter(|p| !p.is_empty()) else {
-            return format!("dict[str, {}]", extra.as_deref().unwrap_or("Any"));
-        };
-        if !props.keys().all(|k| identifier(k)) {
-            return "dict[str, Any]".into();
-        }
-        let required = required_of(obj.get("required"));
-        let mut fields = String::new();
-        for (key, p) in props {
-            let t = self.of(p, root, &format!("{name}{}", pascal(key)), depth + 1);
-            if required.contains(&key.as_str()) {
-                fields.push_str(&format!("    {key}: {t}\n"));
-            } else {
-                fields.push_str(&format!("    {key}: NotRequired[{t}]\n"));
-            }
-        }
-        self.text
-            .push_str(&format!("class {name}(TypedDict):\n{fields}"));
-        name.to_owned()
     }
 }
 

@@ -1437,8 +1437,9 @@ impl Pipeline {
         }
     }
 
-    /// Dispatches a code runner, serving its script's calls (one at a
-    /// time: the runner waits for each) until it returns.
+    /// Dispatches a code runner, serving its script's calls (at once, up
+    /// to its policy's `max_parallel_calls`; one that may write alone)
+    /// until it returns.
     #[allow(clippy::too_many_arguments)]
     async fn dispatch_script(
         &self,

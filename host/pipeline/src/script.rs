@@ -24,8 +24,10 @@
 //!   the client of the call running the script, as its own ([`Relay`]).
 //!
 //! The runner sends a name and arguments and nothing else: the parent, the
-//! caller, the principal and every decision are the host's. Calls run one
-//! at a time, in the order the script makes them.
+//! caller, the principal and every decision are the host's. Calls are
+//! numbered in the order the script makes them and run at once, up to the
+//! runner policy's `max_parallel_calls`; a call that may write files runs
+//! alone, so each call sees exactly the writes made before it.
 //!
 //! **A script that waits for an answer it cannot wait for.** Under MCP
 //! 2026-07-28 a server asks the person by ending the request

@@ -1,7 +1,7 @@
 //! Code mode's assembly: the reserved `run_code` tool, whose description
 //! declares the typed API of every tool a script may call, in the
 //! language of the toolbox's runner: TypeScript for JavaScript (here),
-//! Python stubs for Python ([`python`]).
+//! Python stubs for Python (`code/python.rs`).
 //!
 //! The TypeScript declarations are generated from each tool's input and
 //! output schemas (as listed: the host's `baseline` argument and

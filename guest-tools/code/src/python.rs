@@ -36,13 +36,13 @@ use crate::outcome::{Caller, Console, Failure, Outcome, with_console};
 /// What the model reads first; the host appends the API.
 pub const DESCRIPTION: &str = "Runs Python that calls the tools declared below and returns one result. \
 The script is a module with top-level `await`; its last expression is the result (a JSON value). \
-`await tools.NAME(arg=...)` calls a tool and gives its value (the dict declared below, never text); \
+`await tools.NAME(arg=...)` gives a tool's value (the dict declared below, never text); \
 a failed call raises `ToolError`, its message starting `[code] tools.NAME:` (catch it to go on). \
 `print()` lines come back with the result. \
 Every call is checked, limited and approved exactly as if made directly; \
 file changes of the whole script are committed together when it ends, and none when it raises. \
-This Python is Monty: no imports but asyncio, json, re, math, datetime, itertools, functools, collections; \
-no class inheritance, no `yield`; no files, network or clock but the tools. \
+This is Monty, a Python subset: no class inheritance or `yield`, no files or clock but the tools, \
+imports only of asyncio, json, re, math, datetime, itertools, functools, collections. \
 Prefer one script over many calls: read, filter and summarize inside it, and end with only what you need.";
 
 /// The input schema: the script.

@@ -1038,6 +1038,17 @@ async def scenario_effects(opts: Opts) -> None:
     FACTS["asked"] = [a["message"] for a in answers.asked]
 
 
+@asynccontextmanager
+async def asking_reports(opts: Opts, on_log: Any) -> AsyncIterator[Any]:
+    """A session that asks for log messages at level info (the request's own logLevel from
+    2026-07-28 on, which the SDK's log_level sets; logging/setLevel before), to `on_log`."""
+    level = "info"
+    async with connect(opts, logging_callback=on_log, log_level=level) as s:
+        if not modern(s):
+            await s.set_logging_level(level)
+        yield s
+
+
 async def scenario_context(opts: Opts) -> None:
     """A contract 0.3.0 tool's progress and log messages reach the SDK's own callbacks (the
     conformance fixtures: test_tool_with_progress, test_tool_with_logging), and only when asked:
@@ -1054,12 +1065,8 @@ async def scenario_context(opts: Opts) -> None:
         value(await s.call_tool("test_tool_with_progress", {}), "progress, unasked")
     expect(logs == [], f"log messages nobody asked for: {logs}")
 
-    # Then asking: a level (the request's own logLevel from 2026-07-28 on, which the SDK's
-    # log_level sets; logging/setLevel before) and a progress callback.
-    level = "info"
-    async with connect(opts, logging_callback=on_log, log_level=level) as s:
-        if not modern(s):
-            await s.set_logging_level(level)
+    # Then asking: a level and a progress callback.
+    async with asking_reports(opts, on_log) as s:
         progress: list[dict[str, Any]] = []
 
         async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -1156,10 +1163,7 @@ async def scenario_code_context(opts: Opts) -> None:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append({"level": params.level, "logger": params.logger, "data": params.data})
 
-    level = "info"
-    async with connect(opts, logging_callback=on_log, log_level=level) as s:
-        if not modern(s):
-            await s.set_logging_level(level)
+    async with asking_reports(opts, on_log) as s:
         progress: list[dict[str, Any]] = []
 
         async def on_progress(done: float, total: float | None, message: str | None) -> None:

@@ -1,8 +1,8 @@
 //! The `tools` import of contracts 0.4.0 and 0.5.0: a code runner's calls
 //! of the host's tools, handed to the [`ToolCaller`] its call was started
 //! with (the pipeline, which runs each as a whole call of its own). From
-//! 0.5.0 a runner may start calls and wait for them ([`Started`]): each
-//! runs as a task of its own while the runner goes on.
+//! 0.5.0 a runner may start calls and wait for them ([`Started`]): they
+//! run where the caller runs them while the runner goes on.
 //!
 //! The runtime decides none of it: it passes a name and arguments out and
 //! a value or a failure back. What it does own is time: while a call waits
@@ -73,6 +73,18 @@ impl Started {
         self.running
             .push(Box::pin(async move { (handle, call.await) }));
         handle
+    }
+
+    /// A call that ended as it was started, with `failure` (it reached no
+    /// caller); its handle.
+    pub(crate) fn ended_at_once(&mut self, failure: ToolFailure) -> u32 {
+        self.next = self.next.wrapping_add(1);
+        let reply = CallReply {
+            outcome: crate::CallOutcome::Failed(failure),
+            waited: std::time::Duration::ZERO,
+        };
+        self.ended.insert(self.next, reply);
+        self.next
     }
 
     /// A started call's outcome that nobody waited for is refused: the

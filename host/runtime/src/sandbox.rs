@@ -397,21 +397,17 @@ fn no_caller() -> ToolFailure {
     )
 }
 
-impl HostState {
-    /// One call's reply as the runner gets it: its value or failure, or the
-    /// trap that carries a question out of the instance.
-    fn replied(
-        &mut self,
-        reply: crate::CallReply,
-    ) -> wasmtime::Result<Result<String, ToolFailure>> {
-        self.extend_deadline(reply.waited);
-        match reply.outcome {
-            CallOutcome::Value(v) => Ok(Ok(v)),
-            CallOutcome::Failed(f) => Ok(Err(f)),
-            CallOutcome::Suspend(f) => Err(wasmtime::Error::new(Suspended(f))),
-        }
+/// One call's outcome as the runner gets it: its value or failure, or the
+/// trap that carries a question out of the instance.
+fn outcome(outcome: CallOutcome) -> wasmtime::Result<Result<String, ToolFailure>> {
+    match outcome {
+        CallOutcome::Value(v) => Ok(Ok(v)),
+        CallOutcome::Failed(f) => Ok(Err(f)),
+        CallOutcome::Suspend(f) => Err(wasmtime::Error::new(Suspended(f))),
     }
+}
 
+impl HostState {
     /// `tools.call`.
     async fn call_tool(
         &mut self,
@@ -422,7 +418,8 @@ impl HostState {
             return Ok(Err(no_caller()));
         };
         let reply = caller.call(name, arguments).await;
-        self.replied(reply)
+        self.extend_deadline(reply.waited);
+        outcome(reply.outcome)
     }
 }
 
@@ -454,10 +451,7 @@ impl v5::tools::Host for HostState {
     fn start(&mut self, name: String, arguments: String) -> u32 {
         match self.tools.clone() {
             Some(caller) => self.started.start(&caller, name, arguments),
-            None => {
-                let refused: Arc<dyn ToolCaller> = Arc::new(Refused);
-                self.started.start(&refused, name, arguments)
-            }
+            None => self.started.ended_at_once(no_caller()),
         }
     }
 
@@ -475,28 +469,9 @@ impl v5::tools::Host for HostState {
         self.extend_deadline(waited);
         let mut out = Vec::with_capacity(ended.len());
         for (h, reply) in ended {
-            let reply = crate::CallReply {
-                waited: Duration::ZERO,
-                ..reply
-            };
-            out.push((h, self.replied(reply)?.map_err(|f| failure_v5(&f))));
+            out.push((h, outcome(reply.outcome)?.map_err(|f| failure_v5(&f))));
         }
         Ok(out)
-    }
-}
-
-/// The caller of a component that may call no tools: every call refused.
-#[derive(Debug)]
-struct Refused;
-
-impl ToolCaller for Refused {
-    fn call(&self, _: String, _: String) -> crate::CallFuture {
-        Box::pin(async {
-            crate::CallReply {
-                outcome: CallOutcome::Failed(no_caller()),
-                waited: Duration::ZERO,
-            }
-        })
     }
 }
 

@@ -588,7 +588,10 @@ enum Ended {
 /// answer before it parks: a trivial call's whole round trip, with room.
 const ANSWER_SPIN: Duration = Duration::from_millis(1);
 
-/// The calls waiting for a worker's answer in this process right now.
+/// The calls waiting for a worker's answer in this process right now (a
+/// code runner's call not counted: it waits mostly for the calls its
+/// script makes, which are counted, and would otherwise keep the one call
+/// a script makes at a time from ever spinning).
 static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// How long to spin for an answer: [`ANSWER_SPIN`] while this is the only
@@ -683,12 +686,12 @@ impl Worker {
             .map_err(|e| Ended::Died(e.to_string()))?;
         // The first wait spins (a quick call's answer comes before a park
         // and a wake-up would); later ones, after a report, park at once.
-        let _waiting = Waiting::new();
+        let _waiting = tools.is_none().then(Waiting::new);
         let mut spin = answer_spin();
         let mut reported = 0usize;
         let may_report = reports_bound(policy);
         // A code runner's calls run at once (it may start several before
-        // it waits): each a task, its reply written when it ends.
+        // it waits): each reply is written when its call ends.
         let mut calls = futures_util::stream::FuturesUnordered::<
             std::pin::Pin<Box<dyn Future<Output = (u64, toolhost_runtime::CallReply)> + Send>>,
         >::new();

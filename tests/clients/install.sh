@@ -90,7 +90,7 @@ require.resolve('@modelcontextprotocol/sdk/client/index.js');
 }
 say "installing $(grep -v '^\s*#' "$here/requirements.txt" | tr '\n' ' ')into $dest/venv ($("$python" --version 2>&1))"
 venv "$dest/venv" "$here/requirements.txt" \
-    'mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.client.client' &
+    'mcp, mcp.client.stdio, mcp.client.streamable_http, mcp.client.client, fastmcp, fastmcp_tasks, opentelemetry.sdk.trace, opentelemetry.proto.collector.trace.v1.trace_service_pb2' &
 sdk_pid=$!
 say "installing pydantic-ai, openai-agents and langchain-mcp-adapters ($(grep -c '==' "$here/requirements-frameworks.txt") pinned packages) into $dest/frameworks"
 venv "$dest/frameworks" "$here/requirements-frameworks.txt" \

@@ -57,6 +57,12 @@ enum Route {
         answer: Option<Answer>,
         asked: Option<ApprovalRequest>,
     },
+    /// A call that is (or becomes) an MCP task: ask through the task's
+    /// `input_required`, and wait for `tasks/update`.
+    Task {
+        slot: std::sync::Arc<crate::tasks::Slot>,
+        can_ask: bool,
+    },
 }
 
 /// The user's answer that came with a retried call, once its state verified.
@@ -86,18 +92,18 @@ impl std::fmt::Debug for Approvals {
 }
 
 /// Removes a call's route when the call is over.
-pub(crate) struct Routed<'a> {
-    approvals: &'a Approvals,
+pub(crate) struct Routed {
+    approvals: std::sync::Arc<Approvals>,
     call_id: String,
 }
 
-impl Drop for Routed<'_> {
+impl Drop for Routed {
     fn drop(&mut self) {
         self.approvals.lock().remove(&self.call_id);
     }
 }
 
-impl Routed<'_> {
+impl Routed {
     /// What the call asked, when it ended waiting for the user (2026-07-28).
     pub(crate) fn asked(&self) -> Option<ApprovalRequest> {
         match self.approvals.lock().get_mut(&self.call_id) {
@@ -122,11 +128,11 @@ impl Approvals {
 
     /// Asks for `call_id` through `elicitation/create` on `peer`.
     pub(crate) fn elicit(
-        &self,
+        self: &std::sync::Arc<Self>,
         call_id: &str,
         peer: Peer<RoleServer>,
         capabilities: Option<&ClientCapabilities>,
-    ) -> Routed<'_> {
+    ) -> Routed {
         self.route(
             call_id,
             Route::Elicit {
@@ -139,11 +145,11 @@ impl Approvals {
     /// Asks for `call_id` inline (2026-07-28), with the answer the request
     /// brought, if any.
     pub(crate) fn inline(
-        &self,
+        self: &std::sync::Arc<Self>,
         call_id: &str,
         capabilities: Option<&ClientCapabilities>,
         answer: Option<Answer>,
-    ) -> Routed<'_> {
+    ) -> Routed {
         self.route(
             call_id,
             Route::Inline {
@@ -154,10 +160,26 @@ impl Approvals {
         )
     }
 
-    fn route(&self, call_id: &str, route: Route) -> Routed<'_> {
+    /// Asks for `call_id` through the task it is or becomes.
+    pub(crate) fn in_task(
+        self: &std::sync::Arc<Self>,
+        call_id: &str,
+        capabilities: Option<&ClientCapabilities>,
+        slot: std::sync::Arc<crate::tasks::Slot>,
+    ) -> Routed {
+        self.route(
+            call_id,
+            Route::Task {
+                slot,
+                can_ask: can_ask(capabilities),
+            },
+        )
+    }
+
+    fn route(self: &std::sync::Arc<Self>, call_id: &str, route: Route) -> Routed {
         self.lock().insert(call_id.to_owned(), route);
         Routed {
-            approvals: self,
+            approvals: self.clone(),
             call_id: call_id.to_owned(),
         }
     }
@@ -203,6 +225,19 @@ fn params(request: &ApprovalRequest) -> Result<ElicitRequestParams, serde_json::
     }))
 }
 
+/// Why a client that cannot ask is denied.
+const CANNOT_ASK: &str =
+    "the client cannot ask its user (it did not declare the elicitation capability)";
+
+/// The form asking `request`, or the denial when it cannot be asked.
+fn form(request: &ApprovalRequest, can_ask: bool) -> Result<ElicitRequestParams, Approval> {
+    if !can_ask {
+        return Err(Approval::Denied(CANNOT_ASK.into()));
+    }
+    params(request)
+        .map_err(|e| Approval::Denied(format!("the approval request could not be built: {e}")))
+}
+
 /// An answer's verdict: accept (with `approve` not unchecked) approves.
 fn verdict(action: &ElicitationAction, content: Option<&Value>) -> Result<(), String> {
     match action {
@@ -222,11 +257,20 @@ fn verdict(action: &ElicitationAction, content: Option<&Value>) -> Result<(), St
 #[async_trait::async_trait]
 impl Approver for Approvals {
     async fn approve(&self, request: &ApprovalRequest) -> Approval {
+        let task = match self.lock().get(&request.call_id) {
+            Some(Route::Task { slot, can_ask }) => Some((slot.clone(), *can_ask)),
+            _ => None,
+        };
+        if let Some((slot, can_ask)) = task {
+            return self.through_task(&slot, can_ask, request).await;
+        }
         let (peer, can_ask) = {
             let mut routes = self.lock();
             match routes.get_mut(&request.call_id) {
                 None => return Approval::Denied("there is no client connection to ask".into()),
-                Some(Route::Elicit { peer, can_ask }) => (peer.clone(), *can_ask),
+                Some(Route::Elicit { peer, can_ask }) => (Some(peer.clone()), *can_ask),
+                // Asked below, without holding the routes.
+                Some(Route::Task { .. }) => (None, false),
                 Some(Route::Inline {
                     can_ask,
                     answer,
@@ -242,10 +286,9 @@ impl Approver for Approvals {
                                 .into(),
                         ),
                         Some(Answer::Declined(why) | Answer::Invalid(why)) => Approval::Denied(why),
-                        None | Some(Answer::Missing) if !*can_ask => Approval::Denied(
-                            "the client cannot ask its user (it did not declare the elicitation capability)"
-                                .into(),
-                        ),
+                        None | Some(Answer::Missing) if !*can_ask => {
+                            Approval::Denied(CANNOT_ASK.into())
+                        }
                         // Not asked yet, or the answer did not come:
                         // asked (again, with a new state).
                         None | Some(Answer::Missing) => {
@@ -256,17 +299,12 @@ impl Approver for Approvals {
                 }
             }
         };
-        if !can_ask {
-            return Approval::Denied(
-                "the client cannot ask its user (it did not declare the elicitation capability)"
-                    .into(),
-            );
-        }
-        let params = match params(request) {
+        let Some(peer) = peer.filter(|_| can_ask) else {
+            return Approval::Denied(CANNOT_ASK.into());
+        };
+        let params = match form(request, true) {
             Ok(p) => p,
-            Err(e) => {
-                return Approval::Denied(format!("the approval request could not be built: {e}"));
-            }
+            Err(denied) => return denied,
         };
         match peer
             .create_elicitation_with_timeout(params, Some(self.timeout))
@@ -281,6 +319,31 @@ impl Approver for Approvals {
                 timeout.as_secs()
             )),
             Err(e) => Approval::Denied(format!("asking the user failed: {e}")),
+        }
+    }
+}
+
+impl Approvals {
+    /// Asks `request` through the call's task and waits for the answer.
+    async fn through_task(
+        &self,
+        slot: &crate::tasks::Slot,
+        can_ask: bool,
+        request: &ApprovalRequest,
+    ) -> Approval {
+        let params = match form(request, can_ask) {
+            Ok(p) => p,
+            Err(denied) => return denied,
+        };
+        match slot.ask(params, message(request), self.timeout).await {
+            Ok(answer) => match serde_json::from_value::<rmcp::model::ElicitResult>(answer) {
+                Ok(r) => match verdict(&r.action, r.content.as_ref()) {
+                    Ok(()) => Approval::Approved,
+                    Err(why) => Approval::Denied(why),
+                },
+                Err(_) => Approval::Denied("the answer is not an elicitation result".into()),
+            },
+            Err(why) => Approval::Denied(why),
         }
     }
 }
@@ -687,7 +750,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_inline_route_asks_once_then_uses_the_answer() {
-        let approvals = Approvals::new(Duration::from_secs(1));
+        let approvals = std::sync::Arc::new(Approvals::new(Duration::from_secs(1)));
         let caps: ClientCapabilities =
             serde_json::from_value(json!({"elicitation": {"form": {}}})).expect("caps");
         {

@@ -177,6 +177,41 @@ async fn origin(mut request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
+/// Gives a `tasks/get`, `tasks/update` or `tasks/cancel` without an
+/// `Mcp-Name` header the one its body implies (the task id). The header
+/// lets a load balancer route a task's requests; this server needs no
+/// routing (any replica answers from the shared task store), and a client
+/// that leaves it out (FastMCP's tasks client, 4.1) is served instead of
+/// refused. A body that is not JSON goes on as it came, to be refused as
+/// such.
+async fn task_name(request: Request, next: Next, max_body: usize) -> Response {
+    let headers = request.headers();
+    let tasks = headers
+        .get("mcp-method")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|m| matches!(m, "tasks/get" | "tasks/update" | "tasks/cancel"));
+    if !tasks || headers.contains_key("mcp-name") {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+        return (
+            http::StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large",
+        )
+            .into_response();
+    };
+    let id = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v["params"]["taskId"].as_str().map(str::to_owned))
+        .filter(|id| id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+    if let Some(value) = id.and_then(|id| http::HeaderValue::from_str(&id).ok()) {
+        parts.headers.insert("mcp-name", value);
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
 /// Checks a request's OAuth access token (and, for a `tools/call` that
 /// names its tool in `Mcp-Name`, the tool's scope); the caller's identity
 /// goes into the request's extensions, for its [`Origin`].
@@ -255,9 +290,13 @@ pub async fn serve(
     };
     let service =
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+    let max_body = options.max_body_bytes;
     let mut app = Router::new()
         .route_service("/mcp", service)
-        .layer(middleware::from_fn(origin));
+        .layer(middleware::from_fn(origin))
+        .layer(middleware::from_fn(move |req, next| {
+            task_name(req, next, max_body)
+        }));
     if let Some(token) = options.token.clone() {
         let token = Arc::new(token.trim().to_owned());
         app = app.layer(middleware::from_fn(move |req, next| {

@@ -37,6 +37,7 @@ mod relay;
 pub mod reload;
 mod session;
 mod stdio;
+mod tasks;
 
 pub use notices::{Notices, Severity};
 

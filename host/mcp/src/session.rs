@@ -11,12 +11,13 @@ use crate::notices::{Notice, Notices, Severity};
 use crate::origin::Origin;
 use crate::placement::Placement;
 use crate::quota::QuotaWrapper;
+use crate::tasks::{Reports, Slot, Tasks};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, InputRequiredResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetTaskParams,
+    GetTaskResult, Implementation, InputRequiredResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Value, json};
@@ -31,6 +32,7 @@ use toolhost_pipeline::advertise::{self, Format};
 use toolhost_pipeline::baseline::{HandleKey, derive_key};
 use toolhost_pipeline::replay::Replay;
 use toolhost_pipeline::{Handoff, Pipeline, RepeatScopes, SessionLog};
+use toolhost_policy::TaskMode;
 use toolhost_toolbox::Host;
 
 /// Default time the person at the client has to answer an approval.
@@ -66,6 +68,10 @@ pub struct ServerOptions {
     /// recorded, so an approval opens once across all of them (`None`:
     /// once per process).
     pub used_states_dir: Option<std::path::PathBuf>,
+    /// A directory the replicas share, where MCP tasks are kept, so any of
+    /// them answers for a task another runs (`None`: this process's
+    /// memory).
+    pub tasks_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerOptions {
@@ -79,6 +85,7 @@ impl Default for ServerOptions {
             state_secret: None,
             quotas: toolhost_auth::QuotaLimits::default(),
             used_states_dir: None,
+            tasks_dir: None,
         }
     }
 }
@@ -106,6 +113,8 @@ struct Shared {
     quotas: Option<Arc<toolhost_auth::Quotas>>,
     /// Whether the first load of the toolbox finished (`/readyz`).
     ready: AtomicBool,
+    /// Calls that became MCP tasks.
+    tasks: Arc<Tasks>,
 }
 
 /// The MCP server: a host, the options, and the sessions' shared state.
@@ -150,6 +159,16 @@ impl Server {
                 ))
             })?,
         };
+        let clock = toolhost_contract::clock::SystemClock::shared();
+        let tasks = Tasks::new(options.tasks_dir.as_deref(), clock).map_err(|e| {
+            ServeError::Config(format!(
+                "the task store {}: {e}",
+                options
+                    .tasks_dir
+                    .as_deref()
+                    .map_or_else(String::new, |d| d.display().to_string())
+            ))
+        })?;
         let quotas = toolhost_auth::Quotas::new(options.quotas);
         let quotas = quotas.is_bounded().then(|| Arc::new(quotas));
         Ok(Server {
@@ -167,6 +186,7 @@ impl Server {
                 metrics: Metrics::default(),
                 quotas,
                 ready: AtomicBool::new(false),
+                tasks: Arc::new(tasks),
             }),
         })
     }
@@ -332,16 +352,16 @@ impl Session {
 }
 
 /// Counts a call as running until dropped.
-struct InFlight<'a>(&'a Shared);
+struct InFlight(Arc<Shared>);
 
-impl<'a> InFlight<'a> {
-    fn enter(shared: &'a Shared) -> InFlight<'a> {
+impl InFlight {
+    fn enter(shared: &Arc<Shared>) -> InFlight {
         shared.in_flight.fetch_add(1, Ordering::SeqCst);
-        InFlight(shared)
+        InFlight(shared.clone())
     }
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
@@ -433,6 +453,11 @@ impl Session {
             Some((sink, forward)) => (Some(sink), Some(forward)),
             None => (None, None),
         };
+        if let Some(mode) = self.task_mode(&request, &context) {
+            return self
+                .call_as_task(request, context, origin, revision, (sink, forward), mode)
+                .await;
+        }
         let forwarding = async {
             if let Some(f) = forward {
                 f.run().await;
@@ -455,6 +480,147 @@ impl Session {
                 origin.reply(result, revision).into()
             }
             Err(input) => CallToolResponse::InputRequired(input),
+        }
+    }
+
+    /// When `request` may become a task: the client declared the
+    /// extension on it, it is not the retry of an inline question, and its
+    /// tool's policy lets it (a tool that is not served fails at once).
+    fn task_mode(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<TaskMode> {
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if !declared || request.request_state.is_some() || request.input_responses.is_some() {
+            return None;
+        }
+        let mode = self
+            .pipeline
+            .registry()
+            .resolve(&request.name, None)?
+            .policy
+            .task;
+        (mode != TaskMode::Never).then_some(mode)
+    }
+
+    /// A call that becomes an MCP task if it runs past the toolbox's
+    /// threshold, asks its user, or its policy says always; else it is
+    /// answered as any call is. It runs on its own, with a cancellation of
+    /// its own: the request's until it is a task, then `tasks/cancel`'s.
+    async fn call_as_task(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        origin: Origin,
+        revision: Revision,
+        (sink, forward): (Option<Arc<dyn ContextSink>>, Option<crate::relay::Forward>),
+        mode: TaskMode,
+    ) -> CallToolResponse {
+        let settings = self.shared.host.task_settings();
+        let cancel = CancellationToken::new();
+        let slot = Slot::new(
+            self.shared.tasks.clone(),
+            &origin.principal,
+            &request.name,
+            settings,
+            cancel.clone(),
+        );
+        let mut call = tool_call(request, &context, &origin);
+        // A task outlives its request, whose id the client may use again.
+        call.call_id = format!("{}-{}", call.call_id, &slot.id()[..8]);
+        let routed = self.approver.in_task(
+            &call.call_id,
+            context.client_capabilities().as_ref(),
+            slot.clone(),
+        );
+        let reports: Arc<dyn ContextSink> = Arc::new(Reports {
+            slot: slot.clone(),
+            live: sink,
+        });
+        let mut handoff = origin.handoff(Some(reports));
+        // Its sandboxes end with the call, not with a response.
+        handoff.retire = None;
+        let name = call.name.clone();
+        let (tx, mut done) = tokio::sync::oneshot::channel();
+        let running = InFlight::enter(&self.shared);
+        {
+            let session = self.clone();
+            let cancel = cancel.clone();
+            let stateless = origin.connectionless;
+            tokio::spawn(async move {
+                let (_routed, _running) = (routed, running);
+                let result = session.run(call, cancel, stateless, handoff).await;
+                let _ = tx.send(result);
+            });
+        }
+        let after = match mode {
+            TaskMode::Always => Duration::ZERO,
+            _ => settings.after,
+        };
+        let forwarding = async {
+            if let Some(f) = forward {
+                f.run().await;
+            }
+        };
+        let mut forwarding = std::pin::pin!(forwarding);
+        let mut forwarded = false;
+        let threshold = tokio::time::sleep(after);
+        let mut threshold = std::pin::pin!(threshold);
+        let ended = loop {
+            tokio::select! {
+                biased;
+                r = &mut done => break r.ok(),
+                () = &mut forwarding, if !forwarded => forwarded = true,
+                () = context.ct.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                () = &mut threshold, if !cancel.is_cancelled() => match done.try_recv() {
+                    Ok(r) => break Some(r),
+                    Err(_) => break None,
+                },
+                () = slot.wanted(), if !cancel.is_cancelled() => break None,
+            }
+        };
+        let ended = match ended {
+            Some(result) => Some(result),
+            None => match slot.materialize() {
+                Ok(task) => {
+                    let created = task.created();
+                    let session = self.clone();
+                    tokio::spawn(async move {
+                        task.watch(async move {
+                            let result = done.await.ok()?;
+                            session.count(&name, &result);
+                            Some(revision.call_result(result))
+                        })
+                        .await;
+                    });
+                    return CallToolResponse::Task(created);
+                }
+                Err(e) => {
+                    tracing::error!("the call could not become a task, so it is waited for: {e}");
+                    done.await.ok()
+                }
+            },
+        };
+        if !forwarded {
+            forwarding.await;
+        }
+        match ended {
+            Some(result) => {
+                self.count(&name, &result);
+                origin.reply(result, revision).into()
+            }
+            None => origin
+                .reply(
+                    ToolResult::failure(
+                        FailureCode::HostError,
+                        "the call stopped without a result",
+                    ),
+                    revision,
+                )
+                .into(),
         }
     }
 
@@ -549,6 +715,7 @@ impl ServerHandler for Session {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_logging()
+            .enable_tasks()
             .build();
         ServerConfig::new(caps)
             .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -724,6 +891,42 @@ impl ServerHandler for Session {
         }
         let _running = InFlight::enter(&self.shared);
         Ok(self.call(request, context).await)
+    }
+
+    /// SEP-2663 `tasks/get`: a task of this caller's, from any replica
+    /// that shares the task store.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let principal = Origin::of(&context).principal;
+        let task = self.shared.tasks.get(&request.task_id, &principal)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    /// SEP-2663 `tasks/update`: answers to what a task of this caller's
+    /// asks now.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let principal = Origin::of(&context).principal;
+        self.shared
+            .tasks
+            .update(&request.task_id, &principal, &request.input_responses)
+    }
+
+    /// SEP-2663 `tasks/cancel`: stops a task of this caller's; what it
+    /// staged is dropped.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let principal = Origin::of(&context).principal;
+        self.shared.tasks.cancel(&request.task_id, &principal)
     }
 
     async fn list_resources(

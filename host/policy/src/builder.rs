@@ -9,7 +9,7 @@ use toml::Spanned;
 use crate::Policy;
 use crate::error::{Ctx, PolicyError};
 use crate::raw::{self, RawEnv, RawFsGrant, RawLimits, RawNetwork, RawPolicy, RawTool};
-use crate::types::{ApproveMode, Callers, Decision, FsMode, Limits, RenderMode};
+use crate::types::{ApproveMode, Callers, Decision, FsMode, Limits, RenderMode, TaskMode};
 
 /// The origin named in errors of builder-made policies.
 const BUILDER_ORIGIN: &str = "<builder>";
@@ -51,6 +51,7 @@ pub struct PolicyBuilder {
     decision: Option<Decision>,
     render: Option<RenderMode>,
     approve: Option<ApproveMode>,
+    task: Option<TaskMode>,
     callers: Option<Callers>,
     call_tools: bool,
     limits: Limits,
@@ -89,6 +90,12 @@ impl PolicyBuilder {
     /// Sets what `ask` approves (default: [`ApproveMode::Arguments`]).
     pub fn approve(mut self, mode: ApproveMode) -> Self {
         self.approve = Some(mode);
+        self
+    }
+
+    /// Sets when a call becomes an MCP task (default: [`TaskMode::Auto`]).
+    pub fn task(mut self, mode: TaskMode) -> Self {
+        self.task = Some(mode);
         self
     }
 
@@ -190,6 +197,7 @@ impl PolicyBuilder {
             decision: self.decision.map(unspanned),
             render: self.render.map(unspanned),
             approve: self.approve.map(unspanned),
+            task: self.task.map(unspanned),
             callers: self.callers.map(unspanned),
             call_tools: Some(unspanned(self.call_tools)),
             limits: Some(raw_limits(&self.limits)),

@@ -79,7 +79,7 @@ pub use types::{
     DEFAULT_MAX_RESULT_TOKENS, DEFAULT_MAX_STDOUT_BYTES, DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_MAX_VALUE_BYTES, DEFAULT_MAX_WRITE_BYTES, DEFAULT_MEMORY_BYTES, DEFAULT_TIMEOUT_MS,
     Decision, FsGrant, FsMode, Isolation, Language, Limits, Mode, NetRule, Place, RenderMode,
-    Sandbox, ToolDeclaration, ToolPolicy, Walls,
+    Sandbox, TaskMode, ToolDeclaration, ToolPolicy, Walls,
 };
 
 /// The only value of `version` accepted in policy files.
@@ -577,7 +577,7 @@ fs = []
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy]\ndecision = \"allow\"\nfuel = 5\n",
-                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `callers`, `call_tools`, `limits`, `fs`, `env`, `network`, `descriptors`, `isolation`, `walls`, `tools`",
+                "outer.toml:5:1: unknown field `fuel`, expected one of `version`, `decision`, `render`, `approve`, `task`, `callers`, `call_tools`, `limits`, `fs`, `env`, `network`, `descriptors`, `isolation`, `walls`, `tools`",
             ),
             (
                 "[outer]\nname = \"x\"\n[outer.policy.limits]\nfuel = 0\n",

@@ -11,7 +11,7 @@ use toml::Spanned;
 use crate::error::{Ctx, PolicyError};
 use crate::types::{
     ApproveMode, Callers, Decision, FsGrant, FsMode, Isolation, Limits, NetRule, Place, RenderMode,
-    ToolDeclaration, ToolPolicy, Walls,
+    TaskMode, ToolDeclaration, ToolPolicy, Walls,
 };
 use toolhost_contract::{DescriptorLimits, PathAccess, PathParam};
 
@@ -36,6 +36,7 @@ pub(crate) struct RawPolicy {
     pub decision: Option<Spanned<Decision>>,
     pub render: Option<Spanned<RenderMode>>,
     pub approve: Option<Spanned<ApproveMode>>,
+    pub task: Option<Spanned<TaskMode>>,
     pub callers: Option<Spanned<Callers>>,
     pub call_tools: Option<Spanned<bool>>,
     pub limits: Option<RawLimits>,
@@ -70,6 +71,7 @@ pub(crate) struct RawTool {
     pub decision: Option<Spanned<Decision>>,
     pub render: Option<Spanned<RenderMode>>,
     pub approve: Option<Spanned<ApproveMode>>,
+    pub task: Option<Spanned<TaskMode>>,
     pub callers: Option<Spanned<Callers>>,
     pub limits: Option<RawLimits>,
     pub fs: Option<Vec<RawFsGrant>>,
@@ -155,6 +157,7 @@ struct Section {
     decision: Option<Spanned<Decision>>,
     render: Option<Spanned<RenderMode>>,
     approve: Option<Spanned<ApproveMode>>,
+    task: Option<Spanned<TaskMode>>,
     callers: Option<Spanned<Callers>>,
     limits: Option<RawLimits>,
     fs: Option<Vec<RawFsGrant>>,
@@ -240,6 +243,7 @@ pub(crate) fn resolve(
         decision: raw.decision,
         render: raw.render,
         approve: raw.approve,
+        task: raw.task,
         callers: raw.callers,
         limits: raw.limits,
         fs: raw.fs,
@@ -262,6 +266,7 @@ pub(crate) fn resolve(
             decision: tool.decision,
             render: tool.render,
             approve: tool.approve,
+            task: tool.task,
             callers: tool.callers,
             limits: tool.limits,
             fs: tool.fs,
@@ -410,6 +415,9 @@ fn resolve_section(
     }
     if let Some(approve) = section.approve {
         out.approve = approve.into_inner();
+    }
+    if let Some(task) = section.task {
+        out.task = task.into_inner();
     }
     if let Some(callers) = section.callers {
         out.callers = callers.into_inner();

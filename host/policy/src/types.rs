@@ -596,6 +596,29 @@ pub enum ApproveMode {
     Effects,
 }
 
+/// When a call of the tool becomes an MCP task (the `task` key), for a
+/// client that declared the tasks extension: the client then polls for
+/// the result instead of holding its request open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskMode {
+    /// `"auto"`: when it runs longer than the toolbox's `[tasks] after_ms`,
+    /// or stops to ask its user.
+    #[default]
+    Auto,
+    /// `"always"`: at once (a script, whose length nobody knows ahead).
+    Always,
+    /// `"never"`: the request stays open until the call ends, as for a
+    /// client without the extension.
+    Never,
+}
+
+impl TaskMode {
+    fn is_auto(&self) -> bool {
+        *self == TaskMode::Auto
+    }
+}
+
 /// Where a component's calls run (the component-level key `isolation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -642,6 +665,11 @@ pub struct ToolPolicy {
     pub render: RenderMode,
     /// What `ask` approves: the arguments, or the staged effects.
     pub approve: ApproveMode,
+    /// When a call becomes an MCP task. (Serialized only when not
+    /// [`TaskMode::Auto`], so a policy's digest stays what it was before
+    /// the key existed.)
+    #[serde(skip_serializing_if = "TaskMode::is_auto", default)]
+    pub task: TaskMode,
     /// Who may call it: the model, scripts, or both. (Serialized only when
     /// not both, as [`Limits::max_tool_calls`] is.)
     #[serde(skip_serializing_if = "Callers::is_both", default)]

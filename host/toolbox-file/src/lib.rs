@@ -128,5 +128,5 @@ pub use toolhost_policy::{Language, Mode};
 pub use types::{
     Advertise, ComponentEntry, DEFAULT_DEFER_OVER, DEFAULT_FILE_NAME, JournalSettings,
     MAX_PREFIX_LEN, PolicySource, RegistrySettings, Requirement, Signer, Source, TOOLBOX_VERSION,
-    Toolbox, ToolboxError, TrustRule,
+    TaskSettings, Toolbox, ToolboxError, TrustRule,
 };

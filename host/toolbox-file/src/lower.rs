@@ -8,12 +8,14 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toolhost_policy::{Language, Policy, PolicyError, line_column};
 
-use crate::raw::{RawComponent, RawPolicySource, RawRegistry, RawToolbox, RawTrust, VersionProbe};
+use crate::raw::{
+    RawComponent, RawPolicySource, RawRegistry, RawTasks, RawToolbox, RawTrust, VersionProbe,
+};
 use crate::remote::{Digest, OCI_SCHEME, OciRef};
 use crate::types::{
     BUILTIN_SCHEME, ComponentEntry, DEFAULT_DEFER_OVER, JournalSettings, MAX_PREFIX_LEN,
-    PolicySource, RegistrySettings, Requirement, Signer, Source, TOOLBOX_VERSION, Toolbox,
-    ToolboxError, TrustRule,
+    PolicySource, RegistrySettings, Requirement, Signer, Source, TOOLBOX_VERSION, TaskSettings,
+    Toolbox, ToolboxError, TrustRule,
 };
 
 /// What starts a `source` fetched over HTTPS (pinned by its `digest`).
@@ -101,6 +103,10 @@ impl Toolbox {
                     .map(|d| std::time::Duration::from_secs(d.saturating_mul(86_400))),
                 sync: j.sync,
             });
+        let tasks = match raw.tasks {
+            Some(t) => file.tasks(t)?,
+            None => TaskSettings::default(),
+        };
         Ok(Toolbox {
             origin: origin.to_owned(),
             base_dir: base_dir.to_owned(),
@@ -109,6 +115,7 @@ impl Toolbox {
             registries,
             trust,
             journal,
+            tasks,
             mode: raw.mode.unwrap_or_default(),
             language,
             defer_over: raw.defer_over.unwrap_or(DEFAULT_DEFER_OVER),
@@ -296,6 +303,48 @@ impl File<'_> {
             format!("unknown built-in tool `{name}`{known}")
         };
         Err(self.at(source.span(), message))
+    }
+
+    /// The `[tasks]` table: each key in its range, else an error at it.
+    fn tasks(&self, raw: RawTasks) -> Result<TaskSettings, ToolboxError> {
+        let mut out = TaskSettings::default();
+        let check = |v: &Spanned<u64>, range: std::ops::RangeInclusive<u64>, what: &str| {
+            if range.contains(v.get_ref()) {
+                Ok(v.clone().into_inner())
+            } else {
+                Err(self.at(
+                    v.span(),
+                    format!("{what}: {} to {}", range.start(), range.end()),
+                ))
+            }
+        };
+        // An hour is past what a client holds a request open for.
+        if let Some(v) = &raw.after_ms {
+            let ms = check(
+                v,
+                0..=3_600_000,
+                "`after_ms` is the milliseconds a call runs before it becomes a task",
+            )?;
+            out.after = std::time::Duration::from_millis(ms);
+        }
+        // A result nobody can fetch is lost; a month is past any client.
+        if let Some(v) = &raw.keep_secs {
+            let secs = check(
+                v,
+                1..=30 * 86_400,
+                "`keep_secs` is the seconds a task's result is kept",
+            )?;
+            out.keep = std::time::Duration::from_secs(secs);
+        }
+        if let Some(v) = &raw.max_result_kib {
+            let kib = check(
+                v,
+                1..=1 << 20,
+                "`max_result_kib` bounds a task's result, in KiB",
+            )?;
+            out.max_result_bytes = kib << 10;
+        }
+        Ok(out)
     }
 
     /// One `[registries."HOST:PORT"]` table.

@@ -31,6 +31,7 @@ pub(crate) struct RawToolbox {
     pub(crate) registries: Option<BTreeMap<Spanned<String>, Spanned<RawRegistry>>>,
     pub(crate) trust: Option<Vec<Spanned<RawTrust>>>,
     pub(crate) journal: Option<RawJournal>,
+    pub(crate) tasks: Option<RawTasks>,
     pub(crate) mode: Option<Mode>,
     pub(crate) language: Option<Language>,
     pub(crate) defer_over: Option<usize>,
@@ -43,6 +44,15 @@ pub(crate) struct RawJournal {
     pub(crate) max_mib: Option<u64>,
     pub(crate) max_days: Option<u64>,
     pub(crate) sync: Option<bool>,
+}
+
+/// `[tasks]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTasks {
+    pub(crate) after_ms: Option<Spanned<u64>>,
+    pub(crate) keep_secs: Option<Spanned<u64>>,
+    pub(crate) max_result_kib: Option<Spanned<u64>>,
 }
 
 /// `[registries."HOST:PORT"]`.

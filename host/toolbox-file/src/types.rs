@@ -47,6 +47,8 @@ pub struct Toolbox {
     pub trust: Vec<TrustRule>,
     /// How the journal of committed file changes is kept.
     pub journal: JournalSettings,
+    /// When a call becomes an MCP task, and how long its result is kept.
+    pub tasks: TaskSettings,
     /// How the tools are offered to the model: each with its schema,
     /// through code mode's `run_code`, or both.
     pub mode: Mode,
@@ -88,6 +90,31 @@ pub struct JournalSettings {
     pub sync: Option<bool>,
 }
 
+/// `[tasks]`: when a call becomes an MCP task for a client that declared
+/// the tasks extension, and what becomes of its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// A call still running after this long becomes a task (`after_ms`).
+    pub after: std::time::Duration,
+    /// How long a task's result is kept once it is ready (`keep_secs`).
+    pub keep: std::time::Duration,
+    /// The most bytes of a task's result (`max_result_kib`); a larger
+    /// one is kept as an error result saying so.
+    pub max_result_bytes: u64,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            // Under what a person waits for without wondering, and past
+            // what most reads and edits take.
+            after: std::time::Duration::from_secs(2),
+            keep: std::time::Duration::from_secs(3600),
+            max_result_bytes: 1 << 20,
+        }
+    }
+}
+
 impl Toolbox {
     /// A toolbox of `components` alone (no file, no registries, no trust
     /// rules): the embedded default, a component named on the command line.
@@ -100,6 +127,7 @@ impl Toolbox {
             registries: BTreeMap::new(),
             trust: Vec::new(),
             journal: JournalSettings::default(),
+            tasks: TaskSettings::default(),
             mode: Mode::default(),
             language: Language::default(),
             defer_over: DEFAULT_DEFER_OVER,

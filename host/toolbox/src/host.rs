@@ -151,6 +151,8 @@ pub struct Host {
     recovery: Recovery,
     /// `HostConfig::journal_sync`, the default under a toolbox.
     journal_sync: bool,
+    /// The served toolbox's `[tasks]`.
+    tasks: Mutex<toolhost_toolbox_file::TaskSettings>,
     /// `HostConfig::warm_workers`.
     warm_workers: bool,
     /// `HostConfig::search_model`.
@@ -242,6 +244,7 @@ impl Host {
             journal: Arc::new(journal),
             recovery,
             journal_sync: config.journal_sync,
+            tasks: Mutex::default(),
             warm_workers: config.warm_workers,
             search_model: config.search_model,
             model_started: Default::default(),
@@ -252,7 +255,8 @@ impl Host {
         })
     }
 
-    /// The toolbox's `[journal]` settings over the host's defaults.
+    /// The toolbox's `[journal]` settings over the host's defaults, and its
+    /// `[tasks]`.
     fn apply_journal(&self, toolbox: &Toolbox) {
         let j = &toolbox.journal;
         self.journal.set_limits(
@@ -262,6 +266,13 @@ impl Host {
                 .unwrap_or(toolhost_effects::DEFAULT_MAX_JOURNAL_AGE),
         );
         self.journal.set_sync(j.sync.unwrap_or(self.journal_sync));
+        *self.tasks.lock().unwrap_or_else(|e| e.into_inner()) = toolbox.tasks;
+    }
+
+    /// The served toolbox's `[tasks]`: when a call becomes an MCP task,
+    /// and how long its result is kept.
+    pub fn task_settings(&self) -> toolhost_toolbox_file::TaskSettings {
+        *self.tasks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The journal of committed file effects (history, undo, redo).

@@ -29,7 +29,7 @@ pub use discover::{embedded_default, find_toolbox, watched_files};
 pub use error::HostError;
 pub use file::{
     ComponentEntry, DEFAULT_FILE_NAME, MAX_PREFIX_LEN, PolicySource, Source, TOOLBOX_VERSION,
-    Toolbox, ToolboxError,
+    TaskSettings, Toolbox, ToolboxError,
 };
 pub use host::{Host, HostConfig, LoadReport, ServedTool, SkippedTool, Startup, walls_line};
 pub use load::load_component_file;

@@ -58,7 +58,8 @@ pub struct ServeArgs {
     /// instead of in memory: replicas that share it serve each other's
     /// artifacts, each to the principal whose call made it. Used
     /// approval states are recorded there too (`.approvals/`), so an
-    /// approval opens once across the replicas.
+    /// approval opens once across the replicas, and MCP tasks are kept
+    /// there (`.tasks/`), so any replica answers for a task.
     #[arg(long, value_name = "DIR")]
     artifacts_dir: Option<PathBuf>,
     /// Seconds the person at the client has to answer an approval.
@@ -177,8 +178,10 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
     // background and their tools are served as each is ready.
     let notices = Notices::new();
     let dir = tools.served_dir()?;
-    // The shared volume records used approval states too.
+    // The shared volume records used approval states and keeps MCP tasks
+    // too.
     let used_states_dir = artifacts_dir.as_ref().map(|d| d.join(".approvals"));
+    let tasks_dir = artifacts_dir.as_ref().map(|d| d.join(".tasks"));
     let host = Arc::new(Host::new(HostConfig {
         cache_dir: ctx.cache.clone(),
         max_instances,
@@ -222,6 +225,7 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> anyhow::Result<()> {
                 per_minute: team.quota_per_minute,
             },
             used_states_dir,
+            tasks_dir,
         },
     )?;
     let changed = {

@@ -462,6 +462,8 @@ pub struct Stateless {
     conn: Option<BufReader<TcpStream>>,
     /// The access token sent with each request, if any.
     pub bearer: Option<String>,
+    /// The client capabilities each request declares (default: none).
+    pub capabilities: Value,
 }
 
 /// Why a request got no JSON-RPC response.
@@ -480,6 +482,7 @@ impl Stateless {
             port,
             conn: None,
             bearer: None,
+            capabilities: json!({}),
         }
     }
 
@@ -495,7 +498,7 @@ impl Stateless {
         let mut params = params;
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
         });
         let body =
             json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();

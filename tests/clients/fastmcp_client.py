@@ -8,6 +8,7 @@ hand. Prints one JSON line of facts for host/cli/tests/tasks.rs.
 
 Usage:
     fastmcp_client.py --url http://127.0.0.1:PORT/mcp
+    fastmcp_client.py --cmd '["toolhost", "serve", ...]' --cwd DIR   (stdio)
 
 Scenarios, in one run against one server (`--mode both`):
 - `run_code` writing three files becomes a task (its policy says always);
@@ -35,6 +36,7 @@ from typing import Any
 
 import fastmcp_tasks
 from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
 from mcp_types import ElicitResult
 
@@ -79,9 +81,9 @@ def text_of(result: Any) -> str:
     return "".join(getattr(b, "text", "") for b in result.content)
 
 
-async def scenarios(url: str) -> dict[str, Any]:
+async def scenarios(target: Any) -> dict[str, Any]:
     facts: dict[str, Any] = {"fastmcp_tasks": fastmcp_tasks.__version__}
-    async with Client(url, elicitation_handler=answer, timeout=120) as client:
+    async with Client(target, elicitation_handler=answer, timeout=120) as client:
         facts["protocol_version"] = str(getattr(client, "protocol_version", ""))
 
         # 1. A script that writes: a task, asked through the task.
@@ -129,10 +131,17 @@ async def scenarios(url: str) -> dict[str, Any]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", required=True)
+    p.add_argument("--url", help="http: the MCP endpoint")
+    p.add_argument("--cmd", help="stdio: the server command, a JSON list")
+    p.add_argument("--cwd", help="stdio: the server's working directory")
     args = p.parse_args()
+    if args.cmd:
+        cmd = json.loads(args.cmd)
+        target: Any = StdioTransport(command=cmd[0], args=cmd[1:], cwd=args.cwd)
+    else:
+        target = args.url
     try:
-        facts = asyncio.run(asyncio.wait_for(scenarios(args.url), 100))
+        facts = asyncio.run(asyncio.wait_for(scenarios(target), 100))
     except Exception:
         print("fastmcp_client: FAILED", file=sys.stderr)
         traceback.print_exc()

@@ -15,6 +15,7 @@ use toolhost_pipeline::{Approval, ApprovalRequest, Approver};
 
 pub mod author;
 pub mod script;
+pub mod telemetry;
 pub mod version;
 
 pub use toolhost_toolbox::{

@@ -33,6 +33,12 @@ struct Cli {
     /// it stays all or nothing across a power loss, not only a crash.
     #[arg(long, global = true)]
     sync_commits: bool,
+    /// Export each call's spans (parented to the client's W3C trace
+    /// context) by OTLP over HTTP to this traces endpoint, e.g.
+    /// http://127.0.0.1:4318/v1/traces (also: OTEL_EXPORTER_OTLP_ENDPOINT,
+    /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). Default: no export.
+    #[arg(long, global = true, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -162,13 +168,6 @@ async fn serving_main() -> anyhow::Result<()> {
 
 /// Parses the command line and runs its command.
 async fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLHOST_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     // `--version` names the build's parts, known only at run time; `-V`
     // stays one line.
     let cli = Cli::from_arg_matches(
@@ -177,6 +176,17 @@ async fn run() -> anyhow::Result<()> {
             .get_matches(),
     )
     .unwrap_or_else(|e| e.exit());
+    let telemetry = toolhost::telemetry::init(
+        cli.otlp_endpoint.as_deref(),
+        tokio::runtime::Handle::current(),
+    )?;
+    let ran = dispatch(cli).await;
+    telemetry.shutdown().await;
+    ran
+}
+
+/// Runs the command `cli` names.
+async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     let ctx = Context {
         journal_dir: cli
             .journal

@@ -364,21 +364,53 @@ fn a_task_started_on_one_replica_is_polled_answered_and_cancelled_on_another() {
 }
 
 /// FastMCP's client (`fastmcp-tasks`), as its README shows it: the caller
-/// of `call_tool` never learns the call was a task.
+/// of `call_tool` never learns the call was a task. Over HTTP.
 #[test]
 fn fastmcp_drives_tasks_with_approvals_and_a_cancel() {
-    install_clients();
     let w = Workspace::new(2_000, 60, false);
     let r = w.replica(0);
+    let f = fastmcp(&w, &["--url", &r.url], &r.stderr());
+    check_fastmcp(&w, &f);
+}
+
+/// The same over stdio: FastMCP spawns `toolhost serve`.
+#[test]
+fn fastmcp_drives_tasks_over_stdio() {
+    let w = Workspace::new(2_000, 60, false);
+    let cmd = json!([
+        support::TOOLHOST,
+        "serve",
+        "--approval-timeout",
+        "30",
+        "--no-reload"
+    ]);
+    let ws = w.ws();
+    let f = fastmcp(
+        &w,
+        &["--cmd", &cmd.to_string(), "--cwd", ws.to_str().unwrap()],
+        "",
+    );
+    check_fastmcp(&w, &f);
+}
+
+/// Runs `tests/clients/fastmcp_client.py ARGS`: its facts.
+fn fastmcp(w: &Workspace, args: &[&str], server_stderr: &str) -> Value {
+    install_clients();
+    std::fs::create_dir_all(w.tmp.path().join("home-stdio")).unwrap();
     let python: &Path = &clients_dir().join("venv/bin/python");
     let mut cmd = Command::new(python);
     cmd.arg(repo_root().join("tests/clients/fastmcp_client.py"))
-        .args(["--url", &r.url])
+        .args(args)
+        .env("HOME", w.tmp.path().join("home-stdio"))
         .current_dir(w.ws());
     let out = process::run(cmd, Duration::from_secs(120));
-    let f = scenario_facts(&out, "fastmcp_client", &r.stderr());
+    scenario_facts(&out, "fastmcp_client", server_stderr)
+}
+
+fn check_fastmcp(w: &Workspace, f: &Value) {
     assert_eq!(f["protocol_version"], "2026-07-28", "{f}");
     assert_eq!(f["accepted"]["is_error"], false, "{f}");
+    assert_eq!(f["accepted"]["text"], "done", "{f}");
     assert_eq!(
         f["accepted"]["asked"].as_array().map(Vec::len),
         Some(1),

@@ -32,6 +32,10 @@ pub struct ToolCallEvent {
     /// token's digest, an OAuth subject, `stdio`); absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub principal: Option<String>,
+    /// The W3C trace the call belongs to, when there is one: its spans
+    /// are found by it in the trace backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 /// The event written when a call has its final result. The value itself is

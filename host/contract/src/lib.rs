@@ -43,8 +43,8 @@ pub use descriptor::{
 };
 pub use event::{SessionEvent, ToolCallEvent, ToolResultEvent};
 pub use result::{
-    DecisionTrace, Meta, Stage, StageVerdict, Timings, ToolCall, ToolFailure, ToolResult,
-    ToolSuccess, TraceEntry,
+    DecisionTrace, Meta, SPAN_TARGET, Stage, StageVerdict, Timings, ToolCall, ToolFailure,
+    ToolResult, ToolSuccess, TraceEntry,
 };
 
 /// Lowercase hex SHA-256 of `bytes`, the one hash used for values, baselines

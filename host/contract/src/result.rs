@@ -32,6 +32,11 @@ pub struct ToolCall {
     /// over. The host checks it belongs to this caller and this call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    /// The W3C trace the call belongs to (32 hex digits): the client's,
+    /// from its request's `traceparent`, or the one the host started.
+    /// Recorded in the session log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 impl ToolCall {
@@ -49,6 +54,7 @@ impl ToolCall {
             parent: None,
             principal: None,
             resume: None,
+            trace_id: None,
         }
     }
 }
@@ -89,6 +95,35 @@ pub enum Stage {
     /// Bounding the content.
     Bound,
 }
+
+impl Stage {
+    /// Its name, as traces and spans spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Lookup => "lookup",
+            Stage::Parse => "parse",
+            Stage::Schema => "schema",
+            Stage::Path => "path",
+            Stage::Network => "network",
+            Stage::Repeat => "repeat",
+            Stage::PreExecute => "pre_execute",
+            Stage::Approval => "approval",
+            Stage::Guard => "guard",
+            Stage::Dispatch => "dispatch",
+            Stage::Output => "output",
+            Stage::Commit => "commit",
+            Stage::Render => "render",
+            Stage::PostExecute => "post_execute",
+            Stage::Bound => "bound",
+        }
+    }
+}
+
+/// The `tracing` target of the spans a call's trace is made of (the front
+/// end's request, admission, each stage, the body, a worker): what an
+/// OpenTelemetry exporter subscribes to. Their fields are names, sizes,
+/// codes and hashes, never an argument's or a result's value.
+pub const SPAN_TARGET: &str = "toolhost::span";
 
 /// What one stage said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -38,6 +38,7 @@ pub mod reload;
 mod session;
 mod stdio;
 mod tasks;
+mod trace;
 
 pub use notices::{Notices, Severity};
 

@@ -34,6 +34,7 @@ use toolhost_pipeline::replay::Replay;
 use toolhost_pipeline::{Handoff, Pipeline, RepeatScopes, SessionLog};
 use toolhost_policy::TaskMode;
 use toolhost_toolbox::Host;
+use tracing::Instrument;
 
 /// Default time the person at the client has to answer an approval.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -340,10 +341,12 @@ impl Session {
     ) -> ToolResult {
         let pipeline = self.pipeline.clone();
         let shared = self.shared.clone();
+        // Wherever it is placed, its spans stay under the request's.
         let running = async move {
             let repeat = stateless.then_some(&shared.repeat);
             pipeline.execute_handed(call, signal, repeat, handoff).await
-        };
+        }
+        .instrument(tracing::Span::current());
         match &self.placement {
             Some(placement) => placement.run(running).await,
             None => running.await,
@@ -550,16 +553,16 @@ impl Session {
             let session = self.clone();
             let cancel = cancel.clone();
             let stateless = origin.connectionless;
-            tokio::spawn(async move {
-                let (_routed, _running) = (routed, running);
-                let result = session.run(call, cancel, stateless, handoff).await;
-                let _ = tx.send(result);
-            });
+            // Its spans stay under the request's, however long it runs.
+            tokio::spawn(
+                async move {
+                    let (_routed, _running) = (routed, running);
+                    let result = session.run(call, cancel, stateless, handoff).await;
+                    let _ = tx.send(result);
+                }
+                .instrument(tracing::Span::current()),
+            );
         }
-        let after = match mode {
-            TaskMode::Always => Duration::ZERO,
-            _ => settings.after,
-        };
         let forwarding = async {
             if let Some(f) = forward {
                 f.run().await;
@@ -567,19 +570,24 @@ impl Session {
         };
         let mut forwarding = std::pin::pin!(forwarding);
         let mut forwarded = false;
-        let threshold = tokio::time::sleep(after);
+        let threshold = tokio::time::sleep(settings.after);
         let mut threshold = std::pin::pin!(threshold);
-        let ended = loop {
-            tokio::select! {
-                biased;
-                r = &mut done => break r.ok(),
-                () = &mut forwarding, if !forwarded => forwarded = true,
-                () = context.ct.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
-                () = &mut threshold, if !cancel.is_cancelled() => match done.try_recv() {
-                    Ok(r) => break Some(r),
-                    Err(_) => break None,
-                },
-                () = slot.wanted(), if !cancel.is_cancelled() => break None,
+        // `always`: a task at once, however soon the call would end.
+        let ended = if mode == TaskMode::Always {
+            None
+        } else {
+            loop {
+                tokio::select! {
+                    biased;
+                    r = &mut done => break r.ok(),
+                    () = &mut forwarding, if !forwarded => forwarded = true,
+                    () = context.ct.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                    () = &mut threshold, if !cancel.is_cancelled() => match done.try_recv() {
+                        Ok(r) => break Some(r),
+                        Err(_) => break None,
+                    },
+                    () = slot.wanted(), if !cancel.is_cancelled() => break None,
+                }
             }
         };
         let ended = match ended {
@@ -705,6 +713,7 @@ fn tool_call(
 ) -> ToolCall {
     let mut call = toolhost_mcp_wire::tool_call(&context.id.to_string(), request);
     call.principal = Some(origin.principal.clone());
+    call.trace_id = crate::trace::trace_of(&context.meta.0.0);
     call
 }
 
@@ -890,7 +899,8 @@ impl ServerHandler for Session {
             ));
         }
         let _running = InFlight::enter(&self.shared);
-        Ok(self.call(request, context).await)
+        let span = crate::trace::request_span("tools/call", &request.name, &context.meta.0.0);
+        Ok(self.call(request, context).instrument(span).await)
     }
 
     /// SEP-2663 `tasks/get`: a task of this caller's, from any replica

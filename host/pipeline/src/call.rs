@@ -58,6 +58,7 @@ struct Frozen {
     parent: Option<String>,
     principal: Option<String>,
     resume: Option<String>,
+    trace_id: Option<String>,
     token: ExecutionToken,
 }
 
@@ -77,6 +78,7 @@ impl FrozenCall {
             parent: call.parent,
             principal: call.principal,
             resume: call.resume,
+            trace_id: call.trace_id,
             token,
         }))
     }
@@ -115,6 +117,10 @@ impl FrozenCall {
     /// Who is calling, when the front end said.
     pub fn principal(&self) -> Option<&str> {
         self.0.principal.as_deref()
+    }
+    /// The W3C trace the call belongs to ([`ToolCall::trace_id`]).
+    pub fn trace_id(&self) -> Option<&str> {
+        self.0.trace_id.as_deref()
     }
     /// Where an earlier attempt stopped to wait for an answer, when the
     /// front end brought it back ([`ToolCall::resume`]).

@@ -45,9 +45,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::{
-    ContentBlock, ContextEvent, ContextSink, DecisionTrace, FailureCode, Meta, SessionEvent, Stage,
-    StageVerdict, Timings, ToolCall, ToolCallEvent, ToolFailure, ToolResult, ToolResultEvent,
-    ToolSuccess,
+    ContentBlock, ContextEvent, ContextSink, DecisionTrace, FailureCode, Meta, SPAN_TARGET,
+    SessionEvent, Stage, StageVerdict, Timings, ToolCall, ToolCallEvent, ToolFailure, ToolResult,
+    ToolResultEvent, ToolSuccess,
 };
 use toolhost_effects::{Staged, Transaction};
 use toolhost_policy::{ApproveMode, Decision, Limits, RenderMode};
@@ -160,6 +160,8 @@ pub(crate) struct Run<'a> {
     pub(crate) context: Vec<ContextEvent>,
     /// The script this call is part of, when a script made it.
     pub(crate) script: Option<&'a Script>,
+    /// The span of the stage it is in.
+    pub(crate) span: tracing::Span,
 }
 
 impl Run<'_> {
@@ -246,11 +248,17 @@ impl Pipeline {
         &self.session
     }
 
-    fn enter(&self, call: &FrozenCall, stage: Stage) {
+    /// `run` enters `stage`: observers are told, and the stage's span
+    /// (which ends when the next one starts) is opened.
+    fn enter(&self, run: &mut Run<'_>, stage: Stage) {
+        let call = run.call;
         tracing::debug!(?stage, call_id = call.call_id(), "stage");
         for o in &self.b.observers {
             o.on_stage(call, stage);
         }
+        // The previous stage ends first.
+        drop(std::mem::replace(&mut run.span, tracing::Span::none()));
+        run.span = tracing::info_span!(target: SPAN_TARGET, "stage", otel.name = stage.as_str());
     }
 
     /// Runs one call through every stage. Never panics and never fails:
@@ -309,12 +317,14 @@ impl Pipeline {
         repeat: Option<&RepeatScopes>,
         handoff: Handoff,
     ) -> ToolResult {
-        let span = tracing::info_span!("tool_call", call_id = %call.call_id, tool = %call.name);
         let origin = match repeat {
             Some(r) => Origin::Stateless(r),
             None => Origin::Session,
         };
-        let mut admitted = self.admit(call, origin);
+        let admission = tracing::info_span!(target: SPAN_TARGET, "admission");
+        let mut admitted = admission.in_scope(|| self.admit(call, origin));
+        let span = call_span(&admitted.call);
+        drop(admission);
         admitted.env.sink = handoff.sink;
         admitted.env.retire = handoff.retire;
         admitted.reach = handoff.reach;
@@ -386,6 +396,7 @@ impl Pipeline {
                         .resolve(frozen.name(), frozen.agent())
                         .map(|t| t.digest.clone()),
                     principal: frozen.principal().map(str::to_owned),
+                    trace_id: frozen.trace_id().map(str::to_owned),
                 }))
                 .map_err(|e| e.to_string()),
         };
@@ -528,6 +539,7 @@ impl Pipeline {
             ask_effects: None,
             context: Vec::new(),
             script: admitted.script.as_deref(),
+            span: tracing::Span::none(),
         };
         // What stops the call before its stages (one `stages` await below:
         // each await of it would hold a copy of its large future).
@@ -569,7 +581,7 @@ impl Pipeline {
     /// overflow kept as an artifact.
     fn bound(&self, run: &mut Run<'_>, result: &mut ToolResult) {
         let call = run.call;
-        self.enter(call, Stage::Bound);
+        self.enter(run, Stage::Bound);
         let limits = run
             .tool
             .as_ref()
@@ -661,7 +673,7 @@ impl Pipeline {
         signal: &CancellationToken,
     ) -> Result<Arc<RegisteredTool>, ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::Lookup);
+        self.enter(run, Stage::Lookup);
         let registry = &self.b.registry;
         let mut found = registry.resolve(call.name(), call.agent());
         if found.is_none() && registry.is_loading() {
@@ -706,7 +718,7 @@ impl Pipeline {
         tool: &RegisteredTool,
     ) -> Result<&'c Value, ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::Parse);
+        self.enter(run, Stage::Parse);
         let args = match call.arguments() {
             ParsedArguments::Json(v) => v,
             ParsedArguments::Raw(raw) => {
@@ -738,7 +750,7 @@ impl Pipeline {
         tool: &RegisteredTool,
         args: &'c Value,
     ) -> Result<(Cow<'c, Value>, Vec<String>), ToolFailure> {
-        self.enter(run.call, Stage::Schema);
+        self.enter(run, Stage::Schema);
         // The host's `baseline` argument is the host's: out before the tool
         // (and its schema) sees the arguments. Only a call that brought one
         // pays for a copy of its arguments.
@@ -790,7 +802,7 @@ impl Pipeline {
         handles: &[String],
     ) -> Result<Vec<ResolvedPath>, ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::Path);
+        self.enter(run, Stage::Path);
         let paths =
             crate::paths::check_paths_in(view, &tool.descriptor, args, &tool.policy.sandbox)
                 .and_then(|p| {
@@ -814,7 +826,7 @@ impl Pipeline {
         tool: &RegisteredTool,
         args: &Value,
     ) -> Result<(), ToolFailure> {
-        self.enter(run.call, Stage::Network);
+        self.enter(run, Stage::Network);
         crate::network::check_urls(&tool.descriptor, args, &tool.policy.sandbox)
             .map_err(|f| run.deny(Stage::Network, "network", f))?;
         run.pass(Stage::Network, "network");
@@ -827,7 +839,7 @@ impl Pipeline {
         run: &mut Run<'_>,
         signal: &CancellationToken,
     ) -> Result<(), ToolFailure> {
-        self.enter(run.call, Stage::Repeat);
+        self.enter(run, Stage::Repeat);
         // The call admitted just before this one, when it is the same call:
         // wait for its outcome (so the check does not depend on scheduling).
         let repeated = match &run.previous {
@@ -860,7 +872,7 @@ impl Pipeline {
         tool: &RegisteredTool,
     ) -> Result<PreDecision, ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::PreExecute);
+        self.enter(run, Stage::PreExecute);
         let mut decision = match tool.policy.decision {
             Decision::Allow => PreDecision::Allow,
             Decision::Ask => PreDecision::Ask(format!(
@@ -907,7 +919,7 @@ impl Pipeline {
         signal: &CancellationToken,
     ) -> Result<(), ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::Approval);
+        self.enter(run, Stage::Approval);
         // Effects-first: the tool runs staged and the user approves what it
         // did (at the commit). Not for a tool that can reach the network:
         // what it sends cannot be staged, so its arguments are asked about.
@@ -999,7 +1011,7 @@ impl Pipeline {
     /// guards: deny or abstain, never allow; a broken guard denies.
     fn guards(&self, run: &mut Run<'_>, tool: &RegisteredTool) -> Result<(), ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::Guard);
+        self.enter(run, Stage::Guard);
         for g in &self.b.guards {
             match catch_unwind(AssertUnwindSafe(|| g.check(call, &tool.descriptor))) {
                 Ok(None) => run.trace.push(
@@ -1042,7 +1054,7 @@ impl Pipeline {
         signal: &CancellationToken,
     ) -> Result<Dispatched, ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::Dispatch);
+        self.enter(run, Stage::Dispatch);
         let args_text = args.to_string();
         self.dispatches.fetch_add(1, Ordering::SeqCst);
         let clock = &run.env.clock;
@@ -1059,10 +1071,11 @@ impl Pipeline {
         let (mut exec, extra) = match &script {
             Some(script) => {
                 let reach = admitted.reach.clone();
+                // The script's calls are children of its dispatch.
                 self.dispatch_script(
                     script, call, tool, &args_text, run.env, signal, extra, reach,
                 )
-                .instrument(tracing::info_span!("dispatch"))
+                .instrument(run.span.clone())
                 .await
             }
             None => {
@@ -1082,7 +1095,7 @@ impl Pipeline {
                     admitted.reach.clone(),
                     self.issues_handles(),
                 )
-                .instrument(tracing::info_span!("dispatch"))
+                .instrument(run.span.clone())
                 .await
             }
         };
@@ -1145,7 +1158,7 @@ impl Pipeline {
         tool: &RegisteredTool,
         value_text: &str,
     ) -> Result<Value, ToolFailure> {
-        self.enter(run.call, Stage::Output);
+        self.enter(run, Stage::Output);
         // Bounded before it is parsed: the value goes to programs whole.
         let max_value = tool.policy.limits.max_value_bytes;
         if value_text.len() as u64 > max_value {
@@ -1205,7 +1218,7 @@ impl Pipeline {
         signal: &CancellationToken,
     ) -> Result<Vec<(String, String)>, ToolFailure> {
         let call = run.call;
-        self.enter(call, Stage::Commit);
+        self.enter(run, Stage::Commit);
         if let Err(f) = self.commit_effects(run, tool, staged, signal).await {
             // A script whose effects wait for an answer: where it goes on.
             return Err(match script {
@@ -1241,7 +1254,7 @@ impl Pipeline {
         issued: &[(String, String)],
         signal: &CancellationToken,
     ) -> Result<ToolResult, ToolFailure> {
-        self.enter(run.call, Stage::Render);
+        self.enter(run, Stage::Render);
         // The policy keeps the tool's render out, or the tool said it has
         // none (contract 0.3.0's `host-renders`).
         let host_renders = tool.policy.render == RenderMode::Host || tool.descriptor.host_renders;
@@ -1298,7 +1311,7 @@ impl Pipeline {
     /// post-execute: accept | replace content | block | add context.
     fn post_execute(&self, run: &mut Run<'_>, mut result: ToolResult) -> StageResult {
         let call = run.call;
-        self.enter(call, Stage::PostExecute);
+        self.enter(run, Stage::PostExecute);
         for l in &self.b.post {
             let action = call_listener("post-execute", l.name(), || l.after(call, &result))
                 .map_err(|f| run.deny(Stage::PostExecute, l.name().to_owned(), f))?;
@@ -1585,6 +1598,7 @@ impl Pipeline {
                 parent: Some(parent.call_id().to_owned()),
                 principal: parent.principal().map(str::to_owned),
                 resume: None,
+                trace_id: parent.trace_id().map(str::to_owned),
             };
             let savepoint = script.transaction.savepoint();
             let who = format!("tools.{}#{index}", call.name);
@@ -1595,7 +1609,7 @@ impl Pipeline {
             let frozen = admitted.call.clone();
             let clock = admitted.env.clock.clone();
             let t0 = clock.monotonic_ns();
-            let span = tracing::info_span!("script_call", index, tool = %frozen.name());
+            let span = call_span(&frozen);
             let result = self.run(admitted, signal.clone()).instrument(span).await;
             let waited = script.take_waited();
             if result.is_error() {
@@ -1624,6 +1638,28 @@ impl Pipeline {
 }
 
 /// The failure of a script's call past its `max_tool_calls`.
+/// The span of one call through the pipeline: its tool, its ids and a
+/// digest of its arguments (never their values). The digest is taken only
+/// when a subscriber records the span.
+fn call_span(call: &FrozenCall) -> tracing::Span {
+    let span = tracing::info_span!(
+        target: SPAN_TARGET,
+        "call",
+        otel.name = call.name(),
+        gen_ai.tool.name = call.name(),
+        toolhost.call_id = call.call_id(),
+        toolhost.parent = call.parent(),
+        toolhost.arguments.sha256 = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        span.record(
+            "toolhost.arguments.sha256",
+            toolhost_contract::sha256_hex(call.raw_arguments().as_bytes()),
+        );
+    }
+    span
+}
+
 fn limit(max: u64) -> ToolFailure {
     ToolFailure::new(
         FailureCode::ToolCallLimit,

@@ -30,6 +30,7 @@ fn event(call_id: &str, arguments: String) -> SessionEvent {
         parent: None,
         descriptor: None,
         principal: None,
+        trace_id: None,
     })
 }
 

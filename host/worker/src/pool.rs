@@ -230,6 +230,7 @@ impl Isolated {
             Ok(w) => w,
             Err(f) => return Execution::new(Err(f), ExecutionReport::default()),
         };
+        tracing::Span::current().record("toolhost.worker.pid", worker.pid);
         let policy = resolved(input.policy);
         // Only a script's call compares directories (each canonicalized:
         // file-system work a call of its own does not need).
@@ -451,8 +452,31 @@ impl Isolated {
 impl ToolBody for Isolated {
     async fn execute(&self, input: Invocation<'_>) -> Execution {
         use tracing::Instrument as _;
-        let span = tracing::info_span!("worker", tool = input.tool);
-        self.run(input).instrument(span).await
+        // The body, run in a worker process: a child of the call's
+        // dispatch.
+        let span = tracing::info_span!(
+            target: toolhost_contract::SPAN_TARGET,
+            "worker",
+            otel.name = "worker",
+            gen_ai.tool.name = input.tool,
+            toolhost.worker.pid = tracing::field::Empty,
+            toolhost.worker.instantiate_us = tracing::field::Empty,
+            toolhost.worker.elapsed_us = tracing::field::Empty,
+            toolhost.fuel_consumed = tracing::field::Empty,
+        );
+        let exec = self.run(input).instrument(span.clone()).await;
+        // What the worker says it spent: figures only, whatever it sends.
+        let report = &exec.report;
+        span.record(
+            "toolhost.worker.instantiate_us",
+            report.instantiate.as_micros() as u64,
+        );
+        span.record(
+            "toolhost.worker.elapsed_us",
+            report.elapsed.as_micros() as u64,
+        );
+        span.record("toolhost.fuel_consumed", report.fuel_consumed);
+        exec
     }
 
     async fn render(

@@ -21,6 +21,9 @@
 //!   built in), and what a worker costs to start and to keep idle;
 //! - **spawn**: starting `/bin/true` and waiting for it, the native
 //!   alternative to a sandbox;
+//! - **spans** (SEP-414): the pipeline alone and the full pipeline with no
+//!   subscriber, under `serve`'s subscriber with no OTLP endpoint, and
+//!   exporting by OTLP to a loopback sink; and a call's disabled spans;
 //! - throughput with 1, 2, 8 and 64 concurrent callers (p50, p99, calls/s),
 //!   each call with its own arguments (identical calls in flight together
 //!   run one after another: the repeat check waits for the previous one);
@@ -44,7 +47,7 @@
 //! `--isolated-only`, `--pipeline-only` (same-instance), `--host-only`
 //! (render = "host"), `--worker-only` (the same in a worker process),
 //! `--stages-only` (pipeline alone), `--workers-only` (worker start and
-//! memory alone),
+//! memory alone), `--tracing-only` (the spans' table alone),
 //! `--deterministic-only`, `--record-only` (to a cassette), `--read-only`
 //! (Rust's `read` of a small file); with `--idle`, a hundredth as many
 //! calls, each after 1 ms asleep.
@@ -717,12 +720,194 @@ fn has_flag(flag: &str) -> bool {
     std::env::args().any(|a| a == flag)
 }
 
+/// The value after `flag` on the command line.
+fn flag_value(flag: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == flag)?;
+    args.get(i + 1).cloned()
+}
+
 /// How long the thread sleeps before each call of the after-idle rows (and
 /// of a `--*-only` loop given `--idle`).
 const IDLE: Duration = Duration::from_millis(1);
 
 /// The floor's arguments, used by every per-call row: the same call in each.
 const ECHO_ARGS: &str = "{}";
+
+/// The subscribers the spans' rows compare, each in processes of its own
+/// (a serving process has one, installed for the whole process; `tracing`
+/// caches whether a span is wanted across every subscriber alive, so
+/// several in one process would not measure what serving pays).
+const TRACING_CONFIGS: [&str; 3] = ["none", "no-endpoint", "exporting"];
+
+/// What a call's spans cost (SEP-414 trace context, OTLP export): the same
+/// calls with no subscriber, under `serve`'s subscriber with no OTLP
+/// endpoint (the spans disabled), and exporting by OTLP to a loopback sink
+/// (the default batch settings). Each configuration runs in a process of
+/// its own (this bench, with `--tracing-config`), in interleaved rounds;
+/// the row is the median of the processes' medians.
+async fn tracing_rows(n: usize) -> anyhow::Result<()> {
+    let sink = otlp_sink()?;
+    let rounds = 9;
+    let m = n / 5;
+    let exe = std::env::current_exe()?;
+    // [config] → per round (stages, full, spans) in ns.
+    let mut got: Vec<Vec<[f64; 3]>> = vec![Vec::new(); TRACING_CONFIGS.len()];
+    for _ in 0..rounds {
+        for (i, config) in TRACING_CONFIGS.iter().enumerate() {
+            let out = std::process::Command::new(&exe)
+                .args([
+                    "--tracing-config",
+                    config,
+                    "--tracing-calls",
+                    &m.to_string(),
+                ])
+                .env("TOOLHOST_BENCH_OTLP", format!("http://{sink}/v1/traces"))
+                .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+                .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                .stderr(std::process::Stdio::inherit())
+                .output()?;
+            anyhow::ensure!(out.status.success(), "the {config} process failed");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let line = text
+                .lines()
+                .rfind(|l| l.starts_with("tracing "))
+                .ok_or_else(|| anyhow::anyhow!("no figures from the {config} process: {text}"))?;
+            let v: Vec<f64> = line
+                .split_whitespace()
+                .skip(1)
+                .map(str::parse)
+                .collect::<Result<_, _>>()?;
+            anyhow::ensure!(v.len() == 3, "{line}");
+            got[i].push([v[0], v[1], v[2]]);
+        }
+    }
+    let median = |config: usize, k: usize| {
+        let mut v: Vec<f64> = got[config].iter().map(|r| r[k]).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "\nspans per call (SEP-414), p50 of {m} calls in each of {rounds} processes a configuration, interleaved; the median process:"
+    );
+    println!("| | no subscriber | serve, no endpoint | exporting by OTLP |");
+    println!("|---|---|---|---|");
+    for (what, k) in [
+        ("pipeline alone", 0),
+        ("full pipeline, render = \"same-instance\"", 1),
+    ] {
+        let (a, b, c) = (median(0, k), median(1, k), median(2, k));
+        println!(
+            "| {what} | {:.2} µs | {:.2} µs ({:.3}×) | {:.2} µs ({:.2}×) |",
+            a / 1e3,
+            b / 1e3,
+            b / a,
+            c / 1e3,
+            c / a,
+        );
+    }
+    let spans = median(1, 2);
+    println!(
+        "a call's 18 spans under serve's subscriber with no endpoint: {spans:.0} ns, {:.2} % of the pipeline alone",
+        100.0 * spans / median(1, 0)
+    );
+    Ok(())
+}
+
+/// One process of [`tracing_rows`]: `config`'s subscriber for the whole
+/// process, then `m` calls of each row; prints `tracing STAGES FULL SPANS`
+/// (p50s and a call's spans alone, in ns).
+async fn tracing_child<F, Fut, G, Gut>(
+    config: &str,
+    stages: &F,
+    full: &G,
+    m: usize,
+) -> anyhow::Result<()>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+    G: Fn() -> Gut,
+    Gut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let endpoint = std::env::var("TOOLHOST_BENCH_OTLP")?;
+    let handle = tokio::runtime::Handle::current();
+    let telemetry = match config {
+        "none" => None,
+        "no-endpoint" => Some(toolhost::telemetry::init(None, handle)?),
+        "exporting" => Some(toolhost::telemetry::init(Some(&endpoint), handle)?),
+        other => anyhow::bail!("unknown --tracing-config {other}"),
+    };
+    median_of(100, stages).await?;
+    median_of(100, full).await?;
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for _ in 0..10 {
+        times_of(m / 10, None, stages, &mut a).await?;
+        times_of(m / 10, None, full, &mut b).await?;
+    }
+    a.sort();
+    b.sort();
+    let reps = 100_000u32;
+    let t = Instant::now();
+    for i in 0..reps {
+        for _ in 0..18 {
+            let span = tracing::info_span!(target: toolhost_contract::SPAN_TARGET, "stage", otel.name = "x", i);
+            std::hint::black_box(&span);
+        }
+    }
+    let spans = t.elapsed() / reps;
+    println!(
+        "tracing {} {} {}",
+        percentile(&a, 0.5).as_nanos(),
+        percentile(&b, 0.5).as_nanos(),
+        spans.as_nanos()
+    );
+    if let Some(t) = telemetry {
+        t.shutdown().await;
+    }
+    Ok(())
+}
+
+/// An OTLP/HTTP endpoint on loopback that reads each request and answers
+/// 200 (an empty `ExportTraceServiceResponse`): where the bench exports to.
+fn otlp_sink() -> anyhow::Result<std::net::SocketAddr> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn);
+                loop {
+                    let mut length = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some((k, v)) = line.split_once(':')
+                            && k.eq_ignore_ascii_case("content-length")
+                        {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let reply = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+                    if reader.get_mut().write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    Ok(addr)
+}
 
 /// One call of `echo` through `pipeline`, numbered `i`, with arguments
 /// `{"i": i}` (each call of a recording differs).
@@ -938,6 +1123,15 @@ async fn main() -> anyhow::Result<()> {
     if replay_perf_loop(&loaded, 100 * n as u64).await? {
         return Ok(());
     }
+    if let Some(config) = flag_value("--tracing-config") {
+        let m = flag_value("--tracing-calls")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(n);
+        return tracing_child(&config, &canned_call, &one_call, m).await;
+    }
+    if has_flag("--tracing-only") {
+        return tracing_rows(n).await;
+    }
 
     // The rows are measured in rounds, each row in turn, so that drift in
     // the machine's speed (other tenants, frequency) falls on every row
@@ -1024,8 +1218,9 @@ async fn main() -> anyhow::Result<()> {
             us(a) / us(hot)
         );
     }
+    tracing_rows(n).await?;
     if has_flag("--calls-only") {
-        return Ok(()); // the table above and nothing else
+        return Ok(()); // the tables above and nothing else
     }
 
     worker_rows(&loaded, if quick { 5 } else { 30 }).await?;

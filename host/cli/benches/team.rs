@@ -11,6 +11,12 @@
 //!    checks it), against the session-memory baseline they replace.
 //! 3. **JWT validation** per call, with the JWKS cached: a real RS256
 //!    access token from oidc-provider, verified again and again.
+//! 4. **MCP tasks** (SEP-2663): a script that becomes a task at once (the
+//!    runner's policy), by a client that declared the extension: the
+//!    `tools/call` that returns its handle, its first `tasks/get`, and its
+//!    result polled back to back; against the same script answered in its
+//!    request (a client without the extension), in interleaved rounds.
+//!    `-- --tasks-only` for this part alone.
 //!
 //! `cargo bench -p toolhost --bench team` (optimized). The real parts come
 //! from `tests/team/install.sh`.
@@ -129,6 +135,9 @@ fn load(port: u16, secs: f64) -> Load {
 
 fn main() -> anyhow::Result<()> {
     let quick = std::env::args().any(|a| a == "--quick");
+    if std::env::args().any(|a| a == "--tasks-only") {
+        return tasks(quick);
+    }
     let secs = if quick { 3.0 } else { 60.0 };
     fleet::install();
     let tmp = tempfile::tempdir()?;
@@ -229,6 +238,75 @@ fn main() -> anyhow::Result<()> {
 
     handles(quick);
     jwt(quick);
+    tasks(quick)
+}
+
+/// A script answered as a task against the same script answered in its
+/// request.
+fn tasks(quick: bool) -> anyhow::Result<()> {
+    let n = if quick { 50 } else { 500 };
+    let tmp = tempfile::tempdir()?;
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws)?;
+    std::fs::write(
+        ws.join("toolhost.toml"),
+        "version = 1\nmode = \"both\"\n[[component]]\nsource = \"builtin:read\"\n",
+    )?;
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home)?;
+    let r = Replica::start(&ws, &home, &["--no-reload".into()]);
+    let mut plain = Stateless::new(r.port);
+    let mut tasked = Stateless::new(r.port);
+    tasked.capabilities = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let script = json!({"code": "return 6 * 7;"});
+    let mut rows: [Vec<Duration>; 4] = Default::default();
+    for i in 0..n + 10 {
+        let t = Instant::now();
+        let answered = plain
+            .call(&format!("p{i}"), "run_code", script.clone())
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let inline = t.elapsed();
+        anyhow::ensure!(result_of(&answered)["isError"] == false, "{answered}");
+
+        let t = Instant::now();
+        let created = tasked
+            .call(&format!("t{i}"), "run_code", script.clone())
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let handed = t.elapsed();
+        let id = result_of(&created)["taskId"].as_str().map(str::to_owned);
+        let id = id.ok_or_else(|| anyhow::anyhow!("not a task: {created}"))?;
+        let g = Instant::now();
+        let mut status = tasked
+            .request(&format!("g{i}"), "tasks/get", &id, json!({"taskId": id}))
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let first = g.elapsed();
+        while result_of(&status)["status"] == "working" {
+            status = tasked
+                .request(&format!("g{i}"), "tasks/get", &id, json!({"taskId": id}))
+                .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        }
+        let done = t.elapsed();
+        anyhow::ensure!(result_of(&status)["status"] == "completed", "{status}");
+        if i >= 10 {
+            for (row, d) in rows.iter_mut().zip([inline, handed, first, done]) {
+                row.push(d);
+            }
+        }
+    }
+    let p50 = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2].as_micros()
+    };
+    let [inline, handed, first, done] = &mut rows;
+    let (inline, handed, first, done) = (p50(inline), p50(handed), p50(first), p50(done));
+    println!("\nMCP tasks, a script (`return 6 * 7`) over 2026-07-28 HTTP, p50 of {n}:");
+    println!("  answered in its request (no tasks extension):   {inline} µs");
+    println!("  tools/call returning the task handle:            {handed} µs");
+    println!("  the task's first tasks/get:                      {first} µs");
+    println!(
+        "  its result, polling back to back from the call:  {done} µs ({:.2}× in its request)",
+        done as f64 / inline as f64
+    );
     Ok(())
 }
 

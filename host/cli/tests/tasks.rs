@@ -253,6 +253,17 @@ fn every_task_message_and_bad_input_over_the_raw_protocol() {
     let (code, _) = error_of(&get(&mut tasks, "10", &id));
     assert_eq!(code, -32602);
 
+    // Counted: one task made, and it completed.
+    let (_, metrics) = support::fleet::get(r.port, "/metrics").unwrap();
+    assert!(
+        metrics.contains("toolhost_tasks_total{event=\"created\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("toolhost_tasks_total{event=\"completed\"} 1\n"),
+        "{metrics}"
+    );
+
     // The call is in the session log as any call is.
     let events = w.events();
     assert!(
@@ -361,6 +372,47 @@ fn a_task_started_on_one_replica_is_polled_answered_and_cancelled_on_another() {
     let ended = settle(&mut on_a, &id);
     assert_eq!(result_of(&ended)["status"], "cancelled", "{ended}");
     assert_eq!(w.file("cancelled.txt"), None);
+}
+
+/// While a script is a task, what its calls report is its status message
+/// (a task's client hears nothing outside its polls).
+#[test]
+fn a_tasks_status_message_is_what_its_calls_report() {
+    let w = Workspace::new(200, 60, false);
+    std::fs::write(
+        w.ws().join("toolhost.toml"),
+        format!(
+            "version = 1\nmode = \"both\"\n[[component]]\nsource = {:?}\n[component.policy]\ndecision = \"allow\"\n",
+            toolhost_guests::GUEST_CONFORMANCE
+        ),
+    )
+    .unwrap();
+    let r = w.replica(0);
+    let mut c = client(r.port, tasks_and_forms());
+    let script = format!(
+        "await tools.test_tool_with_progress({{}});\n{}",
+        SPIN.replace("8000000", "40000000")
+    );
+    let created = result_of(&run_code(&mut c, "1", &script)).clone();
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        let t = get(&mut c, "2", &id);
+        let t = result_of(&t);
+        let message = t["statusMessage"].as_str().unwrap_or("").to_owned();
+        if message.contains("100/100") || t["status"] != "working" || Instant::now() > deadline {
+            break (t["status"].clone(), message);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(seen.0, "working", "{seen:?}");
+    assert_eq!(
+        seen.1, "tools.test_tool_with_progress#1: 100/100",
+        "{seen:?}"
+    );
+    let done = settle(&mut c, &id);
+    assert_eq!(result_of(&done)["status"], "completed", "{done}");
 }
 
 /// FastMCP's client (`fastmcp-tasks`), as its README shows it: the caller

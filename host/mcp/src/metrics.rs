@@ -109,6 +109,39 @@ pub struct Metrics {
     sandbox: Histogram,
     total: Histogram,
     rejected: [AtomicU64; 3],
+    /// MCP tasks, by [`TaskEvent`].
+    tasks: [AtomicU64; 4],
+}
+
+/// What happened to an MCP task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskEvent {
+    /// A call became a task.
+    Created,
+    /// It ended with its result.
+    Completed,
+    /// It was cancelled.
+    Cancelled,
+    /// It ended without a result.
+    Failed,
+}
+
+impl TaskEvent {
+    const ALL: [TaskEvent; 4] = [
+        TaskEvent::Created,
+        TaskEvent::Completed,
+        TaskEvent::Cancelled,
+        TaskEvent::Failed,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            TaskEvent::Created => "created",
+            TaskEvent::Completed => "completed",
+            TaskEvent::Cancelled => "cancelled",
+            TaskEvent::Failed => "failed",
+        }
+    }
 }
 
 /// The gauges read from the host when scraped.
@@ -157,6 +190,11 @@ impl Metrics {
     /// Counts a refused request.
     pub fn reject(&self, why: Rejection) {
         self.rejected[why as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Counts what happened to a task.
+    pub fn task(&self, event: TaskEvent) {
+        self.tasks[event as usize].fetch_add(1, Relaxed);
     }
 
     /// Everything, in the Prometheus text format.
@@ -255,6 +293,20 @@ impl Metrics {
                 "toolhost_rejected_total{{reason=\"{}\"}} {}",
                 why.label(),
                 self.rejected[why as usize].load(Relaxed)
+            );
+        }
+        head(
+            &mut out,
+            "toolhost_tasks_total",
+            "counter",
+            "Calls that became MCP tasks (created), and how the tasks this replica ran ended.",
+        );
+        for event in TaskEvent::ALL {
+            let _ = writeln!(
+                out,
+                "toolhost_tasks_total{{event=\"{}\"}} {}",
+                event.label(),
+                self.tasks[event as usize].load(Relaxed)
             );
         }
         out

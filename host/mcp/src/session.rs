@@ -6,7 +6,7 @@
 
 use crate::ServeError;
 use crate::approve::{Approvals, StateSeal, binding};
-use crate::metrics::{Gauges, Metrics};
+use crate::metrics::{Gauges, Metrics, TaskEvent};
 use crate::notices::{Notice, Notices, Severity};
 use crate::origin::Origin;
 use crate::placement::Placement;
@@ -17,7 +17,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorData, GetTaskParams,
     GetTaskResult, Implementation, InputRequiredResult, ListResourcesResult, ListToolsResult,
     LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter, UpdateTaskParams,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscriptionFilter, TaskStatus,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Value, json};
@@ -596,13 +597,21 @@ impl Session {
                 Ok(task) => {
                     let created = task.created();
                     let session = self.clone();
+                    self.shared.metrics.task(TaskEvent::Created);
                     tokio::spawn(async move {
-                        task.watch(async move {
-                            let result = done.await.ok()?;
-                            session.count(&name, &result);
-                            Some(revision.call_result(result))
-                        })
-                        .await;
+                        let counted = session.clone();
+                        let ended = task
+                            .watch(async move {
+                                let result = done.await.ok()?;
+                                counted.count(&name, &result);
+                                Some(revision.call_result(result))
+                            })
+                            .await;
+                        session.shared.metrics.task(match ended {
+                            TaskStatus::Cancelled => TaskEvent::Cancelled,
+                            TaskStatus::Failed => TaskEvent::Failed,
+                            _ => TaskEvent::Completed,
+                        });
                     });
                     return CallToolResponse::Task(created);
                 }
@@ -899,7 +908,7 @@ impl ServerHandler for Session {
             ));
         }
         let _running = InFlight::enter(&self.shared);
-        let span = crate::trace::request_span("tools/call", &request.name, &context.meta.0.0);
+        let span = crate::trace::request_span("tools/call", Some(&request.name), &context.meta.0.0);
         Ok(self.call(request, context).instrument(span).await)
     }
 
@@ -911,7 +920,8 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let principal = Origin::of(&context).principal;
-        let task = self.shared.tasks.get(&request.task_id, &principal)?;
+        let span = crate::trace::request_span("tasks/get", None, &context.meta.0.0);
+        let task = span.in_scope(|| self.shared.tasks.get(&request.task_id, &principal))?;
         Ok(GetTaskResult::new(task))
     }
 
@@ -923,9 +933,12 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let principal = Origin::of(&context).principal;
-        self.shared
-            .tasks
-            .update(&request.task_id, &principal, &request.input_responses)
+        let span = crate::trace::request_span("tasks/update", None, &context.meta.0.0);
+        span.in_scope(|| {
+            self.shared
+                .tasks
+                .update(&request.task_id, &principal, &request.input_responses)
+        })
     }
 
     /// SEP-2663 `tasks/cancel`: stops a task of this caller's; what it
@@ -936,7 +949,8 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let principal = Origin::of(&context).principal;
-        self.shared.tasks.cancel(&request.task_id, &principal)
+        let span = crate::trace::request_span("tasks/cancel", None, &context.meta.0.0);
+        span.in_scope(|| self.shared.tasks.cancel(&request.task_id, &principal))
     }
 
     async fn list_resources(

@@ -749,9 +749,12 @@ impl Running {
     }
 
     /// Watches over the task until `done` brings the call's result (`None`:
-    /// the call stopped without one), then
-    /// stores how it ended.
-    pub(crate) async fn watch(&self, done: impl Future<Output = Option<CallToolResult>>) {
+    /// the call stopped without one), then stores how it ended, and says
+    /// how.
+    pub(crate) async fn watch(
+        &self,
+        done: impl Future<Output = Option<CallToolResult>>,
+    ) -> TaskStatus {
         let mut shown = None;
         let mut done = std::pin::pin!(done);
         let result = loop {
@@ -806,6 +809,7 @@ impl Running {
             let now = self.tasks.now_ms();
             r.ttl_ms = (now - r.created_ms) + self.settings.keep.as_millis() as u64;
         });
+        self.lock().status
     }
 }
 

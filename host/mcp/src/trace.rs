@@ -44,16 +44,20 @@ pub(crate) fn remote_parent(meta: &JsonObject) -> Option<SpanContext> {
     Some(SpanContext::new(trace_id, span_id, flags, true, state))
 }
 
-/// The span of one request (`method` on `name`), parented to the client's
-/// span when `meta` carries one.
-pub(crate) fn request_span(method: &str, name: &str, meta: &JsonObject) -> tracing::Span {
+/// The span of one request (`method`, on `tool` for a `tools/call`),
+/// parented to the client's span when `meta` carries one. A task's id is
+/// not in it: the id is a handle to the task's result.
+pub(crate) fn request_span(method: &str, tool: Option<&str>, meta: &JsonObject) -> tracing::Span {
     let span = tracing::info_span!(
         target: SPAN_TARGET,
         "request",
-        otel.name = format!("{method} {name}"),
+        otel.name = match tool {
+            Some(t) => format!("{method} {t}"),
+            None => method.to_owned(),
+        },
         otel.kind = "server",
         mcp.method.name = method,
-        gen_ai.tool.name = name,
+        gen_ai.tool.name = tool,
     );
     if !span.is_disabled()
         && let Some(p) = remote_parent(meta)
@@ -121,7 +125,7 @@ mod tests {
     #[test]
     fn without_an_exporter_the_clients_trace_is_still_recorded() {
         let m = meta("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
-        let span = request_span("tools/call", "read", &m);
+        let span = request_span("tools/call", Some("read"), &m);
         assert!(span.is_disabled());
         let trace = span.in_scope(|| trace_of(&m));
         assert_eq!(trace.as_deref(), Some("4bf92f3577b34da6a3ce929d0e0e4736"));

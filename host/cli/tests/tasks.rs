@@ -327,6 +327,32 @@ fn an_approval_is_the_tasks_question_and_a_cancel_drops_what_it_staged() {
         assert_eq!(w.file(&format!("{name}.txt")), Some(format!("{name}\n")));
     }
 
+    // A direct call that asks (`write` asks first) becomes a task when it
+    // asks; cancelled while it waits for the answer, it ends cancelled and
+    // writes nothing.
+    let created = result_of(
+        &c.call(
+            "8",
+            "write",
+            json!({"path": "direct.txt", "content": "direct\n"}),
+        )
+        .unwrap(),
+    )
+    .clone();
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let asking = settle(&mut c, &id);
+    let message = result_of(&asking)["inputRequests"]["approval-1"]["params"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains("/workspace/direct.txt"), "{asking}");
+    let ack = rpc(&mut c, "9", "tasks/cancel", &id, json!({"taskId": id}));
+    assert_eq!(result_of(&ack)["resultType"], "complete", "{ack}");
+    let ended = settle_past(&mut c, &id, &["working", "input_required"]);
+    assert_eq!(result_of(&ended)["status"], "cancelled", "{ended}");
+    assert_eq!(w.file("direct.txt"), None);
+
     // Cancelled while it runs: what it staged never lands.
     let created = result_of(&run_code(&mut c, "6", WRITE_THEN_SPIN)).clone();
     let id = created["taskId"].as_str().unwrap().to_owned();

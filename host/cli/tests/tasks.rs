@@ -400,6 +400,37 @@ fn a_task_started_on_one_replica_is_polled_answered_and_cancelled_on_another() {
     assert_eq!(w.file("cancelled.txt"), None);
 }
 
+/// The replica running a task dies: after 30 s without a sign of it, the
+/// others report the task failed instead of working forever.
+#[test]
+fn a_task_whose_replica_died_is_reported_failed_by_another() {
+    let w = Workspace::new(200, 60, false);
+    let mut a = w.replica(0);
+    let b = w.replica(1);
+    let mut on_a = client(a.port, tasks_and_forms());
+    let mut on_b = client(b.port, tasks_and_forms());
+    let created = result_of(&run_code(&mut on_a, "1", WRITE_THEN_SPIN)).clone();
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(result_of(&get(&mut on_b, "2", &id))["status"], "working");
+    a.kill();
+    let died = Instant::now();
+    let ended = settle(&mut on_b, &id);
+    let ended = result_of(&ended);
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert!(
+        died.elapsed() < Duration::from_secs(45),
+        "{:?}",
+        died.elapsed()
+    );
+    assert!(
+        ended["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("replica running the task stopped")),
+        "{ended}"
+    );
+    assert_eq!(w.file("cancelled.txt"), None);
+}
+
 /// While a script is a task, what its calls report is its status message
 /// (a task's client hears nothing outside its polls).
 #[test]

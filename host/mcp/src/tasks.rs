@@ -53,6 +53,15 @@ const POLL_INTERVAL_MS: u64 = 500;
 /// How often expired records are swept, at most.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
+/// How often the replica running a task says in its record that it is
+/// alive.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// How long a task that has not ended may go without a sign of its
+/// replica before it is reported failed: that replica stopped (a crash, a
+/// restart), and nothing will finish it.
+const ORPHANED_AFTER: Duration = Duration::from_secs(30);
+
 /// Where task records live.
 pub(crate) enum Store {
     /// This process's memory: file name → bytes.
@@ -187,6 +196,9 @@ struct Record {
     message: Option<String>,
     created_ms: u64,
     updated_ms: u64,
+    /// The last sign of life of the replica running it.
+    #[serde(default)]
+    beat_ms: u64,
     /// Lifetime from creation: while it runs, renewed by the replica
     /// running it; once it ended, until `keep` after the end.
     ttl_ms: u64,
@@ -204,6 +216,23 @@ struct Record {
 impl Record {
     fn expired(&self, now: u64) -> bool {
         now > self.created_ms.saturating_add(self.ttl_ms)
+    }
+
+    /// The record as it stands at `now`: a task whose replica gave no sign
+    /// for [`ORPHANED_AFTER`] has failed, whatever it last said.
+    fn as_of(mut self, now: u64) -> Record {
+        let silent = now.saturating_sub(self.beat_ms);
+        if !self.status.is_terminal() && silent > ORPHANED_AFTER.as_millis() as u64 {
+            let why = format!(
+                "the replica running the task stopped (no sign of it for {} s): its result is lost",
+                silent / 1000
+            );
+            self.status = TaskStatus::Failed;
+            self.input_requests = None;
+            self.error = json!({"code": -32603, "message": why}).as_object().cloned();
+            self.message = Some(why);
+        }
+        self
     }
 
     /// The task as the protocol shows it.
@@ -320,11 +349,12 @@ impl Tasks {
         if record.principal != principal {
             return Err(unknown(id));
         }
-        if record.expired(self.now_ms()) {
+        let now = self.now_ms();
+        if record.expired(now) {
             self.store.remove(id);
             return Err(unknown(id));
         }
-        Ok(record)
+        Ok(record.as_of(now))
     }
 
     fn save(&self, id: &str, record: &Record) -> std::io::Result<()> {
@@ -517,6 +547,7 @@ impl Slot {
             message: Some(format!("`{}` is running", self.tool)),
             created_ms: now,
             updated_ms: now,
+            beat_ms: now,
             ttl_ms: self.settings.keep.as_millis() as u64,
             input_requests: None,
             result: None,
@@ -644,10 +675,26 @@ impl Running {
         change(&mut record);
         let now = self.tasks.now_ms();
         record.updated_ms = now;
+        record.beat_ms = now;
         if !record.status.is_terminal() {
             // Running: alive for `keep` more.
             record.ttl_ms = (now - record.created_ms) + self.settings.keep.as_millis() as u64;
         }
+        if let Err(e) = self.tasks.save(&self.id, &record) {
+            tracing::error!(task = %self.id, "storing the task failed: {e}");
+        }
+    }
+
+    /// Says the replica is alive, every [`HEARTBEAT`] (and renews the
+    /// task's life), without changing what the task shows.
+    fn beat(&self) {
+        let mut record = self.lock();
+        let now = self.tasks.now_ms();
+        if now.saturating_sub(record.beat_ms) < HEARTBEAT.as_millis() as u64 {
+            return;
+        }
+        record.beat_ms = now;
+        record.ttl_ms = (now - record.created_ms) + self.settings.keep.as_millis() as u64;
         if let Err(e) = self.tasks.save(&self.id, &record) {
             tracing::error!(task = %self.id, "storing the task failed: {e}");
         }
@@ -730,13 +777,7 @@ impl Running {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let stale = {
-            let r = self.lock();
-            // Renewed before half its life is gone.
-            self.tasks.now_ms().saturating_sub(r.updated_ms)
-                > self.settings.keep.as_millis() as u64 / 2
-        };
-        if (progress.is_some() && progress != *shown) || stale {
+        if progress.is_some() && progress != *shown {
             *shown = progress.clone();
             self.update(|r| {
                 if r.status == TaskStatus::Working
@@ -745,6 +786,8 @@ impl Running {
                     r.message = Some(p);
                 }
             });
+        } else {
+            self.beat();
         }
     }
 
@@ -992,6 +1035,59 @@ mod tests {
     }
 
     #[test]
+    fn a_task_whose_replica_went_silent_has_failed() {
+        let clock = Arc::new(toolhost_contract::clock::ManualClock::new(1_000_000));
+        let tasks = Arc::new(Tasks::new(None, clock.clone()).unwrap());
+        let slot = Slot::new(
+            tasks.clone(),
+            "alice",
+            "slow",
+            settings(),
+            CancellationToken::new(),
+        );
+        let _running = slot.materialize().unwrap();
+        clock.advance_ms(29_000);
+        assert_eq!(
+            tasks.get(slot.id(), "alice").unwrap().status(),
+            TaskStatus::Working
+        );
+        clock.advance_ms(2_000);
+        let task = tasks.get(slot.id(), "alice").unwrap();
+        assert_eq!(task.status(), TaskStatus::Failed);
+        let TaskPayload::Failed { error } = &task.payload else {
+            panic!("{task:?}")
+        };
+        assert!(
+            error["message"].as_str().unwrap().contains("stopped"),
+            "{error:?}"
+        );
+        let err = tasks.cancel(slot.id(), "alice").unwrap_err();
+        assert!(err.message.contains("has ended (failed)"), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_running_task_says_it_is_alive() {
+        let clock = Arc::new(toolhost_contract::clock::ManualClock::new(1_000_000));
+        let tasks = Arc::new(Tasks::new(None, clock.clone()).unwrap());
+        let slot = Slot::new(
+            tasks.clone(),
+            "alice",
+            "slow",
+            settings(),
+            CancellationToken::new(),
+        );
+        let running = slot.materialize().unwrap();
+        for _ in 0..10 {
+            clock.advance_ms(6_000);
+            running.look(&mut None);
+        }
+        assert_eq!(
+            tasks.get(slot.id(), "alice").unwrap().status(),
+            TaskStatus::Working
+        );
+    }
+
+    #[test]
     fn an_expired_task_is_unknown_and_dropped() {
         let tasks = Tasks::new(None, SystemClock::shared()).unwrap();
         let id = "0123456789abcdef0123456789abcdef";
@@ -1002,6 +1098,7 @@ mod tests {
             message: None,
             created_ms: 1,
             updated_ms: 1,
+            beat_ms: 1,
             ttl_ms: 1,
             input_requests: None,
             result: Some(JsonObject::new()),

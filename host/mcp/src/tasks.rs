@@ -220,7 +220,7 @@ impl Record {
 
     /// The record as it stands at `now`: a task whose replica gave no sign
     /// for [`ORPHANED_AFTER`] has failed, whatever it last said.
-    fn as_of(mut self, now: u64) -> Record {
+    fn seen_at(mut self, now: u64) -> Record {
         let silent = now.saturating_sub(self.beat_ms);
         if !self.status.is_terminal() && silent > ORPHANED_AFTER.as_millis() as u64 {
             let why = format!(
@@ -354,7 +354,7 @@ impl Tasks {
             self.store.remove(id);
             return Err(unknown(id));
         }
-        Ok(record.as_of(now))
+        Ok(record.seen_at(now))
     }
 
     fn save(&self, id: &str, record: &Record) -> std::io::Result<()> {
@@ -1034,8 +1034,13 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_task_whose_replica_went_silent_has_failed() {
+    /// A running task of alice's, on a clock the test moves.
+    fn on_a_manual_clock() -> (
+        Arc<toolhost_contract::clock::ManualClock>,
+        Arc<Tasks>,
+        Arc<Slot>,
+        Arc<Running>,
+    ) {
         let clock = Arc::new(toolhost_contract::clock::ManualClock::new(1_000_000));
         let tasks = Arc::new(Tasks::new(None, clock.clone()).unwrap());
         let slot = Slot::new(
@@ -1045,7 +1050,13 @@ mod tests {
             settings(),
             CancellationToken::new(),
         );
-        let _running = slot.materialize().unwrap();
+        let running = slot.materialize().unwrap();
+        (clock, tasks, slot, running)
+    }
+
+    #[test]
+    fn a_task_whose_replica_went_silent_has_failed() {
+        let (clock, tasks, slot, _running) = on_a_manual_clock();
         clock.advance_ms(29_000);
         assert_eq!(
             tasks.get(slot.id(), "alice").unwrap().status(),
@@ -1067,16 +1078,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_running_task_says_it_is_alive() {
-        let clock = Arc::new(toolhost_contract::clock::ManualClock::new(1_000_000));
-        let tasks = Arc::new(Tasks::new(None, clock.clone()).unwrap());
-        let slot = Slot::new(
-            tasks.clone(),
-            "alice",
-            "slow",
-            settings(),
-            CancellationToken::new(),
-        );
-        let running = slot.materialize().unwrap();
+        let (clock, tasks, slot, running) = on_a_manual_clock();
         for _ in 0..10 {
             clock.advance_ms(6_000);
             running.look(&mut None);

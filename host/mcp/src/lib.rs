@@ -12,8 +12,14 @@
 //! Each client connection is its own session with its own pipeline (its own
 //! fresh-baseline state, repeat check and call sequence); every session shares
 //! the host's registry, runtime, artifact store and session log. `ask`
-//! decisions go to the person at the client through `elicitation/create`;
-//! anything but an explicit accept denies.
+//! decisions go to the person at the client through `elicitation/create`
+//! (or, from 2026-07-28, an `input_required` result); anything but an
+//! explicit accept denies.
+//!
+//! A long call of a client that declared the tasks extension (SEP-2663)
+//! becomes a task the client polls; its question is the task's
+//! `input_required`. A request's W3C trace context (`_meta.traceparent`,
+//! SEP-414) parents the spans of its call.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

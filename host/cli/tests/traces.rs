@@ -145,6 +145,16 @@ fn traced_call(server: &Replica) -> Value {
     f
 }
 
+/// The client's span `name`, from its facts.
+fn client_span<'a>(facts: &'a Value, name: &str) -> &'a Value {
+    facts["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("the client's span {name:?}: {facts}"))
+}
+
 fn named<'a>(spans: &'a [Value], name: &str) -> Vec<&'a Value> {
     spans.iter().filter(|s| s["name"] == name).collect()
 }
@@ -200,18 +210,22 @@ fn the_clients_trace_runs_through_the_script_its_calls_and_the_workers() {
     let server = serve(tmp.path(), "traced", Some(&receiver.endpoint()));
     let f = traced_call(&server);
     let trace = f["trace_id"].as_str().unwrap();
-    let sent = f["spans"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "MCP send tools/call run_code")
-        .unwrap_or_else(|| panic!("the client's span of the call: {f}"));
+    let sent = client_span(&f, "MCP send tools/call run_code");
 
     // Everything ends: two reads, each with its worker, and the script's.
     let spans = receiver.wait_for(trace, |s| {
-        named(s, "worker").len() == 3 && named(s, "tools/call run_code").len() == 1
+        named(s, "worker").len() == 3
+            && named(s, "tools/call run_code").len() == 1
+            && named(s, "tools/list").len() == 1
     });
     assert!(spans.iter().all(|s| s["service"] == "toolhost"));
+
+    // The SDK lists the tools (for their output schemas) in the same trace.
+    let listed = client_span(&f, "MCP send tools/list");
+    assert_eq!(
+        named(&spans, "tools/list")[0]["parent_span_id"],
+        listed["span_id"]
+    );
 
     // The client's span → the request → admission and the call.
     let request = named(&spans, "tools/call run_code")[0];

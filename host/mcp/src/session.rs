@@ -726,6 +726,90 @@ fn tool_call(
     call
 }
 
+impl Session {
+    /// `tools/list`: one page of the tools this caller may reach, saying
+    /// what is still loading or failed.
+    async fn listing(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.wait_for_tools(&context).await;
+        // The version before the list is read: a change in between is told.
+        self.listed
+            .store(self.shared.version.load(Ordering::SeqCst), Ordering::SeqCst);
+        let registry = self.pipeline.registry();
+        let all =
+            advertise::schemas_listed(registry, None, Format::Mcp, self.pipeline.issues_handles());
+        let all = advertise::within_reach(all, Origin::of(&context).reach().as_deref());
+        let all = Revision::of(context.protocol_version().as_ref()).listing(all);
+        let mut page =
+            toolhost_mcp_wire::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
+        // Never "no tools" in silence: what is still loading, and what
+        // failed, is said in the result (and the list changes later).
+        let availability = registry.availability();
+        if !availability.loading.is_empty() || !availability.failed.is_empty() {
+            let failed: Vec<Value> = availability
+                .failed
+                .iter()
+                .map(|(component, why)| json!({"component": component, "reason": why}))
+                .collect();
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                "toolhost".into(),
+                json!({"loading": availability.loading, "failed": failed}),
+            );
+            page.meta = Some(rmcp::model::MetaObject(meta));
+            if let Some(level) = self.notice_level(&context)
+                && !availability.loading.is_empty()
+            {
+                Notice {
+                    severity: Severity::Warning,
+                    text: format!(
+                        "still compiling: {}; their tools follow (notifications/tools/list_changed)",
+                        availability.loading.join(", ")
+                    ),
+                }
+                .send(&context.peer, level)
+                .await;
+            }
+        }
+        Ok(page)
+    }
+
+    /// `resources/read`: a page of an artifact the caller's call made.
+    async fn reading(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        // The URI that was not found goes in the error's data (SEP-2164).
+        let not_found = |message: String| {
+            ErrorData::resource_not_found(message, Some(json!({"uri": uri.clone()})))
+        };
+        let Some((id, offset, limit)) = toolhost_mcp_wire::artifact_request(&uri) else {
+            return Err(not_found(format!(
+                "no resource `{uri}`: toolhost serves only toolhost://artifacts/ID[?offset=N&limit=M]"
+            )));
+        };
+        // Only the principal whose call made it reads it.
+        let owner = Origin::of(&context).principal;
+        match self
+            .pipeline
+            .artifacts()
+            .page_owned(&owner, &id, offset, limit)
+        {
+            Some((text, total)) => {
+                Ok(toolhost_mcp_wire::artifact_page(&uri, &id, offset, text, total)?.into())
+            }
+            None => Err(not_found(format!(
+                "artifact `{id}` is not (or no longer) kept: the store keeps the newest results within its size bound"
+            ))),
+        }
+    }
+}
+
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         let caps = ServerCapabilities::builder()
@@ -844,47 +928,8 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.wait_for_tools(&context).await;
-        // The version before the list is read: a change in between is told.
-        self.listed
-            .store(self.shared.version.load(Ordering::SeqCst), Ordering::SeqCst);
-        let registry = self.pipeline.registry();
-        let all =
-            advertise::schemas_listed(registry, None, Format::Mcp, self.pipeline.issues_handles());
-        let all = advertise::within_reach(all, Origin::of(&context).reach().as_deref());
-        let all = Revision::of(context.protocol_version().as_ref()).listing(all);
-        let mut page =
-            toolhost_mcp_wire::tools_page(all, request.as_ref().and_then(|r| r.cursor.as_deref()))?;
-        // Never "no tools" in silence: what is still loading, and what
-        // failed, is said in the result (and the list changes later).
-        let availability = registry.availability();
-        if !availability.loading.is_empty() || !availability.failed.is_empty() {
-            let failed: Vec<Value> = availability
-                .failed
-                .iter()
-                .map(|(component, why)| json!({"component": component, "reason": why}))
-                .collect();
-            let mut meta = serde_json::Map::new();
-            meta.insert(
-                "toolhost".into(),
-                json!({"loading": availability.loading, "failed": failed}),
-            );
-            page.meta = Some(rmcp::model::MetaObject(meta));
-            if let Some(level) = self.notice_level(&context)
-                && !availability.loading.is_empty()
-            {
-                Notice {
-                    severity: Severity::Warning,
-                    text: format!(
-                        "still compiling: {}; their tools follow (notifications/tools/list_changed)",
-                        availability.loading.join(", ")
-                    ),
-                }
-                .send(&context.peer, level)
-                .await;
-            }
-        }
-        Ok(page)
+        let span = crate::trace::request_span("tools/list", None, &context.meta.0.0);
+        self.listing(request, context).instrument(span).await
     }
 
     async fn call_tool(
@@ -967,29 +1012,7 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let uri = request.uri;
-        // The URI that was not found goes in the error's data (SEP-2164).
-        let not_found = |message: String| {
-            ErrorData::resource_not_found(message, Some(json!({"uri": uri.clone()})))
-        };
-        let Some((id, offset, limit)) = toolhost_mcp_wire::artifact_request(&uri) else {
-            return Err(not_found(format!(
-                "no resource `{uri}`: toolhost serves only toolhost://artifacts/ID[?offset=N&limit=M]"
-            )));
-        };
-        // Only the principal whose call made it reads it.
-        let owner = Origin::of(&context).principal;
-        match self
-            .pipeline
-            .artifacts()
-            .page_owned(&owner, &id, offset, limit)
-        {
-            Some((text, total)) => {
-                Ok(toolhost_mcp_wire::artifact_page(&uri, &id, offset, text, total)?.into())
-            }
-            None => Err(not_found(format!(
-                "artifact `{id}` is not (or no longer) kept: the store keeps the newest results within its size bound"
-            ))),
-        }
+        let span = crate::trace::request_span("resources/read", None, &context.meta.0.0);
+        self.reading(request, context).instrument(span).await
     }
 }

@@ -503,6 +503,9 @@ pub(crate) struct Slot {
     tasked: watch::Sender<Option<Arc<Running>>>,
     /// Told when the call asks before it is a task.
     wants: Notify,
+    /// The latest progress message the call reported, before and after
+    /// it became a task: once it is one, its status message.
+    progress: Arc<Mutex<Option<String>>>,
 }
 
 impl Slot {
@@ -522,6 +525,7 @@ impl Slot {
             cancel,
             tasked: watch::Sender::new(None),
             wants: Notify::new(),
+            progress: Arc::default(),
         })
     }
 
@@ -561,7 +565,7 @@ impl Slot {
             record: Mutex::new(record),
             pending: Mutex::default(),
             asked: AtomicU32::new(0),
-            progress: Arc::default(),
+            progress: self.progress.clone(),
             cancel: self.cancel.clone(),
         });
         self.tasked.send_replace(Some(running.clone()));
@@ -607,7 +611,7 @@ impl Slot {
 }
 
 /// What a call that may become a task reports: relayed live (`live`)
-/// until it is one; then its latest progress message is the task's status
+/// until it is one; its latest progress message is the task's status
 /// message (a task's client hears nothing outside its polls).
 #[derive(Debug)]
 pub(crate) struct Reports {
@@ -625,20 +629,18 @@ impl std::fmt::Debug for Slot {
 
 impl ContextSink for Reports {
     fn emit(&self, event: &ContextEvent) {
-        match self.slot.tasked.borrow().as_ref() {
-            None => {
-                if let Some(live) = &self.live {
-                    live.emit(event);
-                }
-            }
-            Some(running) => {
-                if let ContextEvent::Progress {
-                    message: Some(m), ..
-                } = event
-                {
-                    *running.progress.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.clone());
-                }
-            }
+        // Kept before it is a task too: the first status message is the
+        // latest report, whenever the task was made.
+        if let ContextEvent::Progress {
+            message: Some(m), ..
+        } = event
+        {
+            *self.slot.progress.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.clone());
+        }
+        if self.slot.tasked.borrow().is_none()
+            && let Some(live) = &self.live
+        {
+            live.emit(event);
         }
     }
 }
@@ -1087,6 +1089,31 @@ mod tests {
             tasks.get(slot.id(), "alice").unwrap().status(),
             TaskStatus::Working
         );
+    }
+
+    #[test]
+    fn a_report_before_the_task_was_made_is_its_first_status_message() {
+        let tasks = Arc::new(Tasks::new(None, SystemClock::shared()).unwrap());
+        let slot = Slot::new(
+            tasks.clone(),
+            "alice",
+            "run_code",
+            settings(),
+            CancellationToken::new(),
+        );
+        let reports = Reports {
+            slot: slot.clone(),
+            live: None,
+        };
+        reports.emit(&ContextEvent::Progress {
+            done: 1,
+            total: Some(2),
+            message: Some("half way".into()),
+        });
+        let running = slot.materialize().unwrap();
+        running.look(&mut None);
+        let task = tasks.get(slot.id(), "alice").unwrap();
+        assert_eq!(task.task.status_message.as_deref(), Some("half way"));
     }
 
     #[test]

@@ -65,6 +65,15 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Whether `text` is exactly `digits` lowercase hex digits, as [`hex`]
+/// writes them (ids and digests checked before they are used as names).
+pub fn is_hex(text: &str, digits: usize) -> bool {
+    text.len() == digits
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// The `N` bytes `text` is the hex of (as [`hex`] writes them); `None`
 /// when it is not `2 * N` hex digits.
 pub fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
@@ -80,6 +89,15 @@ pub fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn is_hex_takes_lowercase_digits_of_the_length_only() {
+        assert!(super::is_hex("00ff", 4));
+        assert!(!super::is_hex("00FF", 4));
+        assert!(!super::is_hex("00f", 4));
+        assert!(!super::is_hex("+0ff", 4));
+        assert!(!super::is_hex("00fg", 4));
+    }
+
     #[test]
     fn hex_is_lowercase_and_padded() {
         assert_eq!(super::hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");

@@ -278,10 +278,7 @@ fn timestamp(ms: u64) -> String {
 /// Whether `id` could be one of ours (32 lowercase hex digits): anything
 /// else is unknown before it reaches a file name.
 fn valid_id(id: &str) -> bool {
-    id.len() == 32
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    toolhost_contract::is_hex(id, 32)
 }
 
 fn record_file(id: &str) -> String {

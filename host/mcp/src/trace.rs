@@ -19,14 +19,10 @@ pub(crate) fn remote_parent(meta: &JsonObject) -> Option<SpanContext> {
     let (version, trace, span, flags) =
         (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
     // Version 00 has exactly four parts; a later version may add more.
-    if version.len() != 2 || version == "ff" || (version == "00" && parts.next().is_some()) {
+    if version == "ff" || (version == "00" && parts.next().is_some()) {
         return None;
     }
-    let hex = |s: &str, n: usize| {
-        s.len() == n
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    };
+    let hex = toolhost_contract::is_hex;
     if !hex(version, 2) || !hex(trace, 32) || !hex(span, 16) || !hex(flags, 2) {
         return None;
     }

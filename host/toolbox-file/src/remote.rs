@@ -19,11 +19,7 @@ impl Digest {
                 clip(text)
             ));
         };
-        if hex.len() != 64
-            || !hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
+        if !toolhost_contract::is_hex(hex, 64) {
             return Err(format!(
                 "`{}` is not a sha256 digest: expected 64 lowercase hex digits after `sha256:`",
                 clip(text)

@@ -121,6 +121,10 @@ failure_codes! {
     /// build the walls its policy requires (`walls = "required"`); nothing
     /// ran. What is missing is in `info.missing`.
     WallsUnavailable => "walls_unavailable",
+    /// The call ran as an MCP task, but its result is larger than a task
+    /// keeps (the toolbox's `[tasks] max_result_kib`); the sizes are in
+    /// `info`.
+    TaskResultTooLarge => "task_result_too_large",
 }
 
 impl fmt::Display for FailureCode {
@@ -255,6 +259,7 @@ mod tests {
                 "worker_died",
                 "worker_refused",
                 "walls_unavailable",
+                "task_result_too_large",
             ]
         );
         for c in FailureCode::ALL {

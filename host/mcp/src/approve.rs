@@ -18,8 +18,9 @@
 //! it would ask about must be the one the user answered.
 
 use rmcp::model::{
-    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitationAction, InputRequest,
-    InputRequests, InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitationAction, ErrorData,
+    InputRequest, InputRequests, InputRequiredResult, InputResponses, RequestStateCodec,
+    SealOptions,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
@@ -223,6 +224,21 @@ fn params(request: &ApprovalRequest) -> Result<ElicitRequestParams, serde_json::
             }
         }
     }))
+}
+
+/// Each input response is the client's result for one input request: an
+/// object, or the request is malformed (SEP-2322), and nothing of it is
+/// taken.
+pub(crate) fn objects_only(responses: &InputResponses) -> Result<(), ErrorData> {
+    match responses.iter().find(|(_, v)| !v.is_object()) {
+        Some((key, _)) => Err(ErrorData::invalid_params(
+            format!(
+                "inputResponses[{key:?}] must be an object: the client's result for that input request"
+            ),
+            Some(json!({"key": key})),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Why a client that cannot ask is denied.

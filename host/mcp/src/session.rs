@@ -601,11 +601,14 @@ impl Session {
                     tokio::spawn(async move {
                         let counted = session.clone();
                         let ended = task
-                            .watch(async move {
-                                let result = done.await.ok()?;
-                                counted.count(&name, &result);
-                                Some(revision.call_result(result))
-                            })
+                            .watch(
+                                async move {
+                                    let result = done.await.ok()?;
+                                    counted.count(&name, &result);
+                                    Some(result)
+                                },
+                                revision,
+                            )
                             .await;
                         session.shared.metrics.task(match ended {
                             TaskStatus::Cancelled => TaskEvent::Cancelled,
@@ -937,20 +940,8 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // Each input response is the client's result for one input request:
-        // an object, or the request is malformed (SEP-2322).
-        if let Some((key, _)) = request
-            .input_responses
-            .iter()
-            .flatten()
-            .find(|(_, v)| !v.is_object())
-        {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "inputResponses[{key:?}] must be an object: the client's result for that input request"
-                ),
-                None,
-            ));
+        if let Some(responses) = &request.input_responses {
+            crate::approve::objects_only(responses)?;
         }
         let _running = InFlight::enter(&self.shared);
         let span = crate::trace::request_span("tools/call", Some(&request.name), &context.meta.0.0);

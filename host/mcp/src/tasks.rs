@@ -39,7 +39,8 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use toolhost_contract::clock::Clock;
-use toolhost_contract::{ContextEvent, ContextSink};
+use toolhost_contract::{ContextEvent, ContextSink, FailureCode, ToolFailure, ToolResult};
+use toolhost_mcp_wire::Revision;
 use toolhost_toolbox::TaskSettings;
 
 /// How often a running task looks for answers and cancels left by another
@@ -229,7 +230,7 @@ impl Record {
             );
             self.status = TaskStatus::Failed;
             self.input_requests = None;
-            self.error = json!({"code": -32603, "message": why}).as_object().cloned();
+            self.error = failed(&why);
             self.message = Some(why);
         }
         self
@@ -303,6 +304,14 @@ fn unknown(id: &str) -> ErrorData {
 
 fn internal(what: &str, e: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(format!("{what}: {e}"), None)
+}
+
+/// The JSON-RPC internal error a failed task carries, saying `why`.
+fn failed(why: &str) -> Option<JsonObject> {
+    match serde_json::to_value(ErrorData::internal_error(why.to_owned(), None)) {
+        Ok(Value::Object(o)) => Some(o),
+        _ => None,
+    }
 }
 
 /// Every task of a server: the store, and a wake-up for this process's
@@ -415,26 +424,19 @@ impl Tasks {
     ) -> Result<(), ErrorData> {
         let record = self.unended(id, principal, "it asks nothing now")?;
         let asked = record.input_requests.unwrap_or_default();
+        crate::approve::objects_only(responses)?;
         if responses.is_empty() {
             return Err(ErrorData::invalid_params(
                 format!("tasks/update for `{id}` carries no inputResponses"),
                 Some(json!({"taskId": id})),
             ));
         }
-        for (key, value) in responses {
+        for key in responses.keys() {
             if !asked.contains_key(key) {
                 let now: Vec<&String> = asked.keys().collect();
                 return Err(ErrorData::invalid_params(
                     format!(
                         "task `{id}` did not ask `{key}`, or it was answered already (it asks {now:?} now); nothing was taken"
-                    ),
-                    Some(json!({"taskId": id, "key": key})),
-                ));
-            }
-            if !value.is_object() {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "inputResponses[{key:?}] must be an object: the client's result for that input request; nothing was taken"
                     ),
                     Some(json!({"taskId": id, "key": key})),
                 ));
@@ -674,27 +676,26 @@ impl Running {
         change(&mut record);
         let now = self.tasks.now_ms();
         record.updated_ms = now;
-        record.beat_ms = now;
-        if !record.status.is_terminal() {
-            // Running: alive for `keep` more.
-            record.ttl_ms = (now - record.created_ms) + self.settings.keep.as_millis() as u64;
-        }
-        if let Err(e) = self.tasks.save(&self.id, &record) {
-            tracing::error!(task = %self.id, "storing the task failed: {e}");
-        }
+        self.store(&mut record, now);
     }
 
-    /// Says the replica is alive, every [`HEARTBEAT`] (and renews the
-    /// task's life), without changing what the task shows.
+    /// Says the replica is alive, every [`HEARTBEAT`], without changing
+    /// what the task shows.
     fn beat(&self) {
         let mut record = self.lock();
         let now = self.tasks.now_ms();
-        if now.saturating_sub(record.beat_ms) < HEARTBEAT.as_millis() as u64 {
-            return;
+        if now.saturating_sub(record.beat_ms) >= HEARTBEAT.as_millis() as u64 {
+            self.store(&mut record, now);
         }
+    }
+
+    /// Stores `record`, alive at `now` and kept `keep` from now: while the
+    /// task runs its life is renewed, and once it ended it is kept `keep`
+    /// after the end.
+    fn store(&self, record: &mut Record, now: u64) {
         record.beat_ms = now;
         record.ttl_ms = (now - record.created_ms) + self.settings.keep.as_millis() as u64;
-        if let Err(e) = self.tasks.save(&self.id, &record) {
+        if let Err(e) = self.tasks.save(&self.id, record) {
             tracing::error!(task = %self.id, "storing the task failed: {e}");
         }
     }
@@ -795,7 +796,8 @@ impl Running {
     /// how.
     pub(crate) async fn watch(
         &self,
-        done: impl Future<Output = Option<CallToolResult>>,
+        done: impl Future<Output = Option<ToolResult>>,
+        revision: Revision,
     ) -> TaskStatus {
         let mut shown = None;
         let mut done = std::pin::pin!(done);
@@ -815,11 +817,8 @@ impl Running {
             match result {
                 // A cancel that came too late to stop the call does not
                 // hide its result.
-                Some(result) if !(cancelled && result.is_error == Some(true)) => {
-                    let json = match serde_json::to_value(&result) {
-                        Ok(Value::Object(o)) => o,
-                        _ => JsonObject::new(),
-                    };
+                Some(result) if !(cancelled && result.is_error()) => {
+                    let json = wire(revision.call_result(result));
                     let size = serde_json::to_vec(&json).map_or(0, |b| b.len()) as u64;
                     r.status = TaskStatus::Completed;
                     if size > bound {
@@ -827,7 +826,7 @@ impl Running {
                             "`{}` ended; its result was too large to keep",
                             r.tool
                         ));
-                        r.result = Some(too_large(size, bound));
+                        r.result = Some(wire(revision.call_result(too_large(size, bound))));
                     } else {
                         r.message = Some(format!("`{}` ended", r.tool));
                         r.result = Some(json);
@@ -838,36 +837,36 @@ impl Running {
                     r.message = Some("cancelled: nothing it staged landed".into());
                 }
                 None => {
+                    let why = "the call stopped without a result";
                     r.status = TaskStatus::Failed;
-                    r.message = Some("the call stopped without a result".into());
-                    r.error = Some(
-                        json!({"code": -32603, "message": "the call stopped without a result"})
-                            .as_object()
-                            .cloned()
-                            .unwrap_or_default(),
-                    );
+                    r.message = Some(why.into());
+                    r.error = failed(why);
                 }
             }
-            let now = self.tasks.now_ms();
-            r.ttl_ms = (now - r.created_ms) + self.settings.keep.as_millis() as u64;
         });
         self.lock().status
     }
 }
 
-/// The error result kept in place of one over the bound.
-fn too_large(size: u64, bound: u64) -> JsonObject {
-    let text = format!(
-        "Error [task_result_too_large]: the result ({size} bytes) is over the {bound} bytes a task keeps (the toolbox's [tasks] max_result_kib)"
-    );
-    json!({
-        "content": [{"type": "text", "text": text}],
-        "isError": true,
-        "_meta": {"toolhost": {"error": {"code": "task_result_too_large", "message": text}}}
-    })
-    .as_object()
-    .cloned()
-    .unwrap_or_default()
+/// The failure kept in place of a result over the bound.
+fn too_large(size: u64, bound: u64) -> ToolResult {
+    ToolResult::from_failure(
+        ToolFailure::new(
+            FailureCode::TaskResultTooLarge,
+            format!(
+                "the result ({size} bytes) is over the {bound} bytes a task keeps (the toolbox's [tasks] max_result_kib)"
+            ),
+        )
+        .with_info(json!({"bytes": size, "maxBytes": bound})),
+    )
+}
+
+/// A `CallToolResult` as the JSON object a task keeps.
+fn wire(result: CallToolResult) -> JsonObject {
+    match serde_json::to_value(result) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
 }
 
 #[cfg(test)]
@@ -901,16 +900,43 @@ mod tests {
         ]
     }
 
+    /// A call of alice's to `tool` that may become a task.
+    fn slot(tasks: &Arc<Tasks>, tool: &str, cancel: CancellationToken) -> Arc<Slot> {
+        Slot::new(tasks.clone(), "alice", tool, settings(), cancel)
+    }
+
+    /// Watches `running` until a result comes on the channel: how it
+    /// ended.
+    fn watched(
+        running: Arc<Running>,
+    ) -> (
+        oneshot::Sender<ToolResult>,
+        tokio::task::JoinHandle<TaskStatus>,
+    ) {
+        let (tx, rx) = oneshot::channel();
+        let watching = tokio::spawn(async move {
+            running
+                .watch(async { rx.await.ok() }, Revision::Stateless)
+                .await
+        });
+        (tx, watching)
+    }
+
+    /// A result whose value is `text`, and its content too.
+    fn success(text: String) -> ToolResult {
+        ToolResult::Success(toolhost_contract::ToolSuccess {
+            value: json!(text),
+            content: vec![toolhost_contract::ContentBlock::text(text)],
+            meta: Default::default(),
+            additional_context: vec![],
+            concludes_turn: false,
+        })
+    }
+
     #[tokio::test]
     async fn a_task_is_readable_once_made_and_only_by_its_principal() {
         for (tasks, _dir) in both_stores() {
-            let slot = Slot::new(
-                tasks.clone(),
-                "alice",
-                "slow",
-                settings(),
-                CancellationToken::new(),
-            );
+            let slot = slot(&tasks, "slow", CancellationToken::new());
             assert!(tasks.get(slot.id(), "alice").is_err(), "not a task yet");
             let running = slot.materialize().unwrap();
             let task = tasks.get(slot.id(), "alice").unwrap();
@@ -918,10 +944,8 @@ mod tests {
             let err = tasks.get(slot.id(), "bob").unwrap_err();
             assert!(err.message.contains("no task"), "{err:?}");
             assert!(tasks.get("../../etc/passwd", "alice").is_err());
-            let (tx, rx) = oneshot::channel();
-            let watching =
-                tokio::spawn(async move { running.watch(async { rx.await.ok() }).await });
-            tx.send(CallToolResult::success(vec![])).unwrap();
+            let (tx, watching) = watched(running);
+            tx.send(success(String::new())).unwrap();
             watching.await.unwrap();
             let task = tasks.get(slot.id(), "alice").unwrap();
             assert_eq!(task.status(), TaskStatus::Completed);
@@ -937,18 +961,9 @@ mod tests {
     #[tokio::test]
     async fn a_question_is_answered_once_through_the_store() {
         for (tasks, _dir) in both_stores() {
-            let slot = Slot::new(
-                tasks.clone(),
-                "alice",
-                "edit",
-                settings(),
-                CancellationToken::new(),
-            );
+            let slot = slot(&tasks, "edit", CancellationToken::new());
             let running = slot.materialize().unwrap();
-            let (tx, rx) = oneshot::channel::<CallToolResult>();
-            let watcher = running.clone();
-            let watching =
-                tokio::spawn(async move { watcher.watch(async { rx.await.ok() }).await });
+            let (tx, watching) = watched(running.clone());
             let asking = {
                 let slot = slot.clone();
                 tokio::spawn(async move {
@@ -976,7 +991,7 @@ mod tests {
                 tasks.update(slot.id(), "alice", &right).is_err(),
                 "answered once"
             );
-            tx.send(CallToolResult::success(vec![])).unwrap();
+            tx.send(success(String::new())).unwrap();
             watching.await.unwrap();
         }
     }
@@ -985,14 +1000,13 @@ mod tests {
     async fn a_cancel_reaches_the_token_and_the_task_ends_cancelled() {
         for (tasks, _dir) in both_stores() {
             let token = CancellationToken::new();
-            let slot = Slot::new(tasks.clone(), "alice", "slow", settings(), token.clone());
+            let slot = slot(&tasks, "slow", token.clone());
             let running = slot.materialize().unwrap();
-            let (tx, rx) = oneshot::channel();
-            let watching =
-                tokio::spawn(async move { running.watch(async { rx.await.ok() }).await });
+            let (tx, watching) = watched(running);
             tasks.cancel(slot.id(), "alice").unwrap();
             token.cancelled().await;
-            tx.send(CallToolResult::error(vec![])).unwrap();
+            tx.send(ToolResult::failure(FailureCode::Cancelled, "cancelled"))
+                .unwrap();
             watching.await.unwrap();
             assert_eq!(
                 tasks.get(slot.id(), "alice").unwrap().status(),
@@ -1015,11 +1029,9 @@ mod tests {
             small,
             CancellationToken::new(),
         );
-        let running = slot.materialize().unwrap();
-        let (tx, rx) = oneshot::channel();
-        let big = CallToolResult::success(vec![rmcp::model::ContentBlock::text("x".repeat(1000))]);
-        tx.send(big).unwrap();
-        running.watch(async { rx.await.ok() }).await;
+        let (tx, watching) = watched(slot.materialize().unwrap());
+        tx.send(success("x".repeat(1000))).unwrap();
+        watching.await.unwrap();
         let task = tasks.get(slot.id(), "alice").unwrap();
         let TaskPayload::Completed { result } = task.payload else {
             panic!("{task:?}")
@@ -1042,13 +1054,7 @@ mod tests {
     ) {
         let clock = Arc::new(toolhost_contract::clock::ManualClock::new(1_000_000));
         let tasks = Arc::new(Tasks::new(None, clock.clone()).unwrap());
-        let slot = Slot::new(
-            tasks.clone(),
-            "alice",
-            "slow",
-            settings(),
-            CancellationToken::new(),
-        );
+        let slot = slot(&tasks, "slow", CancellationToken::new());
         let running = slot.materialize().unwrap();
         (clock, tasks, slot, running)
     }
@@ -1091,13 +1097,7 @@ mod tests {
     #[test]
     fn a_report_before_the_task_was_made_is_its_first_status_message() {
         let tasks = Arc::new(Tasks::new(None, SystemClock::shared()).unwrap());
-        let slot = Slot::new(
-            tasks.clone(),
-            "alice",
-            "run_code",
-            settings(),
-            CancellationToken::new(),
-        );
+        let slot = slot(&tasks, "run_code", CancellationToken::new());
         let reports = Reports {
             slot: slot.clone(),
             live: None,

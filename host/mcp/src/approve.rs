@@ -66,6 +66,14 @@ enum Route {
     },
 }
 
+/// Who puts a question to the user, once its route is read.
+enum Asker {
+    /// The client, with `elicitation/create`.
+    Peer(Peer<RoleServer>),
+    /// The call's task, through `input_required`.
+    Task(std::sync::Arc<crate::tasks::Slot>),
+}
+
 /// The user's answer that came with a retried call, once its state verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Answer {
@@ -273,20 +281,13 @@ fn verdict(action: &ElicitationAction, content: Option<&Value>) -> Result<(), St
 #[async_trait::async_trait]
 impl Approver for Approvals {
     async fn approve(&self, request: &ApprovalRequest) -> Approval {
-        let task = match self.lock().get(&request.call_id) {
-            Some(Route::Task { slot, can_ask }) => Some((slot.clone(), *can_ask)),
-            _ => None,
-        };
-        if let Some((slot, can_ask)) = task {
-            return self.through_task(&slot, can_ask, request).await;
-        }
-        let (peer, can_ask) = {
+        // Who asks, taken out of the routes: the asking waits, unlocked.
+        let (asker, can_ask) = {
             let mut routes = self.lock();
             match routes.get_mut(&request.call_id) {
                 None => return Approval::Denied("there is no client connection to ask".into()),
-                Some(Route::Elicit { peer, can_ask }) => (Some(peer.clone()), *can_ask),
-                // Asked below, without holding the routes.
-                Some(Route::Task { .. }) => (None, false),
+                Some(Route::Elicit { peer, can_ask }) => (Asker::Peer(peer.clone()), *can_ask),
+                Some(Route::Task { slot, can_ask }) => (Asker::Task(slot.clone()), *can_ask),
                 Some(Route::Inline {
                     can_ask,
                     answer,
@@ -315,12 +316,13 @@ impl Approver for Approvals {
                 }
             }
         };
-        let Some(peer) = peer.filter(|_| can_ask) else {
-            return Approval::Denied(CANNOT_ASK.into());
-        };
-        let params = match form(request, true) {
+        let params = match form(request, can_ask) {
             Ok(p) => p,
             Err(denied) => return denied,
+        };
+        let peer = match asker {
+            Asker::Peer(peer) => peer,
+            Asker::Task(slot) => return self.through_task(&slot, params, request).await,
         };
         match peer
             .create_elicitation_with_timeout(params, Some(self.timeout))
@@ -344,13 +346,9 @@ impl Approvals {
     async fn through_task(
         &self,
         slot: &crate::tasks::Slot,
-        can_ask: bool,
+        params: ElicitRequestParams,
         request: &ApprovalRequest,
     ) -> Approval {
-        let params = match form(request, can_ask) {
-            Ok(p) => p,
-            Err(denied) => return denied,
-        };
         match slot.ask(params, message(request), self.timeout).await {
             Ok(answer) => match serde_json::from_value::<rmcp::model::ElicitResult>(answer) {
                 Ok(r) => match verdict(&r.action, r.content.as_ref()) {

@@ -77,6 +77,14 @@ impl ContextSink for Relay {
     }
 }
 
+/// Relays what `forward` carries until the call's reports end (nothing,
+/// when the client asked for none).
+pub(crate) async fn forwarding(forward: Option<Forward>) {
+    if let Some(f) = forward {
+        f.run().await;
+    }
+}
+
 impl Forward {
     /// Sends every report, in order, until the relay is dropped.
     pub(crate) async fn run(mut self) {

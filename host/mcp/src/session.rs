@@ -457,23 +457,26 @@ impl Session {
             Some((sink, forward)) => (Some(sink), Some(forward)),
             None => (None, None),
         };
-        if let Some(mode) = self.task_mode(&request, &context) {
-            return self
-                .call_as_task(request, context, origin, revision, (sink, forward), mode)
-                .await;
-        }
-        let forwarding = async {
-            if let Some(f) = forward {
-                f.run().await;
+        let done = match self.task_mode(&request, &context) {
+            Some(mode) => {
+                self.call_as_task(request, &context, &origin, revision, (sink, forward), mode)
+                    .await
+            }
+            None => {
+                let calling = async {
+                    match revision {
+                        Revision::Sessions => {
+                            self.call_in_session(request, &context, &origin, sink).await
+                        }
+                        Revision::Stateless => {
+                            self.call_stateless(request, &context, &origin, sink).await
+                        }
+                    }
+                };
+                let (done, ()) = tokio::join!(calling, crate::relay::forwarding(forward));
+                done.map_err(CallToolResponse::InputRequired)
             }
         };
-        let calling = async {
-            match revision {
-                Revision::Sessions => self.call_in_session(request, &context, &origin, sink).await,
-                Revision::Stateless => self.call_stateless(request, &context, &origin, sink).await,
-            }
-        };
-        let (done, ()) = tokio::join!(calling, forwarding);
         match done {
             Ok((name, result)) => {
                 // A call waiting for its approval's answer is counted when
@@ -483,7 +486,7 @@ impl Session {
                 }
                 origin.reply(result, revision).into()
             }
-            Err(input) => CallToolResponse::InputRequired(input),
+            Err(response) => response,
         }
     }
 
@@ -511,18 +514,19 @@ impl Session {
     }
 
     /// A call that becomes an MCP task if it runs past the toolbox's
-    /// threshold, asks its user, or its policy says always; else it is
-    /// answered as any call is. It runs on its own, with a cancellation of
-    /// its own: the request's until it is a task, then `tasks/cancel`'s.
+    /// threshold, asks its user, or its policy says always (the task is
+    /// the response); else it is answered as any call is. It runs on its
+    /// own, with a cancellation of its own: the request's until it is a
+    /// task, then `tasks/cancel`'s.
     async fn call_as_task(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-        origin: Origin,
+        context: &RequestContext<RoleServer>,
+        origin: &Origin,
         revision: Revision,
         (sink, forward): (Option<Arc<dyn ContextSink>>, Option<crate::relay::Forward>),
         mode: TaskMode,
-    ) -> CallToolResponse {
+    ) -> Result<(String, ToolResult), CallToolResponse> {
         let settings = self.shared.host.task_settings();
         let cancel = CancellationToken::new();
         let slot = Slot::new(
@@ -532,7 +536,7 @@ impl Session {
             settings,
             cancel.clone(),
         );
-        let mut call = tool_call(request, &context, &origin);
+        let mut call = tool_call(request, context, origin);
         // A task outlives its request, whose id the client may use again.
         call.call_id = format!("{}-{}", call.call_id, &slot.id()[..8]);
         let routed = self.approver.in_task(
@@ -564,12 +568,7 @@ impl Session {
                 .instrument(tracing::Span::current()),
             );
         }
-        let forwarding = async {
-            if let Some(f) = forward {
-                f.run().await;
-            }
-        };
-        let mut forwarding = std::pin::pin!(forwarding);
+        let mut forwarding = std::pin::pin!(crate::relay::forwarding(forward));
         let mut forwarded = false;
         let threshold = tokio::time::sleep(settings.after);
         let mut threshold = std::pin::pin!(threshold);
@@ -616,7 +615,7 @@ impl Session {
                             _ => TaskEvent::Completed,
                         });
                     });
-                    return CallToolResponse::Task(created);
+                    return Err(CallToolResponse::Task(created));
                 }
                 Err(e) => {
                     tracing::error!("the call could not become a task, so it is waited for: {e}");
@@ -627,21 +626,10 @@ impl Session {
         if !forwarded {
             forwarding.await;
         }
-        match ended {
-            Some(result) => {
-                self.count(&name, &result);
-                origin.reply(result, revision).into()
-            }
-            None => origin
-                .reply(
-                    ToolResult::failure(
-                        FailureCode::HostError,
-                        "the call stopped without a result",
-                    ),
-                    revision,
-                )
-                .into(),
-        }
+        let result = ended.unwrap_or_else(|| {
+            ToolResult::failure(FailureCode::HostError, "the call stopped without a result")
+        });
+        Ok((name, result))
     }
 
     /// A call under a revision with sessions: an `ask` is put to the user

@@ -121,6 +121,19 @@ fn client(port: u16, capabilities: Value) -> Stateless {
     c
 }
 
+/// The id of the task `response` (a `tools/call`'s) made.
+fn task_of(response: &Value) -> String {
+    let created = result_of(response);
+    assert_eq!(created["resultType"], "task", "{created}");
+    created["taskId"].as_str().unwrap().to_owned()
+}
+
+/// Cancels `task` through `c` (request `id`): acknowledged.
+fn cancel(c: &mut Stateless, id: &str, task: &str) {
+    let ack = rpc(c, id, "tasks/cancel", task, json!({"taskId": task}));
+    assert_eq!(result_of(&ack)["resultType"], "complete", "{ack}");
+}
+
 fn run_code(c: &mut Stateless, id: &str, code: &str) -> Value {
     c.call(id, "run_code", json!({"code": code})).unwrap()
 }
@@ -281,9 +294,7 @@ fn an_approval_is_the_tasks_question_and_a_cancel_drops_what_it_staged() {
     let mut c = client(r.port, tasks_and_forms());
 
     // The script's approval makes it a task, and asks through it.
-    let created = result_of(&run_code(&mut c, "1", WRITES)).clone();
-    assert_eq!(created["resultType"], "task", "{created}");
-    let id = created["taskId"].as_str().unwrap().to_owned();
+    let id = task_of(&run_code(&mut c, "1", WRITES));
     let asking = settle(&mut c, &id);
     let asking = result_of(&asking);
     assert_eq!(asking["status"], "input_required", "{asking}");
@@ -330,34 +341,28 @@ fn an_approval_is_the_tasks_question_and_a_cancel_drops_what_it_staged() {
     // A direct call that asks (`write` asks first) becomes a task when it
     // asks; cancelled while it waits for the answer, it ends cancelled and
     // writes nothing.
-    let created = result_of(
+    let id = task_of(
         &c.call(
             "8",
             "write",
             json!({"path": "direct.txt", "content": "direct\n"}),
         )
         .unwrap(),
-    )
-    .clone();
-    assert_eq!(created["resultType"], "task", "{created}");
-    let id = created["taskId"].as_str().unwrap().to_owned();
+    );
     let asking = settle(&mut c, &id);
     let message = result_of(&asking)["inputRequests"]["approval-1"]["params"]["message"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
     assert!(message.contains("/workspace/direct.txt"), "{asking}");
-    let ack = rpc(&mut c, "9", "tasks/cancel", &id, json!({"taskId": id}));
-    assert_eq!(result_of(&ack)["resultType"], "complete", "{ack}");
+    cancel(&mut c, "9", &id);
     let ended = settle_past(&mut c, &id, &["working", "input_required"]);
     assert_eq!(result_of(&ended)["status"], "cancelled", "{ended}");
     assert_eq!(w.file("direct.txt"), None);
 
     // Cancelled while it runs: what it staged never lands.
-    let created = result_of(&run_code(&mut c, "6", WRITE_THEN_SPIN)).clone();
-    let id = created["taskId"].as_str().unwrap().to_owned();
-    let ack = rpc(&mut c, "7", "tasks/cancel", &id, json!({"taskId": id}));
-    assert_eq!(result_of(&ack)["resultType"], "complete", "{ack}");
+    let id = task_of(&run_code(&mut c, "6", WRITE_THEN_SPIN));
+    cancel(&mut c, "7", &id);
     let ended = settle(&mut c, &id);
     assert_eq!(result_of(&ended)["status"], "cancelled", "{ended}");
     assert_eq!(w.file("cancelled.txt"), None);
@@ -372,8 +377,7 @@ fn a_task_started_on_one_replica_is_polled_answered_and_cancelled_on_another() {
     let mut on_b = client(replicas[1].port, tasks_and_forms());
     let mut through_lb = client(lb.port, tasks_and_forms());
 
-    let created = result_of(&run_code(&mut on_a, "1", WRITES)).clone();
-    let id = created["taskId"].as_str().unwrap().to_owned();
+    let id = task_of(&run_code(&mut on_a, "1", WRITES));
     // Readable on B at once: written before the handle was returned.
     assert!(get(&mut on_b, "2", &id).get("result").is_some());
     let asking = settle(&mut on_b, &id);
@@ -391,10 +395,8 @@ fn a_task_started_on_one_replica_is_polled_answered_and_cancelled_on_another() {
     assert_eq!(w.file("two.txt").as_deref(), Some("two\n"));
 
     // Started through the balancer, cancelled on B, wherever it runs.
-    let created = result_of(&run_code(&mut through_lb, "4", WRITE_THEN_SPIN)).clone();
-    let id = created["taskId"].as_str().unwrap().to_owned();
-    let ack = rpc(&mut on_b, "5", "tasks/cancel", &id, json!({"taskId": id}));
-    assert_eq!(result_of(&ack)["resultType"], "complete", "{ack}");
+    let id = task_of(&run_code(&mut through_lb, "4", WRITE_THEN_SPIN));
+    cancel(&mut on_b, "5", &id);
     let ended = settle(&mut on_a, &id);
     assert_eq!(result_of(&ended)["status"], "cancelled", "{ended}");
     assert_eq!(w.file("cancelled.txt"), None);
@@ -409,8 +411,7 @@ fn a_task_whose_replica_died_is_reported_failed_by_another() {
     let b = w.replica(1);
     let mut on_a = client(a.port, tasks_and_forms());
     let mut on_b = client(b.port, tasks_and_forms());
-    let created = result_of(&run_code(&mut on_a, "1", WRITE_THEN_SPIN)).clone();
-    let id = created["taskId"].as_str().unwrap().to_owned();
+    let id = task_of(&run_code(&mut on_a, "1", WRITE_THEN_SPIN));
     assert_eq!(result_of(&get(&mut on_b, "2", &id))["status"], "working");
     a.kill();
     let died = Instant::now();
@@ -450,9 +451,7 @@ fn a_tasks_status_message_is_what_its_calls_report() {
         "await tools.test_tool_with_progress({{}});\n{}",
         SPIN.replace("8000000", "40000000")
     );
-    let created = result_of(&run_code(&mut c, "1", &script)).clone();
-    assert_eq!(created["resultType"], "task", "{created}");
-    let id = created["taskId"].as_str().unwrap().to_owned();
+    let id = task_of(&run_code(&mut c, "1", &script));
     let deadline = Instant::now() + Duration::from_secs(30);
     let seen = loop {
         let t = get(&mut c, "2", &id);
